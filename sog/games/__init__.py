@@ -1,0 +1,49 @@
+"""Games of the platform behind one public-tree API (see `sog.games.api`).
+
+`load_game("leduc_poker")` or `load_game("liars_dice(numdice=1,dice_sides=6)")`
+returns a `Game`; `GAMES` names every registered game.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+
+from sog.games.api import Game
+
+# name -> "module:Class"; modules are imported on first use.
+GAMES = {
+    "kuhn_poker": "sog.games.kuhn:KuhnPoker",
+    "leduc_poker": "sog.games.leduc:LeducPoker",
+    "liars_dice": "sog.games.liars_dice:LiarsDice",
+    "scotland_yard": "sog.games.scotland_yard:ScotlandYard",
+}
+
+
+class UnknownGameError(ValueError):
+    pass
+
+
+def parse_game_string(text: str) -> tuple[str, dict]:
+    """'liars_dice(numdice=1,dice_sides=6)' -> ('liars_dice', {'numdice': 1, 'dice_sides': 6})."""
+    m = re.fullmatch(r"\s*([a-z_0-9]+)\s*(?:\((.*)\))?\s*", text)
+    if not m:
+        raise UnknownGameError(f"cannot parse game string {text!r}")
+    params = {}
+    for item in filter(None, (m.group(2) or "").split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UnknownGameError(f"game parameter {item!r} in {text!r} is not key=value")
+        value = value.strip()
+        params[key.strip()] = int(value) if re.fullmatch(r"-?\d+", value) else value
+    return m.group(1), params
+
+
+def load_game(text: str) -> Game:
+    name, params = parse_game_string(text)
+    if name not in GAMES:
+        raise UnknownGameError(f"unknown game {name!r}; known games: {', '.join(sorted(GAMES))}")
+    module, cls = GAMES[name].split(":")
+    try:
+        return getattr(importlib.import_module(module), cls)(**params)
+    except TypeError as e:
+        raise UnknownGameError(f"bad parameters for {name}: {e}") from None

@@ -1,0 +1,211 @@
+"""The public-tree game API: the one interface every solver in sog talks to.
+
+A game is described from the point of view of the *public tree*: nodes are
+public states (the sequence of public observations), and each node carries, for
+both players, a fixed-width vector of information-state *slots*. A slot is one
+information state of that player consistent with the public state; slots that
+are not possible at a node are masked out (`possible_mask`). The width
+`spec.num_states` (N) is the same for both players and for every public state
+of a game: it is the width of the network's range inputs and value outputs.
+Actions are `spec.num_actions` (A) abstract actions; which are legal may depend
+on the actor's slot (`legal_mask`, shape [N, A]).
+
+Conventions (used by every solver and by the network):
+
+* A *range* `r_i[s]` is player i's reach probability of slot s: the product of
+  i's own action probabilities along the way, times the probability of the
+  chance events only i observes privately (its marginal deal probability
+  `initial_ranges()` at the root).
+* Chance events that are *public* (a board card) are edges of the public tree:
+  a chance node's children carry a scalar probability `Child.prob`, and a slot
+  whose private information contradicts the outcome (a blocked card) maps to -1.
+  For the games here `P(child | s0, s1) = prob` whenever both slots map to a
+  slot of the child, which is how card removal factorises.
+* The correlation between both players' private information (card removal at
+  the deal) lives in `chance_weights(pub)`, an [N, N] matrix equal to
+  `P(s0, s1) / (P(s0) P(s1))` (0 for incompatible pairs, 1 for independent
+  private information such as dice).
+* The *counterfactual value* of player 0 at a terminal is
+  `v0 = (chance_weights * utility) @ r1`, of player 1 `v1 = -(...)^T @ r0`:
+  values include the opponent's and chance's reach, not the player's own.
+  The game value is `r0 . v0` at the root with `r0 = initial_ranges()[0]`.
+* Decision children are keyed by the public observation an action produces.
+  For the actor, `Child.actor_map[s, a]` is the child slot that slot s reaches
+  with action a (-1 if (s, a) does not lead to this child). For the other
+  player, `Child.state_maps[i][s]` gives its child slot (-1 if slot s is
+  inconsistent with the observation). At chance nodes both players use
+  `state_maps`. A joint (s_actor, a, s_other) leads to exactly one child.
+
+How the games of the paper map onto this:
+
+* Poker (Kuhn, Leduc, hold'em): slots are private hands; maps are the identity;
+  at a board-card chance node a hand holding the card maps to -1 (card removal)
+  and `prob = 1 / (cards left)`; `chance_weights` zeroes hands sharing a card.
+* Scotland Yard: Mr X's slots are his stations, the detectives have one slot.
+  Mr X's move is observed only by its ticket type, so all his moves with one
+  ticket lead to one child and `actor_map[s, a] = a` (destination station);
+  legality depends on his station. A detective landing on station x produces
+  the observations "caught" (Mr X's state_map keeps only slot x) and "not
+  caught" (slot x maps to -1).
+* Perfect-information games: N = 1, each player has one slot, every map is
+  [[0, 0, ...]] restricted to legal actions, and chance is public.
+
+The world-state level (`sog.games.world`) is derived from these maps, so it is
+consistent with the public tree by construction: a world state is a public
+state plus both players' slots.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+import functools
+from typing import Hashable, Sequence
+
+import numpy as np
+
+DECISION, CHANCE, TERMINAL = 0, 1, 2
+KIND_NAMES = {DECISION: "decision", CHANCE: "chance", TERMINAL: "terminal"}
+CHANCE_PLAYER = -1
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSpec:
+    """Static facts of a game.
+
+    num_states: N, information-state slots per player per public state.
+    num_actions: A, abstract actions (the policy head width).
+    feature_size: length of `Game.features(pub)`.
+    max_utility: bound on |utility| in the game's units (chips for poker).
+    perfect_information: one slot per player, no private information.
+    """
+
+    name: str
+    num_states: int
+    num_actions: int
+    feature_size: int
+    max_utility: float
+    perfect_information: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Child:
+    """One child of a public state, keyed by the public observation.
+
+    pub: the child's public state.
+    observation: a short label of the public observation (action name, card).
+    prob: at chance nodes, P(observation | compatible slots); 1 otherwise.
+    actor_map: int [N, A] at decision nodes (child slot or -1), else None.
+    state_maps: int [2, N]: child slot of each player's slot, or -1. The row of
+      the actor at a decision node is ignored (actor_map rules there).
+    """
+
+    pub: Hashable
+    observation: str
+    prob: float
+    actor_map: np.ndarray | None
+    state_maps: np.ndarray
+
+
+class Game(abc.ABC):
+    """A two-player zero-sum game seen through its public tree.
+
+    Public states are hashable, immutable values chosen by the game (tuples).
+    All per-public-state methods are pure functions of the public state, so
+    the cached wrappers below may memoise them.
+    """
+
+    spec: GameSpec
+
+    # ---- static --------------------------------------------------------
+    @abc.abstractmethod
+    def root(self) -> Hashable:
+        """The first public state after the private deal."""
+
+    @abc.abstractmethod
+    def initial_ranges(self) -> np.ndarray:
+        """float [2, N]: each player's marginal probability of each slot at the root."""
+
+    # ---- per public state -----------------------------------------------
+    @abc.abstractmethod
+    def kind(self, pub) -> int:
+        """DECISION, CHANCE or TERMINAL."""
+
+    @abc.abstractmethod
+    def actor(self, pub) -> int:
+        """The acting player (0 or 1), or CHANCE_PLAYER at chance and terminal nodes."""
+
+    @abc.abstractmethod
+    def legal_mask(self, pub) -> np.ndarray:
+        """bool [N, A]: legal actions per actor slot (all False at non-decision nodes)."""
+
+    @abc.abstractmethod
+    def possible_mask(self, pub) -> np.ndarray:
+        """bool [2, N]: which slots of each player are possible at this public state."""
+
+    @abc.abstractmethod
+    def children(self, pub) -> Sequence[Child]:
+        """The children of a decision or chance node (empty at terminals)."""
+
+    @abc.abstractmethod
+    def utility(self, pub) -> np.ndarray:
+        """float [N, N]: player 0's utility at a terminal for each slot pair."""
+
+    def chance_weights(self, pub) -> np.ndarray:
+        """float [N, N]: P(s0, s1) / (P(s0) P(s1)) of the private deal (see module doc)."""
+        return np.ones((self.spec.num_states,) * 2)
+
+    @abc.abstractmethod
+    def features(self, pub) -> np.ndarray:
+        """float32 [feature_size]: the public-state encoding fed to the network."""
+
+    @abc.abstractmethod
+    def action_name(self, pub, action: int) -> str:
+        """Human-readable name of an abstract action."""
+
+    @abc.abstractmethod
+    def slot_name(self, pub, player: int, slot: int) -> str:
+        """Human-readable name of a player's information-state slot."""
+
+    def info_state_string(self, pub, player: int, slot: int) -> str:
+        """A unique key for (public state, player, slot); OpenSpiel's string where it has the game."""
+        return f"{player}|{self.slot_name(pub, player, slot)}|{pub!r}"
+
+    def openspiel_name(self) -> str | None:
+        """The OpenSpiel game string with the same rules, or None."""
+        return None
+
+    # ---- memoised views (solvers call these) ----------------------------
+    @functools.cached_property
+    def _cache(self) -> dict:
+        return {}
+
+    def cached(self, what: str, pub):
+        """Memoised `getattr(self, what)(pub)` for the pure per-state methods."""
+        key = (what, pub)
+        cache = self._cache
+        if key not in cache:
+            cache[key] = getattr(self, what)(pub)
+        return cache[key]
+
+    def payoff_matrix(self, pub) -> np.ndarray:
+        """float [N, N]: chance_weights * utility, player 0's terminal payoff per slot pair."""
+        return self.chance_weights(pub) * self.utility(pub)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec.name}>"
+
+
+def identity_maps(n: int, possible: np.ndarray | None = None) -> np.ndarray:
+    """int [2, N] identity state maps, with -1 where `possible` (bool [2, N]) is False."""
+    maps = np.tile(np.arange(n), (2, 1))
+    if possible is not None:
+        maps = np.where(possible, maps, -1)
+    return maps
+
+
+def single_action_map(n: int, action: int, num_actions: int, legal: np.ndarray) -> np.ndarray:
+    """int [N, A]: slot s with `action` stays slot s (if legal); everything else -1."""
+    amap = np.full((n, num_actions), -1, dtype=np.int64)
+    ok = legal[:, action]
+    amap[ok, action] = np.arange(n)[ok]
+    return amap
