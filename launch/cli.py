@@ -1,0 +1,127 @@
+"""The `sog` command line. Each command prints one JSON object on stdout; human
+output (progress, tables) goes to stderr. Errors a user can cause (unknown
+game, bad policy file, bad option) exit with status 2 and a one-line message.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+class UserError(Exception):
+    """An error caused by the command's input; reported without a traceback."""
+
+
+def emit(result: dict) -> None:
+    print(json.dumps(result), flush=True)
+
+
+def say(*args, end: str = "\n") -> None:
+    print(*args, file=sys.stderr, flush=True, end=end)
+
+
+def _game(name: str):
+    from sog.games import UnknownGameError, load_game
+    try:
+        return load_game(name)
+    except UnknownGameError as e:
+        raise UserError(str(e)) from None
+
+
+def cmd_solve(args) -> dict:
+    from sog.eval.exploitability import exploitability, full_tree, policy_value, tabular_from_array
+    from sog.eval.policy_io import save_policy
+    from sog.search.cfr import CFRConfig, CFRSolver
+
+    if args.iterations < 1:
+        raise UserError("--iterations must be at least 1")
+    game = _game(args.game)
+    t0 = time.perf_counter()
+    ft = full_tree(game)
+    solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=args.alternating))
+    step = max(1, args.iterations // 20)
+    while solver.iterations < args.iterations:
+        solver.iterate(min(step, args.iterations - solver.iterations))
+        say(f"\r{game.spec.name}: iteration {solver.iterations}/{args.iterations}", end="")
+    seconds = time.perf_counter() - t0
+    say()
+    avg = solver.average_policy()
+    expl = exploitability(game, avg)
+    result = dict(game=game.spec.name, algorithm=args.algorithm, alternating=args.alternating,
+                  iterations=solver.iterations, public_states=ft.ct.num_nodes,
+                  exploitability=expl, exploitability_mbb=1000 * expl,
+                  game_value=policy_value(game, avg), seconds=seconds)
+    if args.out:
+        save_policy(tabular_from_array(game, avg), args.out)
+        result["policy"] = args.out
+    say(f"exploitability {1000 * expl:.3f} mbb/h after {solver.iterations} iterations in {seconds:.2f} s")
+    return result
+
+
+def cmd_exploitability(args) -> dict:
+    from sog.eval.exploitability import best_response_values, policy_value
+    from sog.eval.policy import PolicyError
+    from sog.eval.policy_io import load_policy
+
+    game = _game(args.game)
+    try:
+        policy = load_policy(args.policy, game)
+    except PolicyError as e:
+        raise UserError(str(e)) from None
+    t0 = time.perf_counter()
+    br = best_response_values(game, policy)
+    expl = float(br.sum() / 2)
+    return dict(game=game.spec.name, policy=args.policy, exploitability=expl,
+                exploitability_mbb=1000 * expl, best_response_values=br.tolist(),
+                game_value=policy_value(game, policy), seconds=time.perf_counter() - t0)
+
+
+def cmd_bench(args) -> dict:
+    from launch import bench
+    if args.what == "cfr":
+        return bench.bench_cfr(_game(args.game), target_mbb=args.target_mbb,
+                               max_seconds=args.max_seconds, log=say)
+    raise UserError(f"unknown benchmark {args.what!r}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sog", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("solve", help="solve a small game exactly with CFR on its public tree")
+    s.add_argument("--game", required=True)
+    s.add_argument("--iterations", type=int, default=1000)
+    s.add_argument("--algorithm", default="cfr+", choices=["cfr+", "cfr", "dcfr"])
+    s.add_argument("--alternating", action="store_true",
+                   help="alternate the players' updates (default: simultaneous, as GT-CFR)")
+    s.add_argument("--out", help="write the average policy as JSON (OpenSpiel information-state keys)")
+    s.set_defaults(func=cmd_solve)
+
+    e = sub.add_parser("exploitability", help="exact exploitability of a policy")
+    e.add_argument("--game", required=True)
+    e.add_argument("--policy", required=True, help="tabular policy JSON (see `sog solve --out`)")
+    e.set_defaults(func=cmd_exploitability)
+
+    b = sub.add_parser("bench", help="benchmarks against reference implementations")
+    b.add_argument("what", choices=["cfr"])
+    b.add_argument("--game", default="leduc_poker")
+    b.add_argument("--target-mbb", type=float, default=1.0)
+    b.add_argument("--max-seconds", type=float, default=120.0)
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        emit(args.func(args))
+    except UserError as e:
+        say(f"sog {args.command}: error: {e}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
