@@ -34,9 +34,9 @@ Leduc for both methods; "greedy" takes argmax_a Q(u, a) (how the paper
 extracted its Limit Hold'em profiles). Information states never added to a
 tree are played uniformly.
 
-Tables are stored per public state as float [N, A] arrays (visits, Q) plus a
-bool [N] "in tree" mask, keyed by pub; since every decision public state has
-one actor, the two players' trees share the dict without colliding.
+The trees are one dict keyed by information state (pub, slot): every
+decision public state has one actor, so the two players' trees share it
+without colliding.
 `MCTSEngine` is also the engine of `sog.agents.ismcts` (there the simulation
 starts from a determinised world state under the searched information state).
 """
@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from sog.agents.common import CHANCE, TERMINAL, Budget, World, WorldStepper, sample_index
+from sog.agents.common import CHANCE, TERMINAL, Budget, World, WorldStepper
 from sog.eval.policy import TabularPolicy
 from sog.games.api import Game
 
@@ -64,22 +64,25 @@ def paper_defaults(game: Game) -> tuple[float, float, float]:
     return 2.0 * scale, 1.75 * scale, 0.001
 
 
-class _Node:
-    """Statistics of all information states (pub, slot) of one public state's actor."""
+class _Info:
+    """Statistics of one information state u = (pub, slot): per legal action (index j)."""
 
-    __slots__ = ("visits", "q", "total", "in_tree")
+    __slots__ = ("legal", "visits", "q", "total")
 
-    def __init__(self, n: int, a: int):
-        self.visits = np.zeros((n, a))
-        self.q = np.zeros((n, a))
-        self.total = np.zeros(n)
-        self.in_tree = np.zeros(n, dtype=bool)
+    def __init__(self, legal: list):
+        self.legal = legal
+        self.visits = [0] * len(legal)
+        self.q = [0.0] * len(legal)
+        self.total = 0
 
 
 class MCTSEngine:
     """Per-player-tree self-play MCTS (Algorithm 1) with UCB or Smooth UCB selection.
 
     c: UCB exploration constant. smooth: use Smooth UCB with (gamma, eta, d).
+    `infos` maps (pub, slot) -> statistics of every information state in a tree
+    (the actor of pub owns it). The per-node work is on short Python lists,
+    which is faster than numpy for the handful of actions these games have.
     """
 
     def __init__(self, game: Game, c: float, rng: np.random.Generator, smooth: bool = False,
@@ -91,32 +94,37 @@ class MCTSEngine:
         self.smooth = bool(smooth)
         self.gamma, self.eta, self.d = float(gamma), float(eta), float(d)
         self.stepper = stepper or WorldStepper(game)
-        self.nodes: dict = {}
-        self._shape = (game.spec.num_states, game.spec.num_actions)
-
-    def node(self, pub) -> _Node:
-        nd = self.nodes.get(pub)
-        if nd is None:
-            nd = self.nodes[pub] = _Node(*self._shape)
-        return nd
+        self.infos: dict = {}
+        self._num_actions = game.spec.num_actions
 
     # ---- selection ------------------------------------------------------
-    def ucb(self, nd: _Node, slot: int, legal: np.ndarray) -> int:
-        visits = nd.visits[slot, legal]
-        untried = np.flatnonzero(visits == 0)
-        if len(untried):
-            return int(legal[untried[int(self.rng.integers(len(untried)))]])
-        score = nd.q[slot, legal] + self.c * np.sqrt(math.log(nd.total[slot]) / visits)
-        best = np.flatnonzero(score >= score.max() - 1e-12)
-        return int(legal[best[int(self.rng.integers(len(best)))]] if len(best) > 1 else legal[best[0]])
+    def ucb(self, info: _Info) -> int:
+        """Index j into info.legal: untried first, else argmax Q + c sqrt(log N / N_j)."""
+        visits, q = info.visits, info.q
+        rng = self.rng
+        untried = [j for j, n in enumerate(visits) if n == 0]
+        if untried:
+            return untried[int(rng.integers(len(untried)))] if len(untried) > 1 else untried[0]
+        cl = self.c * math.sqrt(math.log(info.total))
+        scores = [qj + cl / math.sqrt(n) for qj, n in zip(q, visits)]
+        top = max(scores)
+        best = [j for j, s in enumerate(scores) if s >= top - 1e-12]
+        return best[int(rng.integers(len(best)))] if len(best) > 1 else best[0]
 
-    def select(self, nd: _Node, slot: int, legal: np.ndarray) -> int:
+    def select(self, info: _Info) -> int:
         if not self.smooth:
-            return self.ucb(nd, slot, legal)
-        eta_k = max(self.gamma, self.eta / (1.0 + self.d * math.sqrt(nd.total[slot])))
+            return self.ucb(info)
+        eta_k = max(self.gamma, self.eta / (1.0 + self.d * math.sqrt(info.total)))
         if self.rng.random() < eta_k:
-            return self.ucb(nd, slot, legal)
-        return int(legal[sample_index(self.rng, nd.visits[slot, legal])])
+            return self.ucb(info)
+        # average policy N(u, a) / N(u)
+        x = self.rng.random() * info.total
+        acc = 0.0
+        for j, n in enumerate(info.visits):
+            acc += n
+            if x < acc:
+                return j
+        return len(info.visits) - 1
 
     # ---- simulation -----------------------------------------------------
     def simulate(self, world: World) -> float:
@@ -132,22 +140,23 @@ class MCTSEngine:
             return self._simulate(st.sample_chance(w, self.rng), out_of_tree)
         actor = st.actor(w.pub)
         slot = w.slots[actor]
-        legal = st.legal(w.pub, slot)
         if out_of_tree[actor]:  # rollout
+            legal = st.legal(w.pub, slot)
             a = int(legal[int(self.rng.integers(len(legal)))])
             return self._simulate(st.child(w, a), out_of_tree)
-        nd = self.node(w.pub)
-        if not nd.in_tree[slot]:  # expand, then play the rollout policy
-            nd.in_tree[slot] = True
+        key = (w.pub, slot)
+        info = self.infos.get(key)
+        if info is None:  # expand, then play the rollout policy
+            info = self.infos[key] = _Info(st.legal(w.pub, slot).tolist())
             out_of_tree[actor] = True
-            a = int(legal[int(self.rng.integers(len(legal)))])
+            j = int(self.rng.integers(len(info.legal)))
         else:
-            a = self.select(nd, slot, legal)
-        r0 = self._simulate(st.child(w, a), out_of_tree)
+            j = self.select(info)
+        r0 = self._simulate(st.child(w, info.legal[j]), out_of_tree)
         r = r0 if actor == 0 else -r0
-        nd.total[slot] += 1
-        nd.visits[slot, a] += 1
-        nd.q[slot, a] += (r - nd.q[slot, a]) / nd.visits[slot, a]
+        info.total += 1
+        n = info.visits[j] = info.visits[j] + 1
+        info.q[j] += (r - info.q[j]) / n
         return r0
 
     # ---- policies -------------------------------------------------------
@@ -158,18 +167,18 @@ class MCTSEngine:
         "greedy"/"max_value" (one-hot argmax Q over visited legal actions).
         Ties in the one-hot kinds go to the lowest action index (deterministic).
         """
-        nd = self.nodes.get(pub)
-        if nd is None or nd.total[slot] <= 0:
+        info = self.infos.get((pub, slot))
+        if info is None or info.total <= 0:
             return None
-        legal = self.stepper.legal(pub, slot)
-        out = np.zeros(self._shape[1])
-        visits = nd.visits[slot, legal]
+        legal = np.asarray(info.legal)
+        visits = np.asarray(info.visits, dtype=np.float64)
+        out = np.zeros(self._num_actions)
         if kind in ("average", "visits"):
             out[legal] = visits / visits.sum()
         elif kind == "max_visits":
             out[legal[int(np.argmax(visits))]] = 1.0
         elif kind in ("greedy", "max_value"):
-            q = np.where(visits > 0, nd.q[slot, legal], -np.inf)
+            q = np.where(visits > 0, np.asarray(info.q), -np.inf)
             out[legal[int(np.argmax(q))]] = 1.0
         else:
             raise ValueError(f"unknown policy kind {kind!r}")
@@ -177,12 +186,14 @@ class MCTSEngine:
 
     def tabular_policy(self, kind: str = "average") -> TabularPolicy:
         table = {}
-        for pub, nd in self.nodes.items():
-            legal = self.game.cached("legal_mask", pub)
-            arr = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
-            for slot in np.flatnonzero(nd.total > 0):
-                arr[slot] = self.row_policy(pub, int(slot), kind)
-            table[pub] = arr
+        for pub, slot in self.infos:
+            row = self.row_policy(pub, slot, kind)
+            if row is None:
+                continue
+            if pub not in table:
+                legal = self.game.cached("legal_mask", pub)
+                table[pub] = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
+            table[pub][slot] = row
         return TabularPolicy(self.game, table)
 
 

@@ -33,12 +33,15 @@ class ExactValueFunction:
     """
 
     def __init__(self, game: Game, iterations: int = 500,
-                 config: CFRConfig = CFRConfig("cfr+", alternating=True), warm_start: bool = True):
+                 config: CFRConfig = CFRConfig("cfr+", alternating=True), warm_start: bool = True,
+                 best_response: bool = True):
         self.game, self.iterations, self.config, self.warm_start = game, iterations, config, warm_start
+        self.best_response = best_response
         self._forests: dict[tuple, CompiledTree] = {}
         self._regrets: dict[tuple, np.ndarray] = {}
         self.calls = 0
         self.queries = 0
+        self.solves: list[CFRSolver] = []   # every call's subgame solver, for callers to drain
 
     def forest(self, pubs: Sequence) -> CompiledTree:
         key = tuple(pubs)
@@ -56,9 +59,10 @@ class ExactValueFunction:
         solver.iterate(self.iterations)
         self._regrets[key] = solver.regrets.copy()
         _, values = evaluate_policy(solver.levels, solver.average_policy(), solver.root_ranges,
-                                    best_response=True)
+                                    best_response=self.best_response)
         self.calls += 1
         self.queries += len(key)
+        self.solves.append(solver)
         return values[ct.roots], solver
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
