@@ -72,10 +72,11 @@ class Levels:
             plo, phi = b[d - 1] * 2 * N, b[d] * 2 * N
             is_act = e["pol"] != self.sentinel
             self.down.append((lo, hi, e["src"], e["dst"] - lo, e["pol"]))
+            qlo, qhi = b[d - 1] * N * A, b[d] * N * A
             self.up.append(dict(
-                plo=plo, phi=phi,
+                plo=plo, phi=phi, qlo=qlo, qhi=qhi,
                 oth_dst=e["dst"][~is_act], oth_w=e["w"][~is_act], oth_src=e["src"][~is_act] - plo,
-                act_dst=e["dst"][is_act], act_pol=e["pol"][is_act]))
+                act_dst=e["dst"][is_act], act_pol=e["pol"][is_act] - qlo))
         dec = ct.decision
         self.dec = dec
         self.dec_actor = ct.actor[dec].astype(np.int64)
@@ -140,12 +141,13 @@ def propagate_values(lv: Levels, sigma_dec: np.ndarray, values: np.ndarray, best
     N, A = ct.num_states, ct.num_actions
     flat = values.reshape(-1)
     q_full = np.zeros(lv.sentinel)
-    b = ct.level_bounds
     for d in range(ct.depth - 1, 0, -1):
         u = lv.up[d - 1]
         flat[u["plo"]:u["phi"]] += np.bincount(u["oth_src"], flat[u["oth_dst"]] * u["oth_w"],
                                                minlength=u["phi"] - u["plo"])
-        q_full[u["act_pol"]] = flat[u["act_dst"]]
+        # an (actor slot, action) may reach several children (Scotland Yard: caught or not)
+        q_full[u["qlo"]:u["qhi"]] = np.bincount(u["act_pol"], flat[u["act_dst"]],
+                                                minlength=u["qhi"] - u["qlo"])
         rows = lv.dec_by_level[d - 1]
         if len(rows):
             pos = lv.dec[rows]
@@ -156,7 +158,6 @@ def propagate_values(lv: Levels, sigma_dec: np.ndarray, values: np.ndarray, best
             else:
                 v = (sigma_dec[rows] * q).sum(-1)
             values[pos, lv.dec_actor[rows]] = v
-    del b
     q = q_full.reshape(ct.num_nodes, N, A)[lv.dec]
     return values, q
 

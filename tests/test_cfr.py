@@ -1,0 +1,96 @@
+"""CFR engine and exact best response, checked against OpenSpiel and known values."""
+import numpy as np
+import pytest
+
+from sog.eval.exploitability import (best_response_values, exploitability, full_tree, policy_value,
+                                     tabular_from_array)
+from sog.games import load_game
+from sog.games.api import CHANCE
+from sog.search.cfr import CFRConfig, CFRSolver
+
+pyspiel = pytest.importorskip("pyspiel")
+
+OPENSPIEL_GAMES = ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=6)"]
+
+
+def random_policy(game, seed):
+    ft = full_tree(game)
+    rng = np.random.default_rng(seed)
+    sigma = rng.random(ft.levels.legal_dec.shape) ** 3 * ft.levels.legal_dec
+    return sigma / np.maximum(sigma.sum(-1, keepdims=True), 1e-300)
+
+
+def openspiel_exploitability(game, sigma):
+    from open_spiel.python import policy as os_policy
+    from sog.eval.policy_io import to_openspiel
+    tabular = to_openspiel(tabular_from_array(game, sigma))
+    os_game = pyspiel.load_game(game.openspiel_name())
+    return pyspiel.exploitability(os_game, os_policy.python_policy_to_pyspiel_policy(tabular))
+
+
+@pytest.mark.parametrize("name", OPENSPIEL_GAMES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_exploitability_of_random_policies_equals_openspiel(name, seed):
+    game = load_game(name)
+    sigma = random_policy(game, seed)
+    assert exploitability(game, sigma) == pytest.approx(openspiel_exploitability(game, sigma), abs=1e-9)
+
+
+@pytest.mark.parametrize("name", OPENSPIEL_GAMES)
+def test_policy_value_equals_openspiel_expected_returns(name):
+    from open_spiel.python import policy as os_policy
+    from sog.eval.policy_io import to_openspiel
+    game = load_game(name)
+    sigma = random_policy(game, 3)
+    tabular = to_openspiel(tabular_from_array(game, sigma))
+    os_game = pyspiel.load_game(game.openspiel_name())
+    expected = pyspiel.expected_returns(os_game.new_initial_state(),
+                                        os_policy.python_policy_to_pyspiel_policy(tabular), -1, True)
+    assert policy_value(game, sigma) == pytest.approx(expected[0], abs=1e-9)
+
+
+def test_leduc_game_value():
+    game = load_game("leduc_poker")
+    solver = CFRSolver(full_tree(game).ct, config=CFRConfig(alternating=True))
+    solver.iterate(500)
+    avg = solver.average_policy()
+    assert policy_value(game, avg) == pytest.approx(-0.0856, abs=1e-3)
+    br = best_response_values(game, avg)
+    assert br[0] >= -0.0856 - 1e-3 and br[1] >= 0.0856 - 1e-3
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice", "scotland_yard"])
+@pytest.mark.parametrize("algorithm,alternating", [("cfr+", False), ("cfr+", True), ("dcfr", False),
+                                                   ("cfr", True)])
+def test_exploitability_falls(name, algorithm, alternating):
+    game = load_game(name)
+    solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm, alternating=alternating))
+    curve = []
+    for target in (4, 32, 128):
+        solver.iterate(target - solver.iterations)
+        curve.append(exploitability(game, solver.average_policy()))
+    assert min(curve) >= -1e-12
+    if algorithm != "cfr":      # vanilla CFR's average need not improve at every checkpoint
+        assert curve[0] > curve[1] > curve[2]
+    assert curve[2] < 0.5 * curve[0]
+
+
+def test_kuhn_converges_to_equilibrium():
+    game = load_game("kuhn_poker")
+    solver = CFRSolver(full_tree(game).ct, config=CFRConfig(alternating=True))
+    solver.iterate(1000)
+    assert exploitability(game, solver.average_policy()) < 2e-4
+    assert policy_value(game, solver.average_policy()) == pytest.approx(-1 / 18, abs=1e-3)
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="unknown CFR algorithm"):
+        CFRConfig("cfr++")
+
+
+def test_frontier_without_value_function_is_an_error():
+    from sog.search.tree import PublicTree, compile_tree
+    game = load_game("leduc_poker")
+    trunk = compile_tree(PublicTree(game, [game.root()]).expand_all(stop=lambda p: game.kind(p) == CHANCE))
+    with pytest.raises(ValueError, match="no value function"):
+        CFRSolver(trunk).iterate(1)

@@ -1,0 +1,88 @@
+"""The `sog` command line and tabular policy JSON (OpenSpiel information-state keys)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sog.eval.exploitability import exploitability, full_tree, tabular_from_array
+from sog.eval.policy import PolicyError
+from sog.eval.policy_io import load_policy, policy_to_dict, save_policy
+from sog.games import load_game
+
+
+def run_sog(*args):
+    proc = subprocess.run([sys.executable, "-m", "launch.cli", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_solve_and_exploitability_roundtrip(tmp_path):
+    out = tmp_path / "kuhn.json"
+    rc, stdout, _ = run_sog("solve", "--game", "kuhn_poker", "--iterations", "200", "--alternating",
+                            "--out", str(out))
+    assert rc == 0
+    solved = json.loads(stdout)
+    assert solved["exploitability_mbb"] < 5 and solved["seconds"] > 0
+    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--policy", str(out))
+    assert rc == 0
+    assert json.loads(stdout)["exploitability"] == pytest.approx(solved["exploitability"], abs=1e-12)
+
+
+@pytest.mark.parametrize("args,message", [
+    (("solve", "--game", "chess960", "--iterations", "3"), "unknown game 'chess960'"),
+    (("solve", "--game", "kuhn_poker", "--iterations", "0"), "--iterations"),
+    (("exploitability", "--game", "kuhn_poker", "--policy", "/nonexistent.json"), "cannot read policy file"),
+])
+def test_cli_errors_are_clear(args, message):
+    rc, stdout, stderr = run_sog(*args)
+    assert rc == 2 and stdout == ""
+    assert message in stderr and "Traceback" not in stderr
+
+
+def _kuhn_policy_dict():
+    game = load_game("kuhn_poker")
+    ft = full_tree(game)
+    return game, policy_to_dict(tabular_from_array(game, ft.levels.legal_dec / ft.levels.n_legal))
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d["policy"].pop("0"), "missing information state '0'"),
+    (lambda d: d["policy"].update({"0pbpb": {"0": 1.0}}), "unknown information state"),
+    (lambda d: d["policy"]["0"].update({"0": 0.9}), "sum to"),
+    (lambda d: d["policy"]["0"].update({"7": 0.5}), "illegal action 7"),
+    (lambda d: d["policy"]["0"].update({"0": -0.5, "1": 1.5}), "invalid probability"),
+    (lambda d: d.update({"game": "leduc_poker"}), "policy is for game 'leduc_poker'"),
+    (lambda d: d.pop("format"), "not a sog-tabular-policy/1 file"),
+])
+def test_malformed_policies_fail_with_a_named_problem(tmp_path, mutate, message):
+    game, data = _kuhn_policy_dict()
+    mutate(data)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(PolicyError, match=message.replace("(", r"\(")):
+        load_policy(path, game)
+    rc, _, stderr = run_sog("exploitability", "--game", "kuhn_poker", "--policy", str(path))
+    assert rc == 2 and message in stderr and "Traceback" not in stderr
+
+
+def test_not_json_fails_clearly(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text("{nope")
+    with pytest.raises(PolicyError, match="not valid JSON"):
+        load_policy(path)
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=4)"])
+def test_policy_roundtrip_through_openspiel(tmp_path, name):
+    pytest.importorskip("pyspiel")
+    from sog.eval.policy_io import from_openspiel, to_openspiel
+    game = load_game(name)
+    ft = full_tree(game)
+    sigma = np.random.default_rng(0).random(ft.levels.legal_dec.shape) * ft.levels.legal_dec
+    sigma /= sigma.sum(-1, keepdims=True).clip(1e-300)
+    policy = tabular_from_array(game, sigma)
+    save_policy(policy, tmp_path / "p.json")
+    loaded = load_policy(tmp_path / "p.json")
+    back = from_openspiel(game, to_openspiel(loaded))
+    assert exploitability(game, back) == pytest.approx(exploitability(game, policy), abs=1e-12)
