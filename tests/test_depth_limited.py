@@ -1,5 +1,4 @@
 """Depth-limited CFR with the exact oracle at the frontier (CFR-D style averaging)."""
-import numpy as np
 import pytest
 
 from sog.eval.exploitability import exploitability

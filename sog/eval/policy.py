@@ -8,7 +8,7 @@ actor slot), so a tabular policy is exactly a policy over information states.
 """
 from __future__ import annotations
 
-from typing import Hashable, Iterable
+from typing import Hashable
 
 import numpy as np
 
@@ -44,10 +44,3 @@ class TabularPolicy:
 
     def __contains__(self, pub) -> bool:
         return pub in self.table
-
-    def pubs(self) -> Iterable[Hashable]:
-        return self.table.keys()
-
-
-def uniform_policy(game: Game) -> TabularPolicy:
-    return TabularPolicy(game)

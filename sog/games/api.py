@@ -64,7 +64,6 @@ from typing import Hashable, Sequence
 import numpy as np
 
 DECISION, CHANCE, TERMINAL = 0, 1, 2
-KIND_NAMES = {DECISION: "decision", CHANCE: "chance", TERMINAL: "terminal"}
 CHANCE_PLAYER = -1
 
 

@@ -64,7 +64,7 @@ class Levels:
         self.ct = ct
         self.sentinel = n * N * A
         self.down = []   # per depth d >= 1: (lo, hi, src, dst_local, pol)
-        self.up = []     # per depth d >= 1 (bottom-up order built by callers)
+        self.up = []     # per depth d >= 1: index arrays for the value (up) pass
         b = ct.level_bounds
         for d in range(1, ct.depth):
             e = ct.edges[d]
@@ -182,8 +182,6 @@ class CFRSolver:
         self.avg = np.zeros_like(self.regrets)
         self.iterations = 0
         self._rows_of = [np.flatnonzero(self.levels.dec_actor == i) for i in (0, 1)]
-        self.last_values = None     # [n, 2, N] values of the last iteration's policy
-        self.last_ranges = None
 
     def current_policy(self) -> np.ndarray:
         lv = self.levels
@@ -210,7 +208,6 @@ class CFRSolver:
         ranges = propagate_ranges(lv, full_policy(lv, sigma), self.root_ranges)
         values = leaf_values(lv, ranges, self.value_fn)
         values, q = propagate_values(lv, sigma, values)
-        self.last_values, self.last_ranges = values, ranges
         rows = slice(None) if len(players) == 2 else self._rows_of[players[0]]
         sigma, q, legal = sigma[rows], q[rows], lv.legal_dec[rows]
         inst = (q - values[dec[rows], actor[rows]][:, :, None]) * legal
@@ -227,13 +224,6 @@ class CFRSolver:
             r = np.where(r > 0, r * (ta / (ta + 1)), r * (tb / (tb + 1))) + inst
             avg = avg * ((t - 1) / t) ** cfg.gamma + own * sigma
         self.regrets[rows], self.avg[rows] = r, avg
-
-    def full_average_policy(self) -> np.ndarray:
-        """float [n, N, A]: the average policy on every position (zeros off decision nodes)."""
-        ct = self.ct
-        out = np.zeros((ct.num_nodes, ct.num_states, ct.num_actions))
-        out[self.levels.dec] = self.average_policy()
-        return out
 
 
 def evaluate_policy(lv: Levels, sigma_dec: np.ndarray, root_ranges: np.ndarray,

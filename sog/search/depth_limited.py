@@ -17,7 +17,7 @@ import numpy as np
 
 from sog.eval.policy import TabularPolicy
 from sog.games.api import Game
-from sog.search.cfr import CFRConfig, CFRSolver, full_policy, propagate_ranges
+from sog.search.cfr import CFRConfig, CFRSolver, full_policy, propagate_ranges, regret_matching
 from sog.search.oracle import ExactValueFunction
 from sog.search.tree import CompiledTree, PublicTree, compile_tree
 
@@ -67,7 +67,6 @@ class DepthLimitedCFR:
         table = {self.trunk.pub(p): s.average_policy()[i] for i, p in enumerate(s.levels.dec)}
         if self._sub is not None:
             lv = self._sub.levels
-            from sog.search.cfr import regret_matching
             sub_policy = regret_matching(self._sub_avg, lv.legal_dec, lv.n_legal)
             table.update({self._sub.ct.pub(p): sub_policy[i] for i, p in enumerate(lv.dec)})
         return TabularPolicy(self.game, table)

@@ -134,9 +134,6 @@ class CompiledTree:
     def pub(self, position: int):
         return self._pubs[position]
 
-    def positions_of(self, pubs: Sequence[Hashable]) -> np.ndarray:
-        return np.array([self._index[p] for p in pubs], dtype=np.int64)
-
 
 def compile_tree(tree: PublicTree) -> CompiledTree:
     """Renumber `tree` by depth and build the per-depth edge lists (see module doc)."""
@@ -200,5 +197,4 @@ def compile_tree(tree: PublicTree) -> CompiledTree:
         payoffs=payoffs, frontier=frontier, edges=edges,
         decision=np.flatnonzero(kind == DECISION))
     ct._pubs = pubs
-    ct._index = {pub: i for i, pub in enumerate(pubs)}
     return ct
