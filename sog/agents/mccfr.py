@@ -46,6 +46,8 @@ so `policy()` is directly a `TabularPolicy`. All randomness comes from one
 """
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from sog.agents.common import CHANCE, TERMINAL, Budget, World, WorldStepper, sample_index
@@ -64,7 +66,7 @@ def regret_matching(regrets: np.ndarray) -> np.ndarray:
     return np.full(len(regrets), 1.0 / len(regrets))
 
 
-class _MCCFRBase:
+class _MCCFRBase(abc.ABC):
     """Tables, the run loop and policy extraction shared by the variants."""
 
     def __init__(self, game: Game, seed: int = 0):
@@ -93,8 +95,9 @@ class _MCCFRBase:
             self._iteration()
         return budget.done
 
+    @abc.abstractmethod
     def _iteration(self) -> None:
-        raise NotImplementedError
+        """One iteration: a traversal per player."""
 
     def policy(self) -> TabularPolicy:
         """The average policy (normalised average-strategy sums; uniform where never updated)."""
