@@ -43,6 +43,17 @@ class ValueFunction(Protocol):
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray: ...
 
 
+class PolicyValueFunction(ValueFunction, Protocol):
+    """A ValueFunction that also returns prior-policy logits (the CVPN; the oracle).
+
+    evaluate(pubs, ranges [B, 2, N]) -> (values [B, 2, N], logits [B, 2, N, A]):
+    logits[b, i] is player i's prior over actions per slot (only the actor's is
+    used; entries of illegal actions are ignored by callers).
+    """
+
+    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class CFRConfig:
     algorithm: str = "cfr+"

@@ -1,0 +1,49 @@
+"""The agent API: one interface for every player of a game (SoG, baselines,
+tabular policies, random, external engines).
+
+An agent plays one seat of one game at a time. The runner calls `reset` at the
+start of every game, then `act` at each of the agent's decisions with the
+public history so far and the agent's own information-state slot, and nothing
+else: an agent never sees the opponent's private information.
+
+    history: the public states from the game's root to the current one,
+             inclusive (history[-1] is where the agent must act)
+    slot:    the agent's information-state slot at history[-1]
+
+`act` returns an abstract action (an int legal at (history[-1], slot)).
+Agents whose strategy at their own decisions is known return it from
+`strategy` (float [A], sums to 1 over legal actions) so that AIVAT can use it;
+others return None. Agents keep whatever state they need between calls of one
+game (continual re-solving keeps its last search).
+"""
+from __future__ import annotations
+
+import abc
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from sog.games.api import Game
+
+
+class AgentError(ValueError):
+    """A bad agent spec, or an agent used with the wrong game."""
+
+
+class Agent(abc.ABC):
+    """One seat of one game; see the module docstring for the protocol."""
+
+    game: Game
+
+    def reset(self, player: int, seed: int) -> None:
+        """Start a new game in seat `player`, seeding every random choice."""
+        self.player = player
+        self.rng = np.random.default_rng(seed)
+
+    @abc.abstractmethod
+    def act(self, history: Sequence[Hashable], slot: int) -> int:
+        """The action to play at history[-1] with information-state slot `slot`."""
+
+    def strategy(self, history: Sequence[Hashable], slot: int) -> np.ndarray | None:
+        """float [A]: the agent's action distribution at this decision, if known."""
+        return None
