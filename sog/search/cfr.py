@@ -192,6 +192,7 @@ class CFRSolver:
         self.regrets = np.zeros((m, ct.num_states, ct.num_actions))
         self.avg = np.zeros_like(self.regrets)
         self.iterations = 0
+        self.last_pass: tuple | None = None   # (ranges, values, q) of the latest pass
         self._rows_of = [np.flatnonzero(self.levels.dec_actor == i) for i in (0, 1)]
 
     def current_policy(self) -> np.ndarray:
@@ -219,6 +220,7 @@ class CFRSolver:
         ranges = propagate_ranges(lv, full_policy(lv, sigma), self.root_ranges)
         values = leaf_values(lv, ranges, self.value_fn)
         values, q = propagate_values(lv, sigma, values)
+        self.last_pass = (ranges, values, q)
         rows = slice(None) if len(players) == 2 else self._rows_of[players[0]]
         sigma, q, legal = sigma[rows], q[rows], lv.legal_dec[rows]
         inst = (q - values[dec[rows], actor[rows]][:, :, None]) * legal

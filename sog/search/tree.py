@@ -32,53 +32,126 @@ from sog.games.api import CHANCE, DECISION, TERMINAL, Child, Game
 class PublicTree:
     """A growable public tree (or forest: several roots) of one game.
 
-    Arrays are preallocated and doubled when full; `size` nodes are valid.
+    Per-node arrays are preallocated and doubled when full; `size` nodes are
+    valid. Every edge between a parent slot and a child slot is recorded in a
+    flat edge table when the child is appended (columns `e_child`, `e_player`,
+    `e_src`, `e_dst`, `e_action`, `e_w`: the child node, the player, the
+    parent and child slots, the actor's action or -1, the chance probability
+    or 1), so `compile_tree` is a few vectorised operations however large the
+    tree is. A decision node may be *partially* expanded (GT-CFR's top-k
+    expansion in perfect-information games): `present[node]` marks the
+    (slot, action) pairs whose child is in the tree, and only those are legal
+    for the solver.
     """
 
     def __init__(self, game: Game, roots: Sequence[Hashable], capacity: int = 64):
         self.game = game
+        N, A = game.spec.num_states, game.spec.num_actions
         self.size = 0
+        self.num_edges = 0
+        self.version = 0                      # bumped by every change (compile caches key on it)
         cap = max(capacity, len(roots))
         self.parent = np.full(cap, -1, dtype=np.int64)
         self.depth = np.zeros(cap, dtype=np.int64)
         self.kind = np.zeros(cap, dtype=np.int8)
         self.actor = np.full(cap, -1, dtype=np.int8)
-        self.expanded = np.zeros(cap, dtype=bool)
+        self.expanded = np.zeros(cap, dtype=bool)   # every child is in the tree
+        self.possible = np.zeros((cap, 2, N), dtype=bool)
+        self.legal = np.zeros((cap, N, A), dtype=bool)    # game legality & actor possible
+        self.present = np.zeros((cap, N, A), dtype=bool)  # (slot, action) has its child in the tree
+        ecap = 4 * cap
+        self.e_child = np.zeros(ecap, dtype=np.int64)
+        self.e_player = np.zeros(ecap, dtype=np.int64)
+        self.e_src = np.zeros(ecap, dtype=np.int64)
+        self.e_dst = np.zeros(ecap, dtype=np.int64)
+        self.e_action = np.zeros(ecap, dtype=np.int64)
+        self.e_w = np.zeros(ecap, dtype=np.float64)
         self.pubs: list[Hashable] = []
         self.edge: list[Child | None] = []          # edge from the parent, per node
         self.children: list[list[int]] = []         # child node ids, per node
+        self._added: list[set[int]] = []            # indices (in game.children) of added children
+        self.index: dict[Hashable, int] = {}        # public state -> node (first occurrence)
         self.roots = [self._append(pub, -1, None) for pub in roots]
 
     # ---- growth -----------------------------------------------------------
     def _append(self, pub, parent: int, edge: Child | None) -> int:
         if self.size == len(self.parent):
             self._grow()
-        i = self.size
+        game, i = self.game, self.size
         self.size += 1
+        self.version += 1
         self.parent[i] = parent
         self.expanded[i] = False
         self.depth[i] = 0 if parent < 0 else self.depth[parent] + 1
-        self.kind[i] = self.game.cached("kind", pub)
-        self.actor[i] = self.game.cached("actor", pub)
+        self.kind[i] = game.cached("kind", pub)
+        self.actor[i] = game.cached("actor", pub)
+        self.possible[i] = game.cached("possible_mask", pub)
+        self.present[i] = False
+        self.legal[i] = (game.cached("legal_mask", pub) & self.possible[i, self.actor[i]][:, None]
+                         if self.kind[i] == DECISION else False)
         self.pubs.append(pub)
         self.edge.append(edge)
         self.children.append([])
+        self._added.append(set())
+        self.index.setdefault(pub, i)
+        if edge is not None:
+            self._add_edges(parent, i, edge)
         return i
 
-    def _grow(self) -> None:
-        for name in ("parent", "depth", "kind", "actor", "expanded"):
-            old = getattr(self, name)
-            new = np.zeros(2 * len(old), dtype=old.dtype)
-            new[: len(old)] = old
-            setattr(self, name, new)
+    def _add_edges(self, p: int, c: int, edge: Child) -> None:
+        """Record the slot-to-slot edges of parent p -> child c (see class doc)."""
+        N = self.game.spec.num_states
+        slots = np.arange(N)
+        cols = []
+        for i in (0, 1):
+            if self.kind[p] == DECISION and self.actor[p] == i:
+                s, a = np.nonzero((edge.actor_map >= 0) & self.legal[p])
+                cs = edge.actor_map[s, a]
+                self.present[p, s, a] = True
+            else:
+                s = slots[(edge.state_maps[i] >= 0) & self.possible[p, i]]
+                cs = edge.state_maps[i][s]
+                a = np.full(len(s), -1)
+            cols.append((np.full(len(s), i), s, cs, a))
+        player, src, dst, act = (np.concatenate(col) for col in zip(*cols))
+        k = len(player)
+        while self.num_edges + k > len(self.e_child):
+            for name in ("e_child", "e_player", "e_src", "e_dst", "e_action", "e_w"):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+        sl = slice(self.num_edges, self.num_edges + k)
+        self.e_child[sl], self.e_player[sl], self.e_src[sl] = c, player, src
+        self.e_dst[sl], self.e_action[sl] = dst, act
+        self.e_w[sl] = edge.prob if self.kind[p] == CHANCE else 1.0
+        self.num_edges += k
 
-    def expand(self, node: int) -> list[int]:
-        """Add all children of a non-terminal leaf; returns their node ids."""
+    def _grow(self) -> None:
+        for name in ("parent", "depth", "kind", "actor", "expanded", "possible", "legal", "present"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+
+    def expand(self, node: int, actions: Sequence[int] | None = None) -> list[int]:
+        """Add the children of a non-terminal node; returns the node's children.
+
+        actions: at a decision node, add only the children some legal
+        (slot, action) with these actions reaches (partial expansion);
+        default all children.
+        """
         if self.expanded[node] or self.kind[node] == TERMINAL:
             return self.children[node]
-        for child in self.game.cached("children", self.pubs[node]):
+        added = self._added[node]
+        kids = self.game.cached("children", self.pubs[node])
+        for k, child in enumerate(kids):
+            if k in added:
+                continue
+            if actions is not None and self.kind[node] == DECISION:
+                amap = child.actor_map[:, list(actions)]
+                if not ((amap >= 0) & self.legal[node][:, list(actions)]).any():
+                    continue
+            added.add(k)
             self.children[node].append(self._append(child.pub, node, child))
-        self.expanded[node] = True
+        self.expanded[node] = len(added) == len(kids)
+        self.version += 1
         return self.children[node]
 
     def expand_all(self, max_depth: int | None = None, stop=None) -> "PublicTree":
@@ -97,10 +170,14 @@ class PublicTree:
         """The complete public tree below `roots` (the game's root by default)."""
         return cls(game, [game.root()] if roots is None else roots).expand_all()
 
-    def is_frontier(self) -> np.ndarray:
-        """bool [size]: non-terminal leaves."""
+    def is_leaf(self) -> np.ndarray:
+        """bool [size]: nodes without children."""
         n = self.size
-        return ~self.expanded[:n] & (self.kind[:n] != TERMINAL)
+        return np.array([not c for c in self.children], dtype=bool) if n else np.zeros(0, bool)
+
+    def is_frontier(self) -> np.ndarray:
+        """bool [size]: non-terminal leaves (no child in the tree yet)."""
+        return self.is_leaf() & (self.kind[: self.size] != TERMINAL)
 
 
 @dataclasses.dataclass
@@ -125,7 +202,7 @@ class CompiledTree:
     payoffs: np.ndarray            # float [T, N, N] player 0's payoff per slot pair
     frontier: np.ndarray           # int [F] positions
     edges: list[dict]              # per depth d >= 1: src, dst, pol, w (see module doc)
-    decision: np.ndarray           # int [n_dec] positions of decision nodes
+    decision: np.ndarray           # int [n_dec] positions of internal decision nodes
 
     @property
     def depth(self) -> int:
@@ -150,51 +227,32 @@ def compile_tree(tree: PublicTree) -> CompiledTree:
     kind = tree.kind[:n][node_of]
     actor = tree.actor[:n][node_of]
     parent = np.where(tree.parent[:n][node_of] >= 0, pos_of[tree.parent[:n][node_of]], -1)
-    legal = np.zeros((n, N, A), dtype=bool)
-    possible = np.zeros((n, 2, N), dtype=bool)
-    for p, pub in enumerate(pubs):
-        possible[p] = game.cached("possible_mask", pub)
-        if kind[p] == DECISION:
-            legal[p] = game.cached("legal_mask", pub) & possible[p, actor[p]][:, None]
+    leaf = tree.is_leaf()[node_of]
+    # only actions whose child is in the tree are legal at an internal decision node
+    legal = tree.legal[:n][node_of] & (tree.present[:n][node_of] | leaf[:, None, None])
+    possible = tree.possible[:n][node_of]
     terminals = np.flatnonzero(kind == TERMINAL)
     payoffs = np.stack([game.cached("payoff_matrix", pubs[t]) for t in terminals]) if len(
         terminals) else np.zeros((0, N, N))
-    frontier_nodes = np.flatnonzero(tree.is_frontier())
-    frontier = np.sort(pos_of[frontier_nodes])
+    frontier = np.flatnonzero(leaf & (kind != TERMINAL))
 
-    sentinel = n * N * A
-    per_depth: list[list[tuple]] = [[] for _ in range(D)]
-    slots = np.arange(N)
-    for c in range(n):
-        edge = tree.edge[node_of[c]]
-        if edge is None:
-            continue
-        p = parent[c]
-        for i in (0, 1):
-            if kind[p] == DECISION and actor[p] == i:
-                s, a = np.nonzero(edge.actor_map >= 0)
-                keep = legal[p, s, a]
-                s, a = s[keep], a[keep]
-                cs = edge.actor_map[s, a]
-                pol = (p * N + s) * A + a
-            else:
-                s = slots[edge.state_maps[i] >= 0]
-                s = s[possible[p, i, s]]
-                cs = edge.state_maps[i][s]
-                pol = np.full(len(s), sentinel)
-            w = np.full(len(s), edge.prob if kind[p] == CHANCE else 1.0)
-            per_depth[depth[c]].append(((p * 2 + i) * N + s, (c * 2 + i) * N + cs, pol, w))
-    edges = [None]
-    for d in range(1, D):
-        cols = list(zip(*per_depth[d])) if per_depth[d] else [[]] * 4
-        src, dst, pol, w = (np.concatenate(col) if len(col) else np.zeros(0) for col in cols)
-        edges.append(dict(src=src.astype(np.int64), dst=dst.astype(np.int64),
-                          pol=pol.astype(np.int64), w=w.astype(np.float64)))
+    m = tree.num_edges
+    child = pos_of[tree.e_child[:m]]
+    par = parent[child]
+    player, act = tree.e_player[:m], tree.e_action[:m]
+    src = (par * 2 + player) * N + tree.e_src[:m]
+    dst = (child * 2 + player) * N + tree.e_dst[:m]
+    pol = np.where(act >= 0, (par * N + tree.e_src[:m]) * A + act, n * N * A)
+    order = np.argsort(depth[child], kind="stable")
+    cuts = np.searchsorted(depth[child][order], np.arange(D + 1))
+    edges = [None] + [
+        dict(src=src[idx], dst=dst[idx], pol=pol[idx], w=tree.e_w[:m][idx])
+        for idx in (order[cuts[d]:cuts[d + 1]] for d in range(1, D))]
     ct = CompiledTree(
         game=game, num_nodes=n, num_states=N, num_actions=A, node_of=node_of, pos_of=pos_of,
         level_bounds=level_bounds, kind=kind, actor=actor, parent=parent, legal=legal,
         possible=possible, roots=np.sort(pos_of[tree.roots]), terminals=terminals,
         payoffs=payoffs, frontier=frontier, edges=edges,
-        decision=np.flatnonzero(kind == DECISION))
+        decision=np.flatnonzero((kind == DECISION) & ~leaf))
     ct._pubs = pubs
     return ct

@@ -1,0 +1,365 @@
+"""GT-CFR: growing-tree CFR (Student of Games, Materials and Methods).
+
+    for i in range(s // ceil(c)):
+        CFR(L, ceil(1/c) iterations)      # regret update phase
+        Grow(L)                           # expansion phase: ceil(c) simulations
+
+**Regret update phase.** Public-tree CFR+ with simultaneous updates and
+linear averaging on the current tree (`sog.search.cfr`). Every frontier leaf
+is evaluated by the value function at the ranges the current policy induces,
+all of them in one batched call per iteration; terminals are exact. The tree
+is recompiled only after it grew (a few vectorised operations, see
+`sog.search.tree`); regrets, average policy and iteration-averaged values live
+in node-indexed arrays that survive recompilation. New nodes start with zero
+regret (a uniform policy).
+
+**Expansion phase.** Each simulation samples a world state from the ranges at
+the search node (the beliefs of the latest iteration, with the deal's
+correlation) and walks down: chance is sampled; at a decision the actor's
+action is drawn from `1/2 pi_PUCT + 1/2 pi_CFR` where pi_PUCT is the one-hot
+argmax of
+
+    Q(s_i, a) + puct_c * prior(s_i, a) * sqrt(sum_b n(s_i, b)) / (1 + n(s_i, a))
+
+with Q the latest counterfactual action value divided by the opponent's total
+reach at the node and by the game's utility bound (the opponent reach ignores
+card removal), the prior `softmax(logits / T_prior)` from the value function's
+latest evaluation of that public state (uniform if it was never evaluated),
+and pi_CFR the average policy. A walk ends at a leaf, where the top-k children
+by prior are added (all children when k = 0, as for imperfect-information
+games), or, below a partially expanded node, where the selected action's
+missing child is added. Visit counts n are incremented along the path; within
+one phase a virtual loss of 1 (in units of the utility bound) per pending
+visit keeps simulations apart.
+
+The search returns the search node's iteration-averaged counterfactual values
+for both players, its average policy, and every network query it made.
+
+Re-solving (`sog.search.resolve`) roots the tree above the current public
+state and adds the opponent's Terminate / Follow gadget through `Gadget`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from sog.games.api import CHANCE, DECISION, TERMINAL, Game
+from sog.search.cfr import (CFRConfig, CFRSolver, Levels, ValueFunction, full_policy, propagate_ranges,
+                            regret_matching)
+from sog.search.tree import PublicTree, compile_tree
+
+
+@dataclasses.dataclass
+class Gadget:
+    """The re-solving gadget above the tree root, for the opponent `player`.
+
+    values: float [N] the opponent's Terminate values (counterfactual values
+      from the previous search's summary, our reach included).
+    prev_range: float [N] the opponent's range at the root in the previous search.
+    alpha: the opponent range used is alpha * r_follow + (1 - alpha) * r_prev,
+      both normalised to sum 1 over possible slots (the scale of the
+      opponent's range does not change our policy).
+    """
+
+    player: int
+    values: np.ndarray
+    prev_range: np.ndarray
+    possible: np.ndarray
+    alpha: float = 0.5
+
+    def __post_init__(self):
+        self.regrets = np.zeros((len(self.values), 2))   # [N, (terminate, follow)]
+
+    def follow(self) -> np.ndarray:
+        """float [N]: the current Follow probability of each opponent slot."""
+        legal = np.broadcast_to(self.possible[:, None], self.regrets.shape)
+        return regret_matching(self.regrets, legal, np.full((len(self.values), 1), 2.0))[:, 1]
+
+    def opponent_range(self) -> np.ndarray:
+        """float [N]: the opponent's root range for this iteration."""
+        f = self.follow() * self.possible
+        prev = self.prev_range * self.possible
+        f = f / f.sum() if f.sum() > 0 else f
+        prev = prev / prev.sum() if prev.sum() > 0 else prev
+        return self.alpha * f + (1 - self.alpha) * prev
+
+    def update(self, follow_values: np.ndarray) -> None:
+        """Regret-matching+ step given the opponent's Follow counterfactual values [N]."""
+        pf = self.follow()
+        ev = (1 - pf) * self.values + pf * follow_values
+        inst = np.stack([self.values - ev, follow_values - ev], -1) * self.possible[:, None]
+        self.regrets = np.maximum(self.regrets + inst, 0.0)
+
+
+@dataclasses.dataclass
+class SearchResult:
+    """What one GT-CFR search returns.
+
+    values: float [2, N] iteration-averaged counterfactual values at the search node.
+    policy: float [N, A] average policy of the actor at the search node (None
+      if the search node is not a decision).
+    queries: list of (pub, ranges float [2, N]) for every frontier evaluation.
+    """
+
+    values: np.ndarray
+    policy: np.ndarray | None
+    queries: list
+    nodes: int
+    iterations: int
+
+
+class _Recorder:
+    """Wraps a value function: records every query and the latest prior logits per public state."""
+
+    def __init__(self, value_fn: ValueFunction, num_actions: int):
+        self.value_fn, self.A = value_fn, num_actions
+        self.logits: dict[Hashable, np.ndarray] = {}    # pub -> float [2, N, A]
+        self.queries: list = []
+        self.calls = 0
+
+    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        if hasattr(self.value_fn, "evaluate"):
+            values, logits = self.value_fn.evaluate(pubs, ranges)
+            for pub, lg in zip(pubs, logits):
+                self.logits[pub] = lg
+        else:
+            values = self.value_fn(pubs, ranges)
+        self.queries.extend(zip(pubs, np.array(ranges, copy=True)))
+        return values
+
+
+class GTCFR:
+    """One GT-CFR search over `tree` (see module doc).
+
+    tree: the public tree to grow (rooted where the search's ranges are given;
+      already holding the branch to `search_node` when re-solving).
+    root_ranges: float [2, N] reach at the root (the gadget replaces the
+      opponent's part each iteration).
+    search_node: node id below which expansion happens (default the root).
+    top_k: children added per expansion by prior; 0 = all.
+    """
+
+    def __init__(self, game: Game, value_fn: ValueFunction, tree: PublicTree | None = None,
+                 root_ranges: np.ndarray | None = None, search_node: int | None = None,
+                 gadget: Gadget | None = None, puct_c: float = 1.0, prior_temperature: float = 1.0,
+                 top_k: int | None = None, seed: int = 0):
+        self.game = game
+        self.tree = tree if tree is not None else PublicTree(game, [game.root()])
+        self.root = self.tree.roots[0]
+        self.search_node = self.root if search_node is None else search_node
+        self.root_ranges = np.array(game.initial_ranges() if root_ranges is None else root_ranges,
+                                    dtype=np.float64)
+        self.gadget = gadget
+        self.recorder = _Recorder(value_fn, game.spec.num_actions)
+        self.puct_c, self.temperature = puct_c, prior_temperature
+        self.top_k = (1 if game.spec.perfect_information else 0) if top_k is None else top_k
+        self.rng = np.random.default_rng(seed)
+        self.config = CFRConfig("cfr+")
+        self.t = 0
+        N, A = game.spec.num_states, game.spec.num_actions
+        self._node_arrays = dict(
+            regrets=(N, A), avg=(N, A), visits=(N, A), q=(N, A), value_sum=(2, N), value_weight=(),
+            ranges=(2, N))
+        self._alloc(self.tree.size)
+        self._compiled_version = -1
+
+    # ---- node-indexed state -------------------------------------------------
+    def _alloc(self, size: int) -> None:
+        for name, shape in self._node_arrays.items():
+            old = getattr(self, name, None)
+            new = np.zeros((max(size, 16),) + shape)
+            if old is not None:
+                new[: len(old)] = old
+            setattr(self, name, new)
+
+    def _ensure_capacity(self) -> None:
+        if self.tree.size > len(self.regrets):
+            self._alloc(2 * self.tree.size)
+
+    # ---- the search ---------------------------------------------------------
+    def run(self, simulations: int, per_phase: float = 1.0) -> SearchResult:
+        """`simulations` expansion simulations, `per_phase` (c) of them per regret update phase."""
+        if simulations < 1 or per_phase <= 0 or math.ceil(per_phase) > simulations:
+            raise ValueError(f"invalid GT-CFR budget s={simulations}, c={per_phase}: need s >= 1, "
+                             "c > 0 and ceil(c) <= s")
+        sims, its = math.ceil(per_phase), math.ceil(1 / per_phase)
+        for _ in range(simulations // sims):
+            self.regret_update(its)
+            self.grow(sims)
+        return self.result()
+
+    def regret_update(self, iterations: int) -> None:
+        """CFR+ iterations on the current tree (one batched value call each)."""
+        self._ensure_capacity()
+        if self._compiled_version != self.tree.version:
+            self._ct = compile_tree(self.tree)
+            self._solver = CFRSolver(self._ct, self.root_ranges[None], self.recorder, self.config)
+            self._compiled_version = self.tree.version
+        ct, solver = self._ct, self._solver
+        dec_nodes = ct.node_of[solver.levels.dec]
+        solver.regrets = self.regrets[dec_nodes]
+        solver.avg = self.avg[dec_nodes]
+        root_pos = ct.pos_of[self.root]
+        for _ in range(iterations):
+            if self.gadget is not None:
+                solver.root_ranges[0, self.gadget.player] = self.gadget.opponent_range()
+            solver.iterations = self.t
+            solver.iterate(1)
+            self.t = solver.iterations
+            ranges, values, q = solver.last_pass
+            if self.gadget is not None:
+                self.gadget.update(values[root_pos, self.gadget.player])
+            self.value_sum[ct.node_of] += self.t * values
+            self.value_weight[ct.node_of] += self.t
+        self.regrets[dec_nodes], self.avg[dec_nodes] = solver.regrets, solver.avg
+        self.q[dec_nodes] = q
+        self.ranges[ct.node_of] = ranges
+
+    def average_policy(self, node: int) -> np.ndarray:
+        """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
+        legal = self.tree.legal[node] & (self.tree.present[node] | (len(self.tree.children[node]) == 0))
+        n_legal = np.maximum(legal.sum(-1, keepdims=True), 1)
+        return regret_matching(self.avg[node][None], legal[None], n_legal[None])[0]
+
+    def average_values(self, node: int) -> np.ndarray:
+        """float [2, N]: counterfactual values at a node averaged over the iterations since it
+        joined the tree (linear weights, as the average policy)."""
+        return self.value_sum[node] / max(self.value_weight[node], 1e-300)
+
+    def average_ranges(self) -> np.ndarray:
+        """float [size, 2, N]: every node's ranges under the average policy (node-indexed).
+
+        The opponent's root range is the gadget's latest one when re-solving."""
+        ct = compile_tree(self.tree)
+        lv = Levels(ct)
+        sigma = np.stack([self.average_policy(int(v)) for v in ct.node_of[lv.dec]]) if len(lv.dec) \
+            else np.zeros((0, ct.num_states, ct.num_actions))
+        root = self.root_ranges.copy()
+        if self.gadget is not None:
+            root[self.gadget.player] = self.gadget.opponent_range()
+        ranges = propagate_ranges(lv, full_policy(lv, sigma), root[None])
+        out = np.empty_like(ranges)
+        out[ct.node_of] = ranges
+        return out
+
+    def result(self) -> SearchResult:
+        node = self.search_node
+        policy = self.average_policy(node) if self.tree.kind[node] == DECISION else None
+        return SearchResult(self.average_values(node), policy, self.recorder.queries,
+                            self.tree.size, self.t)
+
+    # ---- expansion ----------------------------------------------------------
+    def prior(self, node: int, slot: int) -> np.ndarray:
+        """float [A]: softmax(logits / T_prior) over the actor's legal actions (uniform if unknown)."""
+        legal = self.tree.legal[node, slot]
+        logits = self.recorder.logits.get(self.tree.pubs[node])
+        if logits is None:
+            return legal / max(legal.sum(), 1)
+        z = np.where(legal, logits[self.tree.actor[node], slot] / self.temperature, -np.inf)
+        z = np.exp(z - z[legal].max()) if legal.any() else np.zeros_like(z)
+        return z / max(z.sum(), 1e-300)
+
+    def grow(self, simulations: int) -> None:
+        """Run `simulations` expansion simulations with virtual losses between them."""
+        self._ensure_capacity()
+        virtual = {}
+        for _ in range(simulations):
+            path = self._simulate(virtual)
+            for key in path:
+                virtual[key] = virtual.get(key, 0) + 1
+        for (node, slot, a), k in virtual.items():
+            self.visits[node, slot, a] += k
+        self._ensure_capacity()
+
+    def _sample_world(self, node: int) -> tuple[int, int]:
+        r = self.ranges[node] * self.tree.possible[node]
+        if self.t == 0 or r.sum(-1).min() <= 0:
+            r = self.root_ranges * self.tree.possible[node] if node == self.root else \
+                self.tree.possible[node].astype(float)
+        joint = r[0][:, None] * r[1][None, :] * self.game.cached("chance_weights", self.tree.pubs[node])
+        flat = joint.ravel()
+        k = int(self.rng.choice(len(flat), p=flat / flat.sum()))
+        return divmod(k, joint.shape[1])
+
+    def _simulate(self, virtual: dict) -> list[tuple[int, int, int]]:
+        tree, game = self.tree, self.game
+        node = self.search_node
+        slots = list(self._sample_world(node))
+        path = []
+        while tree.kind[node] != TERMINAL:
+            kids = tree.children[node]
+            if not kids:
+                self._expand_leaf(node, slots)
+                break
+            if tree.kind[node] == CHANCE:
+                node, slots = self._sample_chance(node, slots)
+                continue
+            i = int(tree.actor[node])
+            s = slots[i]
+            a = self._select(node, s, virtual)
+            path.append((node, s, a))
+            if not tree.present[node, s, a]:
+                tree.expand(node, [a])
+                break
+            node, slots = self._step(node, slots, i, a)
+        return path
+
+    def _expand_leaf(self, node: int, slots: list[int]) -> None:
+        tree = self.tree
+        if tree.kind[node] != DECISION or self.top_k == 0:
+            tree.expand(node)
+            return
+        s = slots[int(tree.actor[node])]
+        prior = self.prior(node, s)
+        legal = np.flatnonzero(tree.legal[node, s])
+        top = legal[np.argsort(-prior[legal], kind="stable")[: self.top_k]]
+        tree.expand(node, top.tolist())
+
+    def _select(self, node: int, s: int, virtual: dict) -> int:
+        """Sample from 1/2 pi_PUCT + 1/2 pi_CFR at (node, slot s)."""
+        tree = self.tree
+        legal = tree.legal[node, s]
+        i = int(tree.actor[node])
+        if self.rng.random() < 0.5:
+            opp_reach = self.ranges[node, 1 - i].sum()
+            scale = self.game.spec.max_utility * max(opp_reach, 1e-12)
+            q = self.q[node, s] / scale
+            vl = np.array([virtual.get((node, s, a), 0) for a in range(len(legal))])
+            n = self.visits[node, s] + vl
+            u = q - vl + self.puct_c * self.prior(node, s) * math.sqrt(n.sum() + 1) / (1 + n)
+            return int(np.flatnonzero(legal)[np.argmax(u[legal])])
+        pi = self.average_policy(node)[s]
+        if not tree.present[node, s].any():
+            pi = legal / legal.sum()
+        return int(self.rng.choice(len(pi), p=pi / pi.sum()))
+
+    def _step(self, node: int, slots: list[int], i: int, a: int) -> tuple[int, list[int]]:
+        """The child reached when actor i plays a (the other player's slot decides among
+        children sharing (slot, action), as Scotland Yard's caught / not caught)."""
+        tree = self.tree
+        for c in tree.children[node]:
+            e = tree.edge[c]
+            cs = e.actor_map[slots[i], a]
+            co = e.state_maps[1 - i][slots[1 - i]]
+            if cs >= 0 and co >= 0:
+                new = [0, 0]
+                new[i], new[1 - i] = int(cs), int(co)
+                return c, new
+        raise RuntimeError(f"no child of {tree.pubs[node]!r} for slot {slots[i]} action {a}")
+
+    def _sample_chance(self, node: int, slots: list[int]) -> tuple[int, list[int]]:
+        tree = self.tree
+        cands, probs = [], []
+        for c in tree.children[node]:
+            m = tree.edge[c].state_maps
+            if m[0][slots[0]] >= 0 and m[1][slots[1]] >= 0:
+                cands.append(c)
+                probs.append(tree.edge[c].prob)
+        p = np.array(probs)
+        c = cands[int(self.rng.choice(len(cands), p=p / p.sum()))]
+        m = tree.edge[c].state_maps
+        return c, [int(m[0][slots[0]]), int(m[1][slots[1]])]

@@ -1,0 +1,121 @@
+"""Modified continual re-solving: how a GT-CFR agent acts soundly, one decision at a time.
+
+At each of its decisions the agent re-solves from the previous search's
+summary (Student of Games, "Modified continual re-solving"):
+
+1. `s_prev` is the deepest public state of the current history that the
+   previous search's tree holds. Its summary gives our range there (reach
+   under the previous search's average policy: our action at the previous
+   decision, then chance's card removal, is carried by construction) and the
+   opponent's counterfactual values there, averaged over the iterations with
+   the average policy's linear weights (so after our own action they are the
+   values of that child, and after chance they are iteration-averaged).
+2. The new tree is a single branch from `s_prev` to the current public state,
+   every off-branch child a frontier leaf; the re-solving gadget sits above
+   `s_prev`: each opponent slot chooses Terminate (receive the summary value)
+   or Follow, and the opponent's root range is
+   `alpha * r_follow + (1 - alpha) * r_prev` (`sog.search.gtcfr.Gadget`).
+3. GT-CFR grows the tree below the current public state only, and the agent
+   acts with the average policy there.
+
+Without a previous search (the first decision of either seat) the search is
+rooted at the game's root with the initial ranges and no gadget. The tree is
+always rebuilt from the real public history, so actions the previous tree did
+not contain are handled the same way as any other.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from sog.games.api import Game
+from sog.search.cfr import ValueFunction
+from sog.search.gtcfr import GTCFR, Gadget, SearchResult
+from sog.search.tree import PublicTree
+
+
+@dataclasses.dataclass
+class Summary:
+    """A search's re-solving summary: per public state of its tree, the average
+    policy's ranges and the averaged counterfactual values (float [2, N] each)."""
+
+    ranges: dict[Hashable, np.ndarray]
+    values: dict[Hashable, np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchParams:
+    """SoG(s, c) and the GT-CFR knobs; see `sog.search.gtcfr`."""
+
+    simulations: int = 100
+    per_phase: float = 1.0
+    puct_c: float = 1.0
+    prior_temperature: float = 1.0
+    top_k: int | None = None          # None: 1 for perfect-information games, all otherwise
+    gadget_alpha: float = 0.5
+
+    def __post_init__(self):
+        if self.simulations < 1 or not self.per_phase > 0 or np.ceil(self.per_phase) > self.simulations:
+            raise ValueError(f"invalid search S,C = {self.simulations},{self.per_phase}: need S >= 1, "
+                             "C > 0 and ceil(C) <= S")
+        if not 0 <= self.gadget_alpha <= 1:
+            raise ValueError(f"gadget alpha must be in [0, 1], got {self.gadget_alpha}")
+
+
+def parse_search(text: str) -> SearchParams:
+    """'S,C' (e.g. '100,1' or '10,0.01') -> SearchParams; ValueError naming the problem."""
+    try:
+        s, c = text.split(",")
+        return SearchParams(simulations=int(s), per_phase=float(c))
+    except ValueError as err:
+        raise ValueError(f"bad --search {text!r}: expected S,C with integer S >= 1 and C > 0 "
+                         f"({err})") from None
+
+
+class ContinualResolver:
+    """Runs re-solving searches for one game and value function (see module doc)."""
+
+    def __init__(self, game: Game, value_fn: ValueFunction, params: SearchParams = SearchParams()):
+        self.game, self.value_fn, self.params = game, value_fn, params
+
+    def search(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
+               ) -> tuple[SearchResult, Summary, GTCFR]:
+        """Search at history[-1] for `player`, conditioned on its previous search's summary."""
+        game, p = self.game, self.params
+        gadget = None
+        if prev is None:
+            k, root_ranges = 0, game.initial_ranges()
+        else:
+            k = max(j for j, pub in enumerate(history) if pub in prev.ranges)
+            s_prev = history[k]
+            root_ranges = prev.ranges[s_prev].copy()
+            possible = game.cached("possible_mask", s_prev)[1 - player]
+            gadget = Gadget(1 - player, prev.values[s_prev][1 - player], prev.ranges[s_prev][1 - player],
+                            possible, p.gadget_alpha)
+        tree = PublicTree(game, [history[k]])
+        node = tree.roots[0]
+        for pub in history[k + 1:]:
+            kids = tree.expand(node)
+            node = next((c for c in kids if tree.pubs[c] == pub), -1)
+            if node < 0:
+                raise ValueError(f"{pub!r} is not a child of {tree.pubs[kids[0]] if kids else None!r}: "
+                                 "the history is not a path of the game")
+        search = GTCFR(game, self.value_fn, tree, root_ranges, search_node=node, gadget=gadget,
+                       puct_c=p.puct_c, prior_temperature=p.prior_temperature, top_k=p.top_k, seed=seed)
+        result = search.run(p.simulations, p.per_phase)
+        return result, summarize(search), search
+
+
+def summarize(search: GTCFR) -> Summary:
+    """The summary of a finished search (every node of its tree)."""
+    tree = search.tree
+    ranges = search.average_ranges()
+    out = Summary({}, {})
+    for node in range(tree.size):
+        pub = tree.pubs[node]
+        if pub not in out.ranges:
+            out.ranges[pub] = ranges[node]
+            out.values[pub] = search.average_values(node)
+    return out
