@@ -86,3 +86,67 @@ def bench_cfr(game, target_mbb: float = 1.0, max_seconds: float = 120.0, log=pri
     log(f"time to {target_mbb} mbb/h: openspiel {ref['seconds']:.2f} s; sog simultaneous "
         f"{result['sog_simultaneous']['seconds']:.2f} s; sog alternating {result['sog_alternating']['seconds']:.2f} s")
     return result
+
+
+class _Timed:
+    """A value function wrapper measuring time inside the network and batch sizes."""
+
+    def __init__(self, value_fn):
+        self.value_fn, self.seconds, self.calls, self.queries = value_fn, 0.0, 0, 0
+        if hasattr(value_fn, "evaluate"):
+            self.evaluate = self._evaluate
+
+    def _timed(self, fn, pubs, ranges):
+        t = time.perf_counter()
+        out = fn(pubs, ranges)
+        self.seconds += time.perf_counter() - t
+        self.calls += 1
+        self.queries += len(pubs)
+        return out
+
+    def _evaluate(self, pubs, ranges):
+        return self._timed(self.value_fn.evaluate, pubs, ranges)
+
+    def __call__(self, pubs, ranges):
+        return self._timed(self.value_fn, pubs, ranges)
+
+
+def fresh_cvpn(game, seed: int = 0):
+    """An initialised, untrained CVPN of the default network config (CPU if no accelerator)."""
+    from networks.value_function import NetworkValueFunction
+    from networks.cvpn import init_params
+    from sog.config import NetworkConfig
+    config = NetworkConfig()
+    return NetworkValueFunction(game, config, init_params(game, config, seed))
+
+
+def bench_search(game, value_fns: dict, settings: list, searches: int, log=print) -> dict:
+    """Searches/s, CFR iterations/s, queries/s, mean batch and the share of time outside
+    the network, for SoG(s, c) searches from the root with each value function.
+
+    Every setting runs `searches` full searches from the game's root (seeds 0..);
+    one warm-up search per (value function, setting) is not timed (jit compilation).
+    """
+    from sog.search.gtcfr import GTCFR
+    rows = []
+    for vname, vf in value_fns.items():
+        for p in settings:
+            GTCFR(game, vf, seed=-1 % 2**31).run(p.simulations, p.per_phase)
+            timed = _Timed(vf)
+            iterations = 0
+            t0 = time.perf_counter()
+            for seed in range(searches):
+                iterations += GTCFR(game, timed, seed=seed, puct_c=p.puct_c,
+                                    prior_temperature=p.prior_temperature).run(
+                    p.simulations, p.per_phase).iterations
+            wall = time.perf_counter() - t0
+            row = dict(value=vname, search=f"{p.simulations},{p.per_phase:g}", searches=searches,
+                       seconds=wall, searches_per_s=searches / wall, iterations_per_s=iterations / wall,
+                       queries_per_s=timed.queries / wall,
+                       mean_batch=timed.queries / max(timed.calls, 1),
+                       share_outside_network=1 - timed.seconds / wall)
+            rows.append(row)
+            log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {row['searches_per_s']:7.2f} searches/s "
+                f"{row['iterations_per_s']:8.1f} it/s {row['queries_per_s']:9.1f} queries/s "
+                f"batch {row['mean_batch']:6.1f}  outside network {100 * row['share_outside_network']:.0f}%")
+    return dict(game=game.spec.name, rows=rows)

@@ -66,6 +66,10 @@ def cmd_exploitability(args) -> dict:
     from sog.eval.policy_io import load_policy
 
     game = _game(args.game)
+    if args.agent is not None:
+        return _search_agent_exploitability(game, args)
+    if args.policy is None:
+        raise UserError("give --policy FILE, or --agent sog --search S,C --value oracle|PATH")
     try:
         policy = load_policy(args.policy, game)
     except PolicyError as e:
@@ -78,11 +82,60 @@ def cmd_exploitability(args) -> dict:
                 game_value=policy_value(game, policy), seconds=time.perf_counter() - t0)
 
 
+def _value_function(game, spec: str):
+    from launch.values import make_value_function
+    try:
+        return make_value_function(spec, game)
+    except (ValueError, FileNotFoundError) as e:
+        raise UserError(str(e)) from None
+
+
+def _search_params(text: str):
+    from sog.search.resolve import parse_search
+    try:
+        return parse_search(text)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def _search_agent_exploitability(game, args) -> dict:
+    from sog.eval.search_policy import decision_state_count, search_exploitability
+    from sog.search.resolve import ContinualResolver
+
+    if args.agent != "sog":
+        raise UserError(f"unknown search agent {args.agent!r}; the only one is 'sog'")
+    if args.seeds < 1:
+        raise UserError("--seeds must be at least 1")
+    params = _search_params(args.search)
+    resolver = ContinualResolver(game, _value_function(game, args.value), params)
+    total = decision_state_count(game)
+
+    def progress(seed, k):
+        say(f"\rseed {seed + 1}/{args.seeds}: search {k}/{total}", end="")
+
+    out = search_exploitability(game, resolver, args.seeds, progress)
+    say()
+    say(f"SoG({params.simulations}, {params.per_phase:g}) on {game.spec.name}: exploitability "
+        f"min {1000 * out['min']:.2f} / mean {1000 * out['mean']:.2f} / max {1000 * out['max']:.2f} "
+        f"mbb/h over {args.seeds} seeds in {out['seconds']:.1f} s")
+    return dict(game=game.spec.name, agent="sog", search=args.search, value=args.value,
+                seeds=args.seeds, searches_per_seed=total, min_mbb=1000 * out["min"],
+                mean_mbb=1000 * out["mean"], max_mbb=1000 * out["max"],
+                per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"])
+
+
 def cmd_bench(args) -> dict:
     from launch import bench
     if args.what == "cfr":
         return bench.bench_cfr(_game(args.game), target_mbb=args.target_mbb,
                                max_seconds=args.max_seconds, log=say)
+    if args.what == "search":
+        game = _game(args.game)
+        values = {"oracle": _value_function(game, "oracle")}
+        values["cvpn" if args.value == "fresh" else args.value] = (
+            bench.fresh_cvpn(game) if args.value == "fresh" else _value_function(game, args.value))
+        return bench.bench_search(game, values, [_search_params(s) for s in args.search],
+                                  args.searches, log=say)
     raise UserError(f"unknown benchmark {args.what!r}")
 
 
@@ -101,14 +154,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("exploitability", help="exact exploitability of a policy")
     e.add_argument("--game", required=True)
-    e.add_argument("--policy", required=True, help="tabular policy JSON (see `sog solve --out`)")
+    e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
+    e.add_argument("--agent", choices=["sog"], help="measure a search agent instead of a policy file")
+    e.add_argument("--search", default="100,1", help="S,C of SoG(S, C)")
+    e.add_argument("--value", default="oracle", help="'oracle' or a run directory / checkpoint")
+    e.add_argument("--seeds", type=int, default=1)
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr"])
+    b.add_argument("what", choices=["cfr", "search"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
+    b.add_argument("--search", nargs="+", default=["100,1", "10,0.01"], help="search: S,C settings")
+    b.add_argument("--value", default="fresh",
+                   help="search: the CVPN, 'fresh' (initialised, untrained) or a checkpoint")
+    b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     b.set_defaults(func=cmd_bench)
     return p
 

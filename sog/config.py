@@ -3,10 +3,46 @@
 A YAML file in `configs/` fills these (see `load_config`); every field has the
 unit or meaning in its comment. Defaults are the paper's (Table S2, HUNL
 column) where it gives them.
+
+A config file is a mapping with a top-level `game:` string (anything
+`sog.games.load_game` accepts, e.g. `liars_dice(numdice=1,dice_sides=6)`) and
+one mapping per section (`network:`, `learner:`, ...); a missing section or
+field takes its default. Overrides are `key=value` strings with dotted keys
+(`learner.learning_rate=3e-4`, `search.simulations=10`, `game=kuhn_poker`);
+the value is parsed as YAML. Everything is checked at once and fails with a
+`ConfigError` naming the key, the source (file or override) and what was
+expected:
+
+- unknown sections and keys;
+- types: an `int` field takes an int (not a bool), a `float` field an int or a
+  float (also a string such as `1e-3`, which YAML 1.1 leaves a string), a `bool`
+  field only `true`/`false`, a `str` field only a string;
+- values: positive sizes, probabilities in [0, 1], known optimizer and
+  activation, a known game, and a few rules across sections.
+
+`config_to_dict` / `config_from_dict` store a config in a checkpoint and
+restore it exactly; `dump_config` writes a YAML file `load_config` reads back
+to an equal `Config`. This module imports nothing but the standard library,
+PyYAML and `sog.games`.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
+import re
+import tempfile
+import typing
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from sog.games import load_game
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names key, source and expectation."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +65,8 @@ class LearnerConfig:
     publish_every: int = 10          # learner steps between weight publications
     checkpoint_every: int = 1000     # learner steps between checkpoints
     keep_checkpoints: int = 3        # the last N checkpoints are kept
+    keep_period: int = 0             # learner steps; checkpoints whose step is a multiple of this
+                                     # are never deleted (for exploitability-vs-steps curves); 0 = none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +101,7 @@ class ReplayConfig:
     capacity: int = 1_000_000        # sliding window, examples
     min_size: int = 1000             # examples before the learner starts
     max_updates_per_example: float = 10.0  # sample-to-insert limit (grad updates per example)
-    persist_every: int = 600         # seconds between replay snapshots in the run directory
+    persist_every: int = 600         # seconds between replay snapshots in the run directory; 0 = never
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +116,7 @@ class RunConfig:
     minutes: float = 60.0            # wall-clock budget of `sog train`
     max_steps: int = 0               # learner steps budget; 0 = unlimited
     eval_every: int = 0              # learner steps between exploitability evaluations; 0 = never
-    eval_search: str = "10,1"        # S,C of the evaluated SoG agent
+    eval_search: str = "10,1"        # S,C of the evaluated SoG agent; several as "10,1;100,1"
     eval_seeds: int = 2
 
 
@@ -93,3 +131,313 @@ class Config:
     replay: ReplayConfig = ReplayConfig()
     inference: InferenceConfig = InferenceConfig()
     run: RunConfig = RunConfig()
+
+
+# section name -> dataclass
+SECTIONS: dict[str, type] = {name: kind for name, kind in typing.get_type_hints(Config).items()
+                              if name != "game"}
+
+
+# ---------------------------------------------------------------- locating configs
+
+def config_path(name: str | os.PathLike) -> Path:
+    """A config file: an existing path, or a shipped config by name.
+
+    `leduc`, `leduc.yaml` and (when no such file exists relative to the current
+    folder) `configs/leduc.yaml` all name the `configs` package's `leduc.yaml`.
+    """
+    path = Path(name)
+    if path.is_file():
+        return path
+    text = os.fspath(name)
+    # a bare name, or `configs/<name>.yaml` asked for from outside the repository root
+    if path.parent == Path(".") or path.parent == Path("configs"):
+        stem = path.name.removesuffix(".yaml")
+        candidate = resources.files("configs") / f"{stem}.yaml"
+        if candidate.is_file():
+            return Path(str(candidate))
+    shipped = ", ".join(shipped_configs()) or "none"
+    raise ConfigError(f"config {text!r} is neither a file nor a shipped config (shipped: {shipped})")
+
+
+def shipped_configs() -> list[str]:
+    """Names of the configs shipped in the `configs` package."""
+    return sorted(p.name.removesuffix(".yaml") for p in resources.files("configs").iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+# ---------------------------------------------------------------- loading
+
+def load_config(path: str | os.PathLike, overrides: typing.Iterable[str] = ()) -> Config:
+    """Read a YAML config (a path or a shipped name, see `config_path`) and apply overrides."""
+    file = config_path(path)
+    source = str(file)
+    try:
+        raw = yaml.safe_load(file.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config {source}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config {source} is not valid YAML: {e}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {source}: the top level must be a mapping, got {type(raw).__name__}")
+    raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    sources = _apply_overrides(raw, overrides, source)
+    return _build(raw, source, sources)
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """'learner.learning_rate=3e-4' -> ('learner.learning_rate', '3e-4'); the value is parsed as YAML."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    where = f"override {text!r}"
+    if not sep:
+        raise ConfigError(f"{where} is not key=value (e.g. learner.learning_rate=3e-4)")
+    if not re.fullmatch(r"game|[a-z_][a-z_0-9]*\.[a-z_][a-z_0-9]*", key):
+        raise ConfigError(f"{where}: key {key!r} must be 'game' or 'section.field'")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{where}: value for key {key!r} is not valid YAML: {e}") from None
+    return key, parsed
+
+
+def apply_overrides(cfg: Config, overrides: typing.Iterable[str]) -> Config:
+    """A copy of `cfg` with `key=value` overrides applied and everything re-validated."""
+    raw = config_to_dict(cfg)
+    sources = _apply_overrides(raw, overrides, "config")
+    return _build(raw, "config", sources)
+
+
+def _apply_overrides(raw: dict, overrides: typing.Iterable[str], source: str) -> dict[str, str]:
+    """Write overrides into the nested dict `raw`; returns key -> 'override ...' for messages."""
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    sources = {}
+    for text in overrides:
+        key, value = parse_override(text)
+        where = f"override {text!r}"
+        sources[key] = where
+        if key == "game":
+            raw["game"] = value
+            continue
+        section, field = key.split(".")
+        if section not in SECTIONS:
+            raise ConfigError(f"unknown section {section!r} in {where}; "
+                              f"known sections: game, {', '.join(SECTIONS)}")
+        current = raw.get(section)
+        if current is None:
+            current = raw[section] = {}
+        if not isinstance(current, dict):
+            raise ConfigError(f"{section} in {source}: expected a mapping of fields, "
+                              f"got {type(current).__name__}")
+        current[field] = value
+    return sources
+
+
+def config_to_dict(cfg: Config) -> dict:
+    """Plain nested dict (JSON/YAML-safe scalars only) for checkpoints and run directories."""
+    return dataclasses.asdict(cfg)
+
+
+def config_from_dict(d: dict, source: str = "dict") -> Config:
+    """Inverse of `config_to_dict`, with the same checks as `load_config`."""
+    if not isinstance(d, dict):
+        raise ConfigError(f"config {source}: expected a mapping, got {type(d).__name__}")
+    return _build({k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items()}, source, {})
+
+
+def dump_config(cfg: Config, path: str | os.PathLike) -> None:
+    """Write `cfg` as YAML (atomically: a temporary file in the same folder, then rename)."""
+    path = Path(path)
+    text = yaml.safe_dump(config_to_dict(cfg), sort_keys=False, default_flow_style=False)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def config_diff(a: Config, b: Config) -> list[str]:
+    """Dotted keys whose values differ, as 'key: a -> b' (for resume mismatch messages)."""
+    da, db = config_to_dict(a), config_to_dict(b)
+    out = []
+    if da["game"] != db["game"]:
+        out.append(f"game: {da['game']!r} -> {db['game']!r}")
+    for section in SECTIONS:
+        for key, value in da[section].items():
+            if db[section][key] != value:
+                out.append(f"{section}.{key}: {value!r} -> {db[section][key]!r}")
+    return out
+
+
+def parse_eval_search(text: str) -> list[tuple[int, float]]:
+    """'10,1;100,1' -> [(10, 1.0), (100, 1.0)]: the (simulations, per_phase) of evaluated agents."""
+    out = []
+    for item in text.split(";"):
+        m = re.fullmatch(r"\s*(\d+)\s*,\s*([0-9.eE+-]+)\s*", item)
+        try:
+            s, c = int(m.group(1)), float(m.group(2))
+        except (AttributeError, ValueError):
+            raise ConfigError(f"bad SoG(S,C) spec {item.strip()!r} in {text!r}; expected e.g. '10,1' "
+                              f"or '10,1;100,1'") from None
+        if s <= 0 or not (c > 0 and math.isfinite(c)) or s < math.ceil(c):
+            raise ConfigError(f"bad SoG(S,C) spec {item.strip()!r}: need S >= ceil(C) >= 1, C > 0")
+        out.append((s, c))
+    return out
+
+
+# ---------------------------------------------------------------- checks
+
+_FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _coerce(value, kind: type, key: str, where: str):
+    """Type-check one value against a field type; ints become floats in float fields."""
+    def bad():
+        return ConfigError(f"{key} in {where}: expected {kind.__name__}, got {value!r} "
+                           f"({type(value).__name__})")
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise bad()
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad()
+        return value
+    if kind is float:
+        if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+            value = float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise bad()
+        value = float(value)
+        if not math.isfinite(value):
+            raise ConfigError(f"{key} in {where}: expected a finite float, got {value!r}")
+        return value
+    if kind is str:
+        if not isinstance(value, str):
+            raise bad()
+        return value
+    raise TypeError(f"unsupported field type {kind!r} for {key}")  # a bug in this module
+
+
+def _build(raw: dict, source: str, sources: dict[str, str]) -> Config:
+    """Check a nested dict (sections as dicts) and build the Config."""
+    def where(key):
+        return sources.get(key, source)
+
+    for name in raw:
+        if name != "game" and name not in SECTIONS:
+            raise ConfigError(f"unknown section {name!r} in {where(name)}; "
+                              f"known sections: game, {', '.join(SECTIONS)}")
+    if "game" not in raw:
+        raise ConfigError(f"game in {source}: missing; expected a game string such as 'leduc_poker'")
+    game = _coerce(raw["game"], str, "game", where("game"))
+    sections = {}
+    for name, cls in SECTIONS.items():
+        values = raw.get(name)
+        if values is None:
+            values = {}
+        if not isinstance(values, dict):
+            raise ConfigError(f"{name} in {where(name)}: expected a mapping of fields, "
+                              f"got {type(values).__name__}")
+        hints = typing.get_type_hints(cls)
+        known = [f.name for f in dataclasses.fields(cls)]
+        kwargs = {}
+        for key, value in values.items():
+            dotted = f"{name}.{key}"
+            if key not in hints:
+                raise ConfigError(f"unknown key {dotted!r} in {where(dotted)}; "
+                                  f"known keys of {name}: {', '.join(known)}")
+            kwargs[key] = _coerce(value, hints[key], dotted, where(dotted))
+        sections[name] = cls(**kwargs)
+    cfg = Config(game=game, **sections)
+    _validate(cfg, where)
+    return cfg
+
+
+def _validate(cfg: Config, where) -> None:
+    def check(ok, key, expectation):
+        if not ok:
+            section, _, field = key.partition(".")
+            value = getattr(getattr(cfg, section), field) if field else getattr(cfg, section)
+            raise ConfigError(f"{key} in {where(key)}: expected {expectation}, got {value!r}")
+
+    try:
+        load_game(cfg.game)
+    except (ValueError, OSError, KeyError, TypeError) as e:
+        raise ConfigError(f"game in {where('game')}: {e}") from None
+
+    n, lr, s, sp, sv, rp, inf, run = (cfg.network, cfg.learner, cfg.search, cfg.selfplay,
+                                      cfg.solver, cfg.replay, cfg.inference, cfg.run)
+    check(n.hidden >= 1, "network.hidden", "an int >= 1")
+    check(n.layers >= 1, "network.layers", "an int >= 1")
+    check(n.activation in ("relu", "gelu"), "network.activation", "one of relu, gelu")
+
+    check(lr.batch_size >= 1, "learner.batch_size", "an int >= 1")
+    check(lr.optimizer in ("adam", "sgd"), "learner.optimizer", "one of adam, sgd")
+    check(lr.learning_rate > 0, "learner.learning_rate", "a float > 0")
+    check(0 < lr.lr_decay_rate <= 1, "learner.lr_decay_rate", "a float in (0, 1]")
+    check(lr.lr_decay_steps >= 1, "learner.lr_decay_steps", "an int >= 1")
+    check(lr.value_weight >= 0, "learner.value_weight", "a float >= 0")
+    check(lr.policy_weight >= 0, "learner.policy_weight", "a float >= 0")
+    check(lr.value_weight + lr.policy_weight > 0, "learner.value_weight",
+          "value_weight + policy_weight > 0")
+    check(lr.huber_delta > 0, "learner.huber_delta", "a float > 0")
+    check(lr.publish_every >= 1, "learner.publish_every", "an int >= 1")
+    check(lr.checkpoint_every >= 1, "learner.checkpoint_every", "an int >= 1")
+    check(lr.keep_checkpoints >= 1, "learner.keep_checkpoints", "an int >= 1")
+    check(lr.keep_period >= 0, "learner.keep_period", "an int >= 0 (0 = none)")
+
+    check(s.simulations >= 1, "search.simulations", "an int >= 1")
+    check(s.per_phase > 0, "search.per_phase", "a float > 0")
+    check(s.simulations >= math.ceil(s.per_phase), "search.per_phase",
+          f"ceil(per_phase) <= search.simulations ({s.simulations}), else no iteration runs")
+    check(s.prior_temperature > 0, "search.prior_temperature", "a float > 0")
+    check(s.puct_c >= 0, "search.puct_c", "a float >= 0")
+    check(s.top_k >= 0, "search.top_k", "an int >= 0 (0 = all children)")
+    check(0 <= s.gadget_alpha <= 1, "search.gadget_alpha", "a float in [0, 1]")
+
+    check(sp.workers >= 1, "selfplay.workers", "an int >= 1")
+    check(sp.games_per_worker >= 1, "selfplay.games_per_worker", "an int >= 1")
+    check(0 <= sp.epsilon <= 1, "selfplay.epsilon", "a float in [0, 1]")
+    check(0 <= sp.p_td1 <= 1, "selfplay.p_td1", "a probability in [0, 1]")
+    check(sp.q_search >= 0, "selfplay.q_search", "a mean number of queries >= 0")
+    check(sp.greedy_after >= -1, "selfplay.greedy_after", "an int >= 0, or -1 for never")
+
+    check(sv.solvers >= 0, "solver.solvers", "an int >= 0")
+    check(0 <= sv.q_recursive < 1, "solver.q_recursive",
+          "a mean in [0, 1) (at 1 or more the recursive queries never die out)")
+    check(sv.queue_size >= 1, "solver.queue_size", "an int >= 1")
+    check(sv.solvers >= 1 or sp.p_td1 > 0, "solver.solvers",
+          "at least 1 solver when selfplay.p_td1 is 0 (otherwise nothing makes value targets)")
+    check(sv.solvers == 0 or sp.q_search > 0, "selfplay.q_search",
+          "q_search > 0 when there are solvers (otherwise they get no queries)")
+
+    check(rp.capacity >= 1, "replay.capacity", "an int >= 1")
+    check(1 <= rp.min_size <= rp.capacity, "replay.min_size",
+          f"an int in [1, replay.capacity = {rp.capacity}]")
+    check(lr.batch_size <= rp.capacity, "learner.batch_size",
+          f"at most replay.capacity = {rp.capacity}")
+    check(rp.max_updates_per_example > 0, "replay.max_updates_per_example", "a float > 0")
+    check(rp.persist_every >= 0, "replay.persist_every", "seconds >= 0 (0 = never)")
+
+    check(inf.max_batch >= 1, "inference.max_batch", "an int >= 1")
+    check(inf.max_wait_ms >= 0, "inference.max_wait_ms", "milliseconds >= 0")
+
+    check(run.seed >= 0, "run.seed", "an int >= 0")
+    check(run.minutes > 0, "run.minutes", "minutes > 0")
+    check(run.max_steps >= 0, "run.max_steps", "an int >= 0 (0 = unlimited)")
+    check(run.eval_every >= 0, "run.eval_every", "an int >= 0 (0 = never)")
+    check(run.eval_seeds >= 1, "run.eval_seeds", "an int >= 1")
+    try:
+        parse_eval_search(run.eval_search)
+    except ConfigError as e:
+        raise ConfigError(f"run.eval_search in {where('run.eval_search')}: {e}") from None

@@ -1,0 +1,200 @@
+"""Learner checkpoints with orbax-checkpoint: save, restore, and load a value function.
+
+A run directory holds one directory per saved learner step, written by an
+orbax `CheckpointManager`:
+
+    RUN_DIR/<step>/state/   params, opt_state, step, rng (`ocp.args.StandardSave`)
+    RUN_DIR/<step>/meta/    JSON metadata (`ocp.args.JsonSave`): format, game
+                            name, spec shape (N, A, F), network and learner
+                            configs, step, weight version, the caller's extra
+                            counters (replay / limiter counters, ...)
+
+Crash safety: orbax writes a step into `RUN_DIR/<step>.orbax-checkpoint-tmp`
+and renames it to `RUN_DIR/<step>` only once every item is written (atomic
+rename on local file systems; `tests/test_learner.py` kills a process inside
+a save and checks this). Listing and restoring ignore temporary directories,
+and a new `CheckpointStore` deletes leftovers (in the background; done by the
+time its first save returns). Saves are synchronous: when `save` returns, the
+checkpoint is complete on disk. The last `LearnerConfig.keep_checkpoints`
+steps are kept, plus every multiple of `LearnerConfig.keep_period` (if > 0).
+
+Every problem with a checkpoint (missing, incomplete, corrupt, another game,
+another network shape) raises `CheckpointError` with a message naming it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Self
+
+import jax
+import orbax.checkpoint as ocp
+
+from learners.train_state import TrainState, init_train_state
+from networks.value_function import NetworkValueFunction
+from sog.config import LearnerConfig, NetworkConfig
+from sog.games.api import Game
+
+FORMAT = "sog-checkpoint/1"
+ITEMS = ("state", "meta")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, corrupt, or does not fit the game / network asked for."""
+
+
+def _spec_shape(game: Game) -> dict:
+    spec = game.spec
+    return {"num_states": spec.num_states, "num_actions": spec.num_actions, "feature_size": spec.feature_size}
+
+
+def _as_tree(state: TrainState) -> dict:
+    """The checkpointed pytree of a TrainState: a plain dict (orbax-friendly)."""
+    return {"step": state.step, "params": state.params, "opt_state": state.opt_state, "rng": state.rng}
+
+
+def _manager(run_dir: Path, options: ocp.CheckpointManagerOptions | None = None) -> ocp.CheckpointManager:
+    options = options or ocp.CheckpointManagerOptions(create=False, enable_async_checkpointing=False)
+    return ocp.CheckpointManager(run_dir, options=options, item_names=ITEMS)
+
+
+class CheckpointStore:
+    """The writer of one run directory's checkpoints (see module doc).
+
+    run_dir: created if missing; game, network_config, learner_config: recorded
+    in every checkpoint's metadata; the last `learner_config.keep_checkpoints`
+    are kept, and every step that is a multiple of `learner_config.keep_period`
+    (when > 0).
+    """
+
+    def __init__(self, run_dir: str | Path, game: Game, network_config: NetworkConfig,
+                 learner_config: LearnerConfig):
+        if learner_config.keep_checkpoints < 1:
+            raise ValueError(f"keep_checkpoints must be >= 1, got {learner_config.keep_checkpoints}")
+        self.run_dir = Path(run_dir).absolute()
+        self._meta = {"format": FORMAT, "game": game.spec.name, "spec": _spec_shape(game),
+                      "network": dataclasses.asdict(network_config),
+                      "learner": dataclasses.asdict(learner_config)}
+        self._manager = _manager(self.run_dir, ocp.CheckpointManagerOptions(
+            max_to_keep=learner_config.keep_checkpoints, keep_period=learner_config.keep_period or None,
+            create=True, enable_async_checkpointing=False, cleanup_tmp_directories=True))
+
+    def save(self, state: TrainState, version: int, extra: dict | None = None) -> bool:
+        """Checkpoint `state` at its step with weight `version` and JSON-able `extra` counters.
+
+        Returns False (and writes nothing) when a checkpoint of this step or a
+        later one already exists.
+        """
+        step = int(state.step)
+        meta = {**self._meta, "step": step, "version": int(version), "extra": dict(extra or {})}
+        try:
+            json.dumps(meta)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"checkpoint extra counters are not JSON-serialisable: {e}") from None
+        return self._manager.save(step, args=ocp.args.Composite(
+            state=ocp.args.StandardSave(_as_tree(state)), meta=ocp.args.JsonSave(meta)))
+
+    def latest_step(self) -> int | None:
+        return self._manager.latest_step()
+
+    def close(self) -> None:
+        self._manager.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def latest_step(run_dir: str | Path) -> int | None:
+    """The newest complete checkpoint step in `run_dir`, or None (also when it does not exist)."""
+    run_dir = Path(run_dir).absolute()
+    if not run_dir.is_dir():
+        return None
+    with _manager(run_dir) as manager:
+        return manager.latest_step()
+
+
+def _resolve(path: str | Path) -> tuple[Path, int]:
+    """(run directory, step) of PATH: a run directory (its latest step) or one step's directory."""
+    path = Path(path).absolute()
+    if not path.is_dir():
+        raise CheckpointError(f"no checkpoint at {path}: not a directory")
+    if any((path / name).exists() for name in (*ITEMS, "_CHECKPOINT_METADATA")):
+        if not path.name.isdigit():
+            raise CheckpointError(f"checkpoint directory {path} is not named after a step")
+        return path.parent, int(path.name)
+    step = latest_step(path)
+    if step is None:
+        raise CheckpointError(f"no checkpoint in {path}")
+    return path, step
+
+
+def _restore(run_dir: Path, step: int, **items: ocp.args.CheckpointArgs):
+    try:
+        with _manager(run_dir) as manager:
+            return manager.restore(step, args=ocp.args.Composite(**items))
+    except Exception as e:  # noqa: BLE001 - orbax raises many types; the caller gets one, with the reason
+        reason = (str(e).strip().splitlines() or [""])[0][:300]
+        raise CheckpointError(f"checkpoint {run_dir / str(step)} is corrupt or incomplete: "
+                              f"cannot restore its {'/'.join(items)} ({type(e).__name__}: {reason})") from None
+
+
+def read_metadata(path: str | Path) -> dict:
+    """The JSON metadata of the checkpoint at PATH (run directory: its latest step)."""
+    run_dir, step = _resolve(path)
+    meta = _restore(run_dir, step, meta=ocp.args.JsonRestore()).meta
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"checkpoint {run_dir / str(step)} has no {FORMAT} metadata")
+    return meta
+
+
+def _open(path: str | Path, game: Game) -> tuple[Path, int, dict]:
+    """(run directory, step, metadata) of the checkpoint at PATH, checked to be of `game`."""
+    run_dir, step = _resolve(path)
+    where = str(run_dir / str(step))
+    meta = read_metadata(where)
+    if meta["game"] != game.spec.name:
+        raise CheckpointError(f"checkpoint is for game {meta['game']}, not {game.spec.name} ({where})")
+    if meta["spec"] != _spec_shape(game):
+        raise CheckpointError(f"checkpoint {where} has shapes {meta['spec']}, "
+                              f"but {game.spec.name} has {_spec_shape(game)}")
+    return run_dir, step, meta
+
+
+def _configs(meta: dict, where: str) -> tuple[NetworkConfig, LearnerConfig]:
+    try:
+        return NetworkConfig(**meta["network"]), LearnerConfig(**meta["learner"])
+    except (TypeError, KeyError) as e:
+        raise CheckpointError(f"checkpoint {where} has unreadable configs: {e}") from None
+
+
+def restore_train_state(path: str | Path, game: Game, network_config: NetworkConfig,
+                        learner_config: LearnerConfig) -> tuple[TrainState, dict]:
+    """(TrainState, metadata) of the checkpoint at PATH (run directory: latest; or a step directory).
+
+    The checkpoint must be of `game` with the same network config and optimizer
+    (other learner settings, such as the learning rate, may change on resume).
+    """
+    run_dir, step, meta = _open(path, game)
+    where = str(run_dir / str(step))
+    saved_network, saved_learner = _configs(meta, where)
+    if saved_network != network_config:
+        raise CheckpointError(f"checkpoint {where} has network {saved_network}, not the configured {network_config}")
+    if saved_learner.optimizer != learner_config.optimizer:
+        raise CheckpointError(f"checkpoint {where} was trained with optimizer {saved_learner.optimizer}, "
+                              f"not {learner_config.optimizer}")
+    target = jax.eval_shape(lambda: init_train_state(game, network_config, learner_config, seed=0))
+    tree = _restore(run_dir, step, state=ocp.args.StandardRestore(_as_tree(target))).state
+    return TrainState(**tree), meta
+
+
+def load_value_function(path: str | Path, game: Game, buckets=None) -> NetworkValueFunction:
+    """The CVPN of the checkpoint at PATH (run directory: latest; or a step directory) as a
+    value function of `game`, with the checkpoint's weight version."""
+    run_dir, step, meta = _open(path, game)
+    network_config, learner_config = _configs(meta, str(run_dir / str(step)))
+    state, _ = restore_train_state(run_dir / str(step), game, network_config, learner_config)
+    return NetworkValueFunction(game, network_config, state.params, buckets=buckets, version=meta["version"])

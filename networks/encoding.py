@@ -1,0 +1,87 @@
+"""Network inputs and the unit conversion between game values and network values.
+
+Shapes: B = batch, N = `spec.num_states`, A = `spec.num_actions`,
+F = `spec.feature_size`.
+
+Inputs. Each player's range is masked to its possible slots and normalised to
+a distribution over them (an all-zero range stays all zero), then both are
+concatenated with the public features: float32 [B, 2N + F] laid out as
+`[p0 (N), p1 (N), game.features(pub) (F)]`.
+
+Units. Counterfactual values of the game scale as
+`cfv_0(r0, c * r1) = c * cfv_0(r0, r1)` and do not change when r0 is scaled
+(the same for player 1 with the roles swapped). The network therefore
+predicts values for the normalised ranges in units of `spec.max_utility`
+("network units"), and
+
+    cfv_i = v_i * max_utility * sum(r_{1-i})          (to_game_units)
+    v_i   = cfv_i / (max_utility * sum(r_{1-i}))      (to_network_units)
+
+where the sums run over the opponent's possible slots. Where the opponent's
+total reach is 0 the game value is 0 whatever the network says, so
+`to_network_units` masks those entries out of training.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sog.games.api import Game
+
+
+def normalise_ranges(ranges: np.ndarray, possible: np.ndarray) -> np.ndarray:
+    """float32 [B, 2, N]: ranges masked to `possible` (bool [B, 2, N]), each summing to 1 (or 0)."""
+    r = np.where(possible, ranges, 0.0)
+    total = r.sum(-1, keepdims=True)
+    return np.where(total > 0, r / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
+
+
+def encode(game: Game, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Network inputs for B public belief states.
+
+    pubs: B public states; ranges: float [B, 2, N] (any scale).
+    Returns (inputs float32 [B, 2N + F], possible bool [B, 2, N]). Features
+    and masks come from the game's memoised `cached` view, so each public
+    state is encoded once.
+    """
+    spec = game.spec
+    n, f = spec.num_states, spec.feature_size
+    ranges = np.asarray(ranges, dtype=np.float64)
+    if ranges.shape != (len(pubs), 2, n):
+        raise ValueError(f"ranges have shape {ranges.shape}, expected {(len(pubs), 2, n)}")
+    possible = np.zeros((len(pubs), 2, n), dtype=bool)
+    inputs = np.zeros((len(pubs), 2 * n + f), dtype=np.float32)
+    for b, pub in enumerate(pubs):
+        possible[b] = game.cached("possible_mask", pub)
+        inputs[b, 2 * n:] = game.cached("features", pub)
+    inputs[:, :2 * n] = normalise_ranges(ranges, possible).reshape(len(pubs), 2 * n)
+    return inputs, possible
+
+
+def opponent_reach(ranges: np.ndarray, possible: np.ndarray) -> np.ndarray:
+    """float64 [B, 2]: entry [b, i] is the total reach of player 1 - i over its possible slots."""
+    total = np.where(possible, ranges, 0.0).sum(-1)
+    return total[:, ::-1].astype(np.float64)
+
+
+def to_game_units(values: np.ndarray, ranges: np.ndarray, possible: np.ndarray,
+                  max_utility: float) -> np.ndarray:
+    """float64 [B, 2, N] counterfactual values from network values [B, 2, N]; 0 at impossible slots."""
+    scale = max_utility * opponent_reach(ranges, possible)[:, :, None]
+    return np.where(possible, np.asarray(values, dtype=np.float64) * scale, 0.0)
+
+
+def to_network_units(values: np.ndarray, ranges: np.ndarray, possible: np.ndarray,
+                     max_utility: float) -> tuple[np.ndarray, np.ndarray]:
+    """The exact inverse of `to_game_units` where it is invertible.
+
+    values: counterfactual values in game units [B, 2, N] for `ranges` [B, 2, N].
+    Returns (network values float32 [B, 2, N], mask bool [B, 2, N]): mask is
+    False at impossible slots and where the opponent's total reach is 0
+    (there the value is 0 for every network output); values are 0 there.
+    """
+    opp = opponent_reach(ranges, possible)[:, :, None]
+    mask = possible & (opp > 0)
+    scaled = np.asarray(values, dtype=np.float64) / (max_utility * np.where(mask, opp, 1.0))
+    return np.where(mask, scaled, 0.0).astype(np.float32), mask

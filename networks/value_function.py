@@ -1,0 +1,101 @@
+"""The CVPN behind sog's `ValueFunction` and `PolicyValueFunction` protocols.
+
+`NetworkValueFunction.evaluate(pubs, ranges)` encodes the B public belief
+states (`networks.encoding.encode`), runs one jitted `CVPN.apply` per chunk
+and converts the values to game units:
+
+    values  float64 [B, 2, N]     counterfactual values (cfv convention of
+                                  `sog.games.api`, units of the game's utility)
+    logits  float64 [B, 2, N, A]  prior-policy logits per player
+
+Shapes are bucketed so jit compiles a handful of programs only: a batch of
+size B <= max(buckets) is padded with empty rows (zero ranges, nothing
+possible) up to the smallest bucket >= B; a larger batch is cut into chunks of
+max(buckets), the last chunk padded the same way. `compilations` counts the
+programs traced so far (at most `len(buckets)` per parameter shapes).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+import numpy as np
+
+from networks.cvpn import CVPN, make_model
+from networks.encoding import encode, to_game_units
+from sog.config import NetworkConfig
+from sog.games.api import Game
+
+
+def bucket_sizes(max_batch: int = 1024) -> tuple[int, ...]:
+    """(1, 2, 4, ..., max_batch): powers of two, with max_batch last even if it is not one."""
+    if max_batch < 1:
+        raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+    sizes = [1]
+    while sizes[-1] * 2 < max_batch:
+        sizes.append(sizes[-1] * 2)
+    return tuple(sorted({*sizes, max_batch}))
+
+
+class NetworkValueFunction:
+    """Counterfactual values and prior logits of a CVPN (see module doc).
+
+    game: the game; model_or_config: a `CVPN` or the `NetworkConfig` to build
+    one; params: its flax variables; buckets: the padded batch sizes (default
+    `bucket_sizes()`); version: the weight version of `params`.
+    Counters: `calls` (evaluations), `queries` (public belief states),
+    `compilations` (jit traces).
+    """
+
+    def __init__(self, game: Game, model_or_config: CVPN | NetworkConfig, params,
+                 buckets: Sequence[int] | None = None, version: int = 0):
+        self.game = game
+        self.model = (model_or_config if isinstance(model_or_config, CVPN)
+                      else make_model(game.spec, model_or_config))
+        self.buckets = tuple(sorted(set(buckets or bucket_sizes())))
+        if self.buckets[0] < 1:
+            raise ValueError(f"bucket sizes must be >= 1, got {self.buckets}")
+        self.params, self.version = params, version
+        self.calls = self.queries = self.compilations = 0
+        self._apply = jax.jit(self._traced_apply)
+
+    def _traced_apply(self, params, inputs, possible):
+        self.compilations += 1  # Python side effect: runs only when jit traces a new shape
+        return self.model.apply(params, inputs, possible)
+
+    def set_params(self, params, version: int) -> None:
+        """Swap in new weights (same shapes: no recompilation)."""
+        self.params, self.version = params, version
+
+    def apply_padded(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`CVPN.apply` on encoded inputs [B, 2N + F], possible [B, 2, N], through the buckets.
+
+        Returns (values float32 [B, 2, N] in network units, logits float32 [B, 2, N, A]).
+        """
+        biggest = self.buckets[-1]
+        values, logits = [], []
+        for start in range(0, len(inputs), biggest):
+            x, m = inputs[start:start + biggest], possible[start:start + biggest]
+            size = next(b for b in self.buckets if b >= len(x))
+            pad = size - len(x)
+            v, lg = self._apply(self.params, np.pad(x, ((0, pad), (0, 0))),
+                                np.pad(m, ((0, pad), (0, 0), (0, 0))))
+            values.append(np.asarray(v)[:len(x)])
+            logits.append(np.asarray(lg)[:len(x)])
+        return np.concatenate(values), np.concatenate(logits)
+
+    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values float64 [B, 2, N] in game units, logits float64 [B, 2, N, A]) for ranges [B, 2, N]."""
+        spec = self.game.spec
+        n, a = spec.num_states, spec.num_actions
+        self.calls += 1
+        self.queries += len(pubs)
+        if not len(pubs):
+            return np.zeros((0, 2, n)), np.zeros((0, 2, n, a))
+        ranges = np.asarray(ranges, dtype=np.float64)
+        inputs, possible = encode(self.game, pubs, ranges)
+        values, logits = self.apply_padded(inputs, possible)
+        return to_game_units(values, ranges, possible, spec.max_utility), logits.astype(np.float64)
+
+    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
+        return self.evaluate(pubs, ranges)[0]

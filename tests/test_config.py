@@ -1,0 +1,173 @@
+"""Training configs: YAML loading, overrides, type and value checks, round trips, shipped files."""
+import dataclasses
+import sys
+
+import pytest
+import yaml
+
+from sog.config import (
+    Config,
+    ConfigError,
+    LearnerConfig,
+    apply_overrides,
+    config_diff,
+    config_from_dict,
+    config_path,
+    config_to_dict,
+    dump_config,
+    load_config,
+    parse_eval_search,
+    parse_override,
+    shipped_configs,
+)
+
+
+def write(tmp_path, data, name="cfg.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_defaults_and_sections(tmp_path):
+    cfg = load_config(write(tmp_path, {"game": "kuhn_poker"}))
+    assert cfg == Config(game="kuhn_poker")
+    cfg = load_config(write(tmp_path, {"game": "leduc_poker", "network": None,
+                                       "learner": {"batch_size": 64, "learning_rate": 1}}))
+    assert cfg.learner.batch_size == 64
+    assert cfg.learner.learning_rate == 1.0 and isinstance(cfg.learner.learning_rate, float)
+    assert cfg.learner.optimizer == LearnerConfig().optimizer
+
+
+def test_yaml_exponent_without_dot_is_a_float(tmp_path):
+    # YAML 1.1 reads 1e-3 as a string; float fields accept it
+    cfg = load_config(write(tmp_path, "game: kuhn_poker\nlearner:\n  learning_rate: 1e-3\n"))
+    assert cfg.learner.learning_rate == 1e-3
+
+
+def test_overrides(tmp_path):
+    path = write(tmp_path, {"game": "leduc_poker", "search": {"simulations": 50}})
+    cfg = load_config(path, ["learner.learning_rate=3e-4", "search.simulations=10", "game=kuhn_poker",
+                             "run.eval_search=10,1;100,1", "selfplay.epsilon=0", "network.activation=gelu"])
+    assert cfg.learner.learning_rate == 3e-4
+    assert cfg.search.simulations == 10
+    assert cfg.game == "kuhn_poker"
+    assert cfg.selfplay.epsilon == 0.0 and isinstance(cfg.selfplay.epsilon, float)
+    assert cfg.network.activation == "gelu"
+    assert parse_eval_search(cfg.run.eval_search) == [(10, 1.0), (100, 1.0)]
+    # the last override of a key wins; the game string may hold '=' and ','
+    cfg = load_config(path, ["search.simulations=7", "search.simulations=8",
+                             "game=liars_dice(numdice=1,dice_sides=6)"])
+    assert cfg.search.simulations == 8 and cfg.game.startswith("liars_dice")
+    assert parse_override("replay.capacity=1_000") == ("replay.capacity", 1000)
+    assert apply_overrides(cfg, ["learner.batch_size=8"]).learner.batch_size == 8
+
+
+def test_round_trip_dict_and_file(tmp_path):
+    cfg = load_config("leduc", ["learner.learning_rate=3.3e-5", "search.per_phase=0.01",
+                                "run.eval_search=10,1;100,1"])
+    d = config_to_dict(cfg)
+    assert config_from_dict(d) == cfg
+    assert config_from_dict(yaml.safe_load(yaml.safe_dump(d))) == cfg
+    dump_config(cfg, tmp_path / "out.yaml")
+    assert load_config(tmp_path / "out.yaml") == cfg
+    assert [p.name for p in tmp_path.iterdir()] == ["out.yaml"]
+    other = dataclasses.replace(cfg, learner=dataclasses.replace(cfg.learner, batch_size=7))
+    assert config_diff(cfg, other) == [f"learner.batch_size: {cfg.learner.batch_size} -> 7"]
+    assert config_diff(cfg, cfg) == []
+
+
+@pytest.mark.parametrize("data,overrides,words", [
+    ({"game": "kuhn_poker", "learner": {"batch_sise": 8}}, [], ["learner.batch_sise", "unknown key"]),
+    ({"game": "kuhn_poker", "learnr": {}}, [], ["learnr", "unknown section"]),
+    ({"game": "kuhn_poker"}, ["search.simulatons=3"], ["search.simulatons", "override"]),
+    ({"game": "kuhn_poker"}, ["serch.simulations=3"], ["serch", "override"]),
+    ({"game": "kuhn_poker", "learner": {"batch_size": 8.5}}, [], ["learner.batch_size", "int"]),
+    ({"game": "kuhn_poker", "learner": {"batch_size": True}}, [], ["learner.batch_size", "int"]),
+    ({"game": "kuhn_poker", "learner": {"learning_rate": "fast"}}, [], ["learner.learning_rate", "float"]),
+    ({"game": "kuhn_poker", "learner": {"learning_rate": True}}, [], ["learner.learning_rate", "float"]),
+    ({"game": "kuhn_poker", "network": {"activation": 3}}, [], ["network.activation", "str"]),
+    ({"game": "kuhn_poker"}, ["learner.batch_size=big"], ["learner.batch_size", "int", "override"]),
+    ({"game": "kuhn_poker", "network": [1, 2]}, [], ["network", "mapping"]),
+    ({"game": 7}, [], ["game", "str"]),
+    ({"network": {}}, [], ["game", "missing"]),
+    ({"game": "chess960"}, [], ["game", "chess960"]),
+    ({"game": "kuhn_poker"}, ["game=nope"], ["game", "nope", "override"]),
+    ({"game": "kuhn_poker", "learner": {"batch_size": 0}}, [], ["learner.batch_size", ">= 1"]),
+    ({"game": "kuhn_poker", "learner": {"optimizer": "rmsprop"}}, [], ["learner.optimizer", "adam"]),
+    ({"game": "kuhn_poker", "network": {"activation": "tanh"}}, [], ["network.activation", "relu"]),
+    ({"game": "kuhn_poker", "search": {"per_phase": 0}}, [], ["search.per_phase", "> 0"]),
+    ({"game": "kuhn_poker", "search": {"simulations": 3, "per_phase": 5}}, [], ["search.per_phase"]),
+    ({"game": "kuhn_poker", "selfplay": {"epsilon": 1.5}}, [], ["selfplay.epsilon", "[0, 1]"]),
+    ({"game": "kuhn_poker", "selfplay": {"p_td1": -0.1}}, [], ["selfplay.p_td1", "[0, 1]"]),
+    ({"game": "kuhn_poker", "solver": {"q_recursive": 1.0}}, [], ["solver.q_recursive"]),
+    ({"game": "kuhn_poker", "replay": {"capacity": 10, "min_size": 20}}, [], ["replay.min_size"]),
+    ({"game": "kuhn_poker", "replay": {"capacity": 100}}, [], ["replay.min_size"]),
+    ({"game": "kuhn_poker", "replay": {"max_updates_per_example": 0}}, [],
+     ["replay.max_updates_per_example"]),
+    ({"game": "kuhn_poker", "run": {"eval_search": "ten"}}, [], ["run.eval_search", "ten"]),
+    ({"game": "kuhn_poker", "learner": {"learning_rate": ".inf"}}, [], ["learner.learning_rate"]),
+])
+def test_errors_name_the_key(tmp_path, data, overrides, words):
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, overrides)
+    message = str(info.value)
+    for word in words:
+        assert word in message, (word, message)
+    assert str(path) in message or "override" in message
+
+
+def test_errors_name_the_file_and_type(tmp_path):
+    path = write(tmp_path, {"game": "kuhn_poker", "replay": {"capacity": "many"}})
+    with pytest.raises(ConfigError, match=r"replay\.capacity in .*cfg\.yaml: expected int, got 'many'"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("text,key", [
+    ("learner.learning_rate", "not key=value"),
+    ("a.b.c=1", "'a.b.c'"),
+    ("learner.learning_rate=[", "learner.learning_rate"),
+])
+def test_bad_override_syntax(text, key):
+    with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace(".", r"\.")):
+        parse_override(text)
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ConfigError, match="neither a file nor a shipped config"):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(write(tmp_path, "game: [unclosed\n"))
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        load_config(write(tmp_path, "- 1\n- 2\n"))
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        config_from_dict([1, 2])
+
+
+def test_shipped_configs_load():
+    names = shipped_configs()
+    assert {"kuhn", "leduc", "liars_dice", "scotland_yard", "tiny_kuhn"} <= set(names)
+    for name in names:
+        cfg = load_config(name)
+        assert config_from_dict(config_to_dict(cfg)) == cfg
+        assert load_config(config_path(f"{name}.yaml")) == cfg
+        assert load_config(f"configs/{name}.yaml") == cfg      # from any working directory
+    leduc = load_config("leduc")
+    assert leduc.game == "leduc_poker" and leduc.run.minutes <= 60
+    assert leduc.selfplay.workers == 1 and leduc.solver.solvers == 1
+    assert 10 <= leduc.search.simulations <= 20
+    assert parse_eval_search(leduc.run.eval_search)[0] == (10, 1.0) and leduc.run.eval_every > 0
+    sy = load_config("scotland_yard")
+    assert (sy.learner.batch_size, sy.learner.optimizer, sy.learner.learning_rate) == (1024, "sgd", 0.1)
+    assert (sy.selfplay.q_search, sy.solver.q_recursive, sy.replay.max_updates_per_example) == (0.3, 0.1, 5.0)
+    assert sy.search.simulations == 100
+    tiny = load_config("tiny_kuhn")
+    assert tiny.learner.batch_size == 32 and tiny.search.simulations <= 5 and tiny.run.minutes <= 1
+
+
+def test_config_module_imports_no_ray_or_jax():
+    import subprocess
+    code = ("import sys, sog.config; sog.config.load_config('leduc'); "
+            "bad = [m for m in ('ray', 'jax', 'networks', 'learners', 'actors') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,251 @@
+"""Learner core: schedule and optimizers, batches from game-unit targets, learning exact Kuhn
+values, and orbax checkpoints (round trip, keep-last-N, wrong game, corruption, kill mid-save)."""
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from unittest import mock
+
+import jax
+import numpy as np
+import pytest
+from orbax.checkpoint._src.path import atomicity
+
+from learners.batch import make_batch
+from learners.checkpoint import (
+    CheckpointError,
+    CheckpointStore,
+    latest_step,
+    load_value_function,
+    read_metadata,
+    restore_train_state,
+)
+from learners.train_state import (
+    init_train_state,
+    learning_rate_schedule,
+    make_optimizer,
+    make_train_step,
+)
+from networks.cvpn import make_model
+from networks.value_function import NetworkValueFunction
+from sog.config import LearnerConfig, NetworkConfig
+from sog.games import load_game
+from sog.games.api import DECISION
+from sog.search.oracle import ExactValueFunction
+from sog.search.tree import PublicTree
+
+NET = NetworkConfig(hidden=64, layers=2)
+LEARN = LearnerConfig(learning_rate=3e-3, lr_decay_steps=10_000, policy_weight=0.1, keep_checkpoints=2)
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return load_game("kuhn_poker")
+
+
+@pytest.fixture(scope="module")
+def state(kuhn):
+    return init_train_state(kuhn, NET, LEARN, seed=0)
+
+
+@pytest.fixture(scope="module")
+def train_step(kuhn):
+    return make_train_step(make_model(kuhn.spec, NET), LEARN)
+
+
+def test_learning_rate_schedule_and_optimizers():
+    cfg = LearnerConfig(learning_rate=0.1, lr_decay_rate=0.5, lr_decay_steps=100)
+    schedule = learning_rate_schedule(cfg)
+    for t, expected in ((0, 0.1), (50, 0.1 * 0.5 ** 0.5), (100, 0.05), (250, 0.1 * 0.5 ** 2.5)):
+        assert float(schedule(t)) == pytest.approx(expected, rel=1e-6)
+    make_optimizer(LearnerConfig(optimizer="sgd"))
+    with pytest.raises(ValueError, match="optimizer"):
+        make_optimizer(LearnerConfig(optimizer="rmsprop"))
+
+
+def kuhn_examples(game, per_state=12, seed=0):
+    """Exact (oracle) values and root policies at Kuhn's 4 decision public states, random ranges."""
+    tree = PublicTree.full(game)
+    pubs = [p for p in tree.pubs if game.kind(p) == DECISION for _ in range(per_state)]
+    ranges = np.random.default_rng(seed).random((len(pubs), 2, 3)) ** 2 + 0.02
+    values, solver = ExactValueFunction(game, iterations=300).solve(pubs, ranges)
+    avg, dec = solver.average_policy(), solver.levels.dec
+    policies = np.zeros((len(pubs), 2, 3, 2))
+    for b, pos in enumerate(solver.ct.roots):
+        policies[b, game.actor(pubs[b])] = avg[np.searchsorted(dec, pos)]
+    return pubs, ranges, values, policies
+
+
+def test_make_batch_inverts_the_adapter(kuhn, state):
+    """Values the adapter produced, stored in game units, become exactly the network's outputs."""
+    pubs, ranges, _, _ = kuhn_examples(kuhn, per_state=2)
+    ranges[0, 1] = 0.0
+    cfv = NetworkValueFunction(kuhn, NET, state.params)(pubs, ranges)
+    batch = make_batch(kuhn, pubs, ranges, values=cfv)
+    v, _ = make_model(kuhn.spec, NET).apply(state.params, batch["inputs"], batch["possible"])
+    mask = batch["value_mask"]
+    np.testing.assert_allclose(batch["value_target"][mask], np.asarray(v)[mask], rtol=1e-5, atol=1e-7)
+    assert not mask[0, 0].any() and mask[1:].all()
+    legal = batch["legal"]
+    assert legal[0, 0].all() and not legal[0, 1].any()   # root: player 0 acts
+    assert not batch["policy_mask"].any()
+
+
+def test_train_step_fits_exact_kuhn_values(kuhn, state, train_step):
+    pubs, ranges, values, policies = kuhn_examples(kuhn)
+    batch = make_batch(kuhn, pubs, ranges, values=values, policies=policies)
+    s, first = train_step(state, batch)
+    for _ in range(400):
+        s, metrics = train_step(s, batch)
+    assert int(s.step) == 401
+    assert float(metrics["loss"]) < float(first["loss"]) / 20
+    assert float(metrics["value_loss"]) < float(first["value_loss"]) / 50
+    assert float(metrics["policy_loss"]) < float(first["policy_loss"])
+    assert float(metrics["learning_rate"]) == pytest.approx(3e-3 * 0.5 ** (400 / 10_000), rel=1e-5)
+    # through the adapter, in game units: the untrained network is far off, the trained one close
+    scale = np.abs(values).mean()
+    before = NetworkValueFunction(kuhn, NET, state.params)(pubs, ranges)
+    after = NetworkValueFunction(kuhn, NET, s.params)(pubs, ranges)
+    assert np.abs(before - values).mean() > 0.3 * scale
+    assert np.abs(after - values).mean() < 0.05 * scale
+
+
+def trees_equal(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b))) and (
+        jax.tree.structure(a) == jax.tree.structure(b))
+
+
+def test_checkpoint_round_trip_and_value_function(kuhn, state, train_step, tmp_path):
+    pubs, ranges, values, policies = kuhn_examples(kuhn)   # the batch shape the fit test compiled
+    s = state
+    for _ in range(2):
+        s, _ = train_step(s, make_batch(kuhn, pubs, ranges, values=values, policies=policies))
+    with CheckpointStore(tmp_path / "run", kuhn, NET, LEARN) as store:
+        assert store.save(s, version=5, extra={"replay_inserted": 123})
+        assert not store.save(s, version=6)          # same step: kept as it is
+    assert latest_step(tmp_path / "run") == 2
+    restored, meta = restore_train_state(tmp_path / "run", kuhn, NET, LEARN)
+    assert int(restored.step) == 2 and meta["version"] == 5 and meta["extra"] == {"replay_inserted": 123}
+    assert meta["game"] == "kuhn_poker" and meta["network"]["hidden"] == 64
+    assert trees_equal(restored.params, s.params)
+    assert trees_equal(restored.opt_state, s.opt_state)
+    np.testing.assert_array_equal(restored.rng, s.rng)
+    pubs, ranges = [(), (0,), (0, 1)], np.random.default_rng(0).random((3, 2, 3))
+    expected = NetworkValueFunction(kuhn, NET, s.params)(pubs, ranges)
+    for path in (tmp_path / "run", tmp_path / "run" / "2"):
+        vf = load_value_function(path, kuhn)
+        assert vf.version == 5
+        np.testing.assert_array_equal(vf(pubs, ranges), expected)
+    assert latest_step(tmp_path / "nothing") is None
+
+
+def test_keep_last_n_checkpoints(kuhn, state, tmp_path):
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        for step in (1, 2, 3, 4):
+            store.save(state.replace(step=state.step + step), version=step)
+    assert sorted(os.listdir(tmp_path)) == ["3", "4"]
+    assert read_metadata(tmp_path / "3")["version"] == 3
+    assert read_metadata(tmp_path)["version"] == 4
+    periodic = dataclasses.replace(LEARN, keep_period=3)
+    with CheckpointStore(tmp_path / "periodic", kuhn, NET, periodic) as store:
+        for step in range(1, 9):
+            store.save(state.replace(step=state.step + step), version=step)
+    assert sorted(os.listdir(tmp_path / "periodic"), key=int) == ["3", "6", "7", "8"]
+
+
+def test_restore_errors_name_the_problem(kuhn, state, tmp_path):
+    leduc = load_game("leduc_poker")
+    with CheckpointStore(tmp_path / "run", kuhn, NET, LEARN) as store:
+        store.save(state.replace(step=state.step + 1), version=1)
+    with pytest.raises(CheckpointError, match="checkpoint is for game kuhn_poker, not leduc_poker"):
+        load_value_function(tmp_path / "run", leduc)
+    with pytest.raises(CheckpointError, match="checkpoint is for game kuhn_poker, not leduc_poker"):
+        restore_train_state(tmp_path / "run", leduc, NET, LEARN)
+    with pytest.raises(CheckpointError, match="network"):
+        restore_train_state(tmp_path / "run", kuhn, NetworkConfig(hidden=32, layers=2), LEARN)
+    with pytest.raises(CheckpointError, match="optimizer sgd|optimizer adam"):
+        restore_train_state(tmp_path / "run", kuhn, NET, LearnerConfig(optimizer="sgd"))
+    with pytest.raises(CheckpointError, match="no checkpoint at"):
+        load_value_function(tmp_path / "missing", kuhn)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="no checkpoint in"):
+        load_value_function(tmp_path / "empty", kuhn)
+    with CheckpointStore(tmp_path / "run", kuhn, NET, LEARN) as store, pytest.raises(ValueError, match="JSON"):
+        store.save(state.replace(step=state.step + 2), version=2, extra={"x": object()})
+
+
+@pytest.mark.parametrize("damage", ["garbage_state", "no_state", "garbage_meta"])
+def test_corrupt_checkpoint_gives_checkpoint_error(kuhn, state, tmp_path, damage):
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        store.save(state.replace(step=state.step + 1), version=1)
+    step_dir = tmp_path / "1"
+    if damage == "no_state":
+        shutil.rmtree(step_dir / "state")
+    else:
+        for root, _, files in os.walk(step_dir / damage.split("_")[1]):
+            for name in files:
+                with open(os.path.join(root, name), "wb") as f:
+                    f.write(b"\x00garbage")
+    with pytest.raises(CheckpointError, match="corrupt or incomplete"):
+        load_value_function(tmp_path, kuhn)
+
+
+class Killed(BaseException):
+    """Stands for the process dying: nothing in orbax catches a BaseException subclass."""
+
+
+async def die_before_rename(self):   # orbax's last act of a save: rename the temporary directory
+    raise Killed
+
+
+def test_a_save_interrupted_before_its_rename_leaves_the_previous_checkpoint(kuhn, state, tmp_path):
+    """Orbax writes into `<step>.orbax-checkpoint-tmp` and renames: an interrupted save leaves
+    no partial step, and the next writer clears the leftover."""
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        store.save(state.replace(step=state.step + 1), version=1)
+        with (mock.patch.object(atomicity.AtomicRenameTemporaryPath, "finalize", die_before_rename),
+              pytest.raises(Killed)):
+            store.save(state.replace(step=state.step + 2), version=2)
+    assert sorted(os.listdir(tmp_path)) == ["1", "2.orbax-checkpoint-tmp"]
+    assert latest_step(tmp_path) == 1 and load_value_function(tmp_path, kuhn).version == 1
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        assert store.save(state.replace(step=state.step + 2), version=2)
+    assert sorted(os.listdir(tmp_path)) == ["1", "2"]
+    assert latest_step(tmp_path) == 2 and load_value_function(tmp_path, kuhn).version == 2
+
+
+KILL_DURING_SAVE = """
+import os, signal, sys
+from orbax.checkpoint._src.path import atomicity
+from learners.checkpoint import CheckpointStore
+from learners.train_state import init_train_state
+from sog.config import LearnerConfig, NetworkConfig
+from sog.games import load_game
+
+game, net, learn = load_game("kuhn_poker"), NetworkConfig(hidden=8, layers=1), LearnerConfig()
+state = init_train_state(game, net, learn, seed=0)
+store = CheckpointStore(sys.argv[1], game, net, learn)
+store.save(state.replace(step=state.step + 1), version=1)
+
+async def killed(self):
+    print(sorted(os.listdir(sys.argv[1])), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+atomicity.AtomicRenameTemporaryPath.finalize = killed
+store.save(state.replace(step=state.step + 2), version=2)
+"""
+
+
+@pytest.mark.slow
+def test_a_process_killed_inside_a_save_leaves_the_previous_checkpoint(kuhn, tmp_path):
+    """The same with a real SIGKILL of a separate process (slow: a fresh JAX process)."""
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(KILL_DURING_SAVE), str(run)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().replace("'", '"')) == ["1", "2.orbax-checkpoint-tmp"]
+    assert sorted(os.listdir(run)) == ["1", "2.orbax-checkpoint-tmp"]
+    assert latest_step(run) == 1 and load_value_function(run, kuhn).version == 1
