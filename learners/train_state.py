@@ -5,7 +5,7 @@ t = learner steps taken (smooth, `optax.exponential_decay` with staircase off).
 Optimizer: adam, or sgd with momentum 0.9 (`LearnerConfig.optimizer`).
 
 A batch is a dict of arrays (see `networks.loss` for the targets and
-`learners.batch.make_batch` to build one from game-unit targets):
+`networks.batch.make_batch` to build one from game-unit targets):
     inputs [B, 2N + F] float32, possible [B, 2, N] bool, value_target [B, 2, N],
     value_mask [B, 2, N], policy_target [B, 2, N, A], policy_mask [B, 2, N],
     legal [B, 2, N, A].

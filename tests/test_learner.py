@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from orbax.checkpoint._src.path import atomicity
 
-from learners.batch import make_batch
+from networks.batch import make_batch
 from learners.checkpoint import (
     CheckpointError,
     CheckpointStore,

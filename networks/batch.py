@@ -3,7 +3,7 @@
 The replay buffer stores what the actors produce: the public state, both
 ranges, counterfactual value targets in game units (cfv convention of
 `sog.games.api`) and policy targets. `make_batch` turns B of them into the
-arrays `learners.train_state` trains on, converting values into network units
+arrays `learners.train_state` trains on (actors build them; the replay buffer stores them), converting values into network units
 with `networks.encoding.to_network_units`, the exact inverse of the rescaling
 `NetworkValueFunction` applies to the network's outputs.
 """
