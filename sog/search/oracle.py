@@ -1,4 +1,4 @@
-"""The exact oracle `ValueFunction`: solve the subgame below each query to the end.
+"""The exact oracle `PolicyValueFunction`: solve the subgame below each query to the end.
 
 For a batch of public belief states (pub, r0, r1) the oracle builds the forest
 of full subtrees below the queried public states (compiled once per distinct
@@ -67,3 +67,18 @@ class ExactValueFunction:
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
         return self.solve(pubs, ranges)[0]
+
+    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values [B, 2, N], logits [B, 2, N, A]): the logits are the log of the subgame
+        solution's average policy at each queried root (zeros where no one acts): the
+        prior a perfect network would give."""
+        values, solver = self.solve(pubs, ranges)
+        spec = self.game.spec
+        logits = np.zeros((len(pubs), 2, spec.num_states, spec.num_actions))
+        lv = solver.levels
+        row_of = {int(pos): i for i, pos in enumerate(lv.dec)}
+        avg = solver.average_policy()
+        for b, pos in enumerate(solver.ct.roots):
+            if int(pos) in row_of:
+                logits[b, lv.dec_actor[row_of[int(pos)]]] = np.log(avg[row_of[int(pos)]] + 1e-9)
+        return values, logits

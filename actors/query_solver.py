@@ -1,0 +1,55 @@
+"""The query solver: turns sampled beliefs into bootstrapped value targets.
+
+For each query `beta = (pub, r0, r1)` GT-CFR runs rooted at `pub` with both
+ranges fixed (no gadget) and the run's search budget; the target is the
+search's final (iteration-averaged) counterfactual values at the root for
+both players. On average `q_recursive` of each solve's own network queries
+are sent back to the queue (recursive queries). Queries at terminal public
+states need no solve and are dropped. Solves of one batch run at once with
+their network queries merged (`actors.merging`).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from actors.examples import Produced
+from actors.merging import run_merged
+from actors.selfplay import sample_count, search_params
+from sog.config import Config
+from sog.games.api import TERMINAL, Game
+from sog.search.gtcfr import GTCFR
+from sog.search.tree import PublicTree
+
+
+class QuerySolver:
+    """Solves queries with GT-CFR and `value_fn` (see module doc)."""
+
+    def __init__(self, game: Game, config: Config, value_fn, seed: int):
+        self.game, self.config, self.value_fn = game, config, value_fn
+        self.rng = np.random.default_rng(seed)
+        self.params = search_params(config)
+
+    def solve(self, queries: list) -> Produced:
+        t0 = time.perf_counter()
+        queries = [(pub, r) for pub, r in queries if self.game.cached("kind", pub) != TERMINAL]
+        seeds = self.rng.integers(2**62, size=len(queries))
+        jobs = [lambda vf, q=q, s=int(s): self._solve(vf, q, s) for q, s in zip(queries, seeds)]
+        results = run_merged(jobs, self.value_fn) if jobs else []
+        recursive = []
+        for res in results:
+            k = min(sample_count(self.rng, self.config.solver.q_recursive), len(res.queries))
+            recursive.extend(res.queries[i] for i in self.rng.choice(len(res.queries), size=k, replace=False))
+        stats = dict(solves=len(results), seconds=time.perf_counter() - t0)
+        return Produced.build(
+            self.game, self.rng, pubs=[q[0] for q in queries], ranges=[q[1] for q in queries],
+            values=[r.values for r in results], policies=[None] * len(results),
+            policy_masks=[None] * len(results), queries=recursive, stats=stats)
+
+    def _solve(self, value_fn, query, seed: int):
+        pub, ranges = query
+        p = self.params
+        search = GTCFR(self.game, value_fn, PublicTree(self.game, [pub]), ranges, puct_c=p.puct_c,
+                       prior_temperature=p.prior_temperature, top_k=p.top_k, seed=seed)
+        return search.run(p.simulations, p.per_phase)

@@ -1,0 +1,124 @@
+"""Sound self-play (Student of Games): both seats play continual re-solving GT-CFR.
+
+`SelfPlay.play` plays `selfplay.games_per_worker` games at once, each in a
+thread, all their network queries merged into one call per round
+(`actors.merging`). At every decision the acting seat's `SoGAgent` searches
+(its re-solving state carries over between its decisions) and the move is
+drawn from `(1 - eps) pi + eps uniform` (argmax after `greedy_after` moves).
+Each search yields:
+
+* a policy target: the search's average policy for every information state
+  of the acting player at the root public state, at the belief the search
+  ended with there;
+* on average `q_search` of its network queries, for the query queue (the
+  query solvers turn them into value targets);
+* with probability `p_td1`, a TD(1) value target at the belief: the game's
+  outcome, for the two realised slots only (in counterfactual units: the
+  outcome times the opponent's total reach; every other slot is masked).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from actors.examples import Produced
+from actors.merging import run_merged
+from sog.config import Config
+from sog.games import world as W
+from sog.games.api import CHANCE, DECISION, Game
+from sog.search.agent import SoGAgent
+from sog.search.resolve import SearchParams
+
+
+def search_params(config: Config) -> SearchParams:
+    s = config.search
+    return SearchParams(s.simulations, s.per_phase, s.puct_c, s.prior_temperature,
+                        s.top_k or None, s.gadget_alpha)
+
+
+def sample_count(rng: np.random.Generator, mean: float) -> int:
+    """floor(mean) plus a Bernoulli of its fractional part: `mean` on average."""
+    return int(mean) + int(rng.random() < mean - int(mean))
+
+
+class SelfPlay:
+    """Plays sound self-play games with `value_fn` (see module doc)."""
+
+    def __init__(self, game: Game, config: Config, value_fn, seed: int):
+        self.game, self.config, self.value_fn = game, config, value_fn
+        self.rng = np.random.default_rng(seed)
+        self.params = search_params(config)
+
+    def play(self) -> Produced:
+        t0 = time.perf_counter()
+        seeds = self.rng.integers(2**62, size=self.config.selfplay.games_per_worker)
+        games = run_merged([lambda vf, s=int(s): self._game(vf, s) for s in seeds], self.value_fn)
+        out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
+        stats = dict(games=len(games), searches=0, moves=0, examples=0)
+        for g in games:
+            for k in out:
+                out[k].extend(g[k])
+            stats["searches"] += g["searches"]
+            stats["moves"] += g["moves"]
+        stats["examples"] = len(out["pubs"])
+        stats["seconds"] = time.perf_counter() - t0
+        return Produced.build(self.game, self.rng, stats=stats, **out)
+
+    def _game(self, value_fn, seed: int) -> dict:
+        game, cfg = self.game, self.config.selfplay
+        rng = np.random.default_rng(seed)
+        agents = [SoGAgent(game, value_fn, self.params) for _ in (0, 1)]
+        for p, agent in enumerate(agents):
+            agent.reset(p, int(rng.integers(2**62)))
+        world = W.deal(game, rng)
+        history = [world.pub]
+        out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
+        td1 = []              # (example index, pub, ranges) that get the outcome as target
+        searches = moves = 0
+        while True:
+            kind = game.cached("kind", world.pub)
+            if kind == CHANCE:
+                world = W.sample_chance(game, world, rng)
+                history.append(world.pub)
+                continue
+            if kind != DECISION:
+                break
+            p = game.cached("actor", world.pub)
+            agent = agents[p]
+            pi = agent.strategy(history, world.slots[p])
+            result, summary = agent.last_result, agent.prev
+            searches += 1
+            ranges = summary.ranges[world.pub]
+            policies = np.zeros((2,) + result.policy.shape)
+            policies[p] = result.policy
+            mask = np.zeros((2, game.spec.num_states), bool)
+            mask[p] = game.cached("possible_mask", world.pub)[p]
+            out["pubs"].append(world.pub)
+            out["ranges"].append(ranges)
+            out["values"].append(None)
+            out["policies"].append(policies)
+            out["policy_masks"].append(mask)
+            if rng.random() < cfg.p_td1:
+                td1.append((len(out["pubs"]) - 1, world))
+            k = min(sample_count(rng, cfg.q_search), len(result.queries))
+            for i in rng.choice(len(result.queries), size=k, replace=False):
+                out["queries"].append(result.queries[i])
+            legal = W.legal_actions(game, world)
+            mix = (1 - cfg.epsilon) * pi
+            mix[legal] += cfg.epsilon / len(legal)
+            if 0 <= cfg.greedy_after <= moves:
+                action = int(legal[np.argmax(mix[legal])])
+            else:
+                action = int(rng.choice(len(mix), p=mix / mix.sum()))
+            world = W.apply_action(game, world, action)
+            history.append(world.pub)
+            moves += 1
+        u0 = W.returns(game, world)
+        for i, w in td1:
+            values = np.full((2, game.spec.num_states), np.nan)
+            r = out["ranges"][i]
+            for p, u in ((0, u0), (1, -u0)):
+                values[p, w.slots[p]] = u * r[1 - p].sum()
+            out["values"][i] = values
+        return dict(out, searches=searches, moves=moves)
