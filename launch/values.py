@@ -12,3 +12,27 @@ def make_value_function(spec: str, game: Game, oracle_iterations: int = 50):
         return ExactValueFunction(game, iterations=oracle_iterations)
     from learners.checkpoint import load_value_function
     return load_value_function(spec, game)
+
+
+def _sog_agent(game: Game, arg: str | None, params: dict):
+    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, or `oracle`; default oracle)."""
+    from sog.agents.api import AgentError
+    from sog.agents.registry import take_params
+    from sog.search.agent import SoGAgent
+    from sog.search.resolve import SearchParams
+
+    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},
+                    minimum={"s": 1, "oracle_iterations": 1})
+    try:
+        search = SearchParams(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
+                              gadget_alpha=p.get("alpha", 0.5))
+        value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
+    except ValueError as e:
+        raise AgentError(f"agent 'sog': {e}") from None
+    return SoGAgent(game, value_fn, search)
+
+
+def register_sog_agent() -> None:
+    """Make `sog:PATH?s=S&c=C` available to `sog.agents.registry.make_agent`."""
+    from sog.agents.registry import register
+    register("sog", _sog_agent, replace=True)

@@ -84,19 +84,23 @@ class SearchResult:
 
 
 class ISMCTS:
-    """MO-ISMCTS searcher. ISMCTS(game, uct_c=None, seed=0).
+    """MO-ISMCTS searcher. ISMCTS(game, uct_c=None, seed=0, smooth=False, gamma=0.1, eta=0.9, d=0.001).
 
     `search(pub, slot, simulations=None, seconds=None, opponent_range=None)` builds fresh
     trees and returns a `SearchResult`; `policy(pub, slot, simulations, kind)` is the
-    root policy. One seeded Generator drives every search, so a sequence of searches
-    is reproducible.
+    root policy. One seeded Generator (`self.rng`, which a caller may replace) drives
+    every search, so a sequence of searches is reproducible. `smooth=True` selects with
+    Smooth UCB (gamma, eta, d) instead of UCB1 (the online Smooth UCT agent).
     """
 
-    def __init__(self, game: Game, uct_c: float | None = None, seed: int = 0):
+    def __init__(self, game: Game, uct_c: float | None = None, seed: int = 0, smooth: bool = False,
+                 gamma: float = 0.1, eta: float = 0.9, d: float = 0.001):
         self.game = game
         self.uct_c = float(game.spec.max_utility if uct_c is None else uct_c)
         self.rng = np.random.default_rng(seed)
         self.stepper = WorldStepper(game)
+        self.smooth = bool(smooth)
+        self._smooth_kw = {"gamma": gamma, "eta": eta, "d": d}
         self.last_engine: MCTSEngine | None = None
 
     def _opponent_weights(self, pub, player: int, slot: int, opponent_range) -> np.ndarray:
@@ -119,7 +123,8 @@ class ISMCTS:
         if not game.cached("possible_mask", pub)[player][slot]:
             raise ValueError(f"slot {slot} of player {player} is not possible at {pub!r}")
         weights = self._opponent_weights(pub, player, slot, opponent_range)
-        engine = MCTSEngine(game, self.uct_c, self.rng, stepper=self.stepper)
+        engine = MCTSEngine(game, self.uct_c, self.rng, smooth=self.smooth, stepper=self.stepper,
+                            **self._smooth_kw)
         budget = Budget(simulations, seconds)
         for _ in budget:
             other = sample_index(self.rng, weights)

@@ -1,0 +1,122 @@
+"""Head-to-head play between agents on the world-state level (`sog.games.world`).
+
+`play_game(game, (agent0, agent1), seed)` plays one game: the private deal and
+every chance event are drawn from a generator seeded by `seed`; each agent is
+reset with its seat and a seed derived from `seed`, and asked to act with the
+public history (root to now) and its own slot only. `play_match` plays
+`games` games alternating seats (agent `a` is player 0 in even games) and
+reports a's mean return with a normal 95% confidence interval. Everything is
+a deterministic function of the seed (as long as the agents are: time-budgeted
+search is not).
+
+`policy_pair_value(game, policy0, policy1)` is the exact expected return of
+player 0 when player 0 follows policy0 and player 1 follows policy1 (full
+public tree), for checking match estimates of tabular agents.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from sog.agents.api import Agent
+from sog.eval.policy import TabularPolicy
+from sog.games import world as W
+from sog.games.api import CHANCE, DECISION, Game
+from sog.games.world import IllegalActionError
+
+__all__ = ["Z95", "IllegalActionError", "play_game", "play_match", "policy_pair_value"]
+
+Z95 = 1.959963984540054
+
+
+def _seeds(seed: int, n: int) -> list[int]:
+    """n independent 63-bit seeds derived from `seed` (and only from it)."""
+    state = np.random.SeedSequence(int(seed)).generate_state(2 * n, dtype=np.uint32)
+    return [int(state[2 * i]) << 31 ^ int(state[2 * i + 1]) for i in range(n)]
+
+
+def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1_000_000) -> dict:
+    """Play one game with agents[0] as player 0 and agents[1] as player 1.
+
+    Returns dict(returns=[u0, u1], history=[actions of the players, in order],
+    actors=[who played each of them], pubs=[every public state visited, root first],
+    deal=[slot of player 0, slot of player 1] at the root, seed).
+    Raises IllegalActionError naming the agent, the state and the action if an agent
+    returns an action that is not legal.
+    """
+    if len(agents) != 2:
+        raise ValueError(f"play_game needs two agents, got {len(agents)}")
+    chance_seed, seed0, seed1 = _seeds(seed, 3)
+    rng = np.random.default_rng(chance_seed)
+    for player, (agent, s) in enumerate(zip(agents, (seed0, seed1))):
+        agent.reset(player, s)
+    world = W.deal(game, rng)
+    deal = list(world.slots)
+    pubs = [world.pub]
+    actions, actors = [], []
+    for _ in range(max_steps):
+        kind = game.cached("kind", world.pub)
+        if kind == CHANCE:
+            world = W.sample_chance(game, world, rng)
+        elif kind == DECISION:
+            actor = int(game.cached("actor", world.pub))
+            slot = world.slots[actor]
+            action = agents[actor].act(tuple(pubs), slot)
+            legal = W.legal_actions(game, world)
+            if not isinstance(action, (int, np.integer)) or int(action) not in legal:
+                names = [game.action_name(world.pub, int(a)) for a in legal]
+                raise IllegalActionError(
+                    f"agent {agents[actor]!r} (player {actor}) returned illegal action {action!r} "
+                    f"at {world.pub!r} with slot {slot} in {game.spec.name}; legal: {names}")
+            action = int(action)
+            world = W.apply_action(game, world, action)
+            actions.append(action)
+            actors.append(actor)
+        else:
+            u = W.returns(game, world)
+            return {"returns": [u, -u], "history": actions, "actors": actors, "pubs": pubs,
+                    "deal": deal, "seed": int(seed)}
+        pubs.append(world.pub)
+    raise RuntimeError(f"{game.spec.name}: game did not end within {max_steps} steps")
+
+
+def play_match(game: Game, a: Agent, b: Agent, games: int, seed: int = 0) -> dict:
+    """`games` games of `a` against `b`, a in seat 0 in even games and seat 1 in odd ones.
+
+    Returns dict(games=[per game: seed, seat of a, returns, a's return, number of actions],
+    returns=[a's return per game], mean, stderr, ci95=[low, high], seat_means=[a's mean as
+    player 0, as player 1], n). The interval is mean +- 1.96 standard errors (sample standard
+    deviation; zero width for fewer than two games).
+    """
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    results, values = [], []
+    for i, s in enumerate(_seeds(seed, games)):
+        seat = i % 2
+        pair = (a, b) if seat == 0 else (b, a)
+        g = play_game(game, pair, s)
+        value = g["returns"][seat]
+        values.append(value)
+        results.append({"seed": s, "seat_a": seat, "returns": g["returns"], "value_a": value,
+                        "actions": len(g["history"])})
+    v = np.array(values)
+    mean = float(v.mean())
+    stderr = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
+    seat_means = [float(v[s::2].mean()) if len(v[s::2]) else float("nan") for s in (0, 1)]
+    return {"games": results, "returns": values, "mean": mean, "stderr": stderr,
+            "ci95": [mean - Z95 * stderr, mean + Z95 * stderr], "seat_means": seat_means,
+            "n": len(v)}
+
+
+def policy_pair_value(game: Game, policy0: TabularPolicy, policy1: TabularPolicy) -> float:
+    """Player 0's exact expected return when player i follows policy_i (full public tree)."""
+    from sog.eval.exploitability import full_tree, policy_value
+
+    ft = full_tree(game)
+    lv = ft.levels
+    rows = [(policy0 if int(actor) == 0 else policy1).probs(pub)
+            for pub, actor in zip(ft.decision_pubs, lv.dec_actor)]
+    sigma = np.stack(rows) if rows else np.zeros((0, game.spec.num_states, game.spec.num_actions))
+    return policy_value(game, sigma)
