@@ -171,10 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search: the CVPN, 'fresh' (initialised, untrained) or a checkpoint")
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     b.set_defaults(func=cmd_bench)
+
+    from launch import baselines
+    baselines.add_parser(sub)
     return p
 
 
 def main(argv=None) -> int:
+    from launch.values import register_sog_agent
+    register_sog_agent()
     args = build_parser().parse_args(argv)
     try:
         emit(args.func(args))
