@@ -51,5 +51,6 @@ class QuerySolver:
         pub, ranges = query
         p = self.params
         search = GTCFR(self.game, value_fn, PublicTree(self.game, [pub]), ranges, puct_c=p.puct_c,
-                       prior_temperature=p.prior_temperature, top_k=p.top_k, seed=seed)
+                       prior_temperature=p.prior_temperature, top_k=p.top_k,
+                       alternating=p.alternating, seed=seed)
         return search.run(p.simulations, p.per_phase)

@@ -34,7 +34,7 @@ from sog.search.resolve import SearchParams
 def search_params(config: Config) -> SearchParams:
     s = config.search
     return SearchParams(s.simulations, s.per_phase, s.puct_c, s.prior_temperature,
-                        s.top_k or None, s.gadget_alpha)
+                        s.top_k or None, s.gadget_alpha, s.alternating)
 
 
 def sample_count(rng: np.random.Generator, mean: float) -> int:

@@ -90,10 +90,10 @@ def _value_function(game, spec: str):
         raise UserError(str(e)) from None
 
 
-def _search_params(text: str):
+def _search_params(text: str, alternating: bool = False):
     from sog.search.resolve import parse_search
     try:
-        return parse_search(text)
+        return parse_search(text, alternating)
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -106,7 +106,7 @@ def _search_agent_exploitability(game, args) -> dict:
         raise UserError(f"unknown search agent {args.agent!r}; the only one is 'sog'")
     if args.seeds < 1:
         raise UserError("--seeds must be at least 1")
-    params = _search_params(args.search)
+    params = _search_params(args.search, args.alternating)
     resolver = ContinualResolver(game, _value_function(game, args.value), params)
     total = decision_state_count(game)
 
@@ -139,6 +139,24 @@ def cmd_bench(args) -> dict:
     raise UserError(f"unknown benchmark {args.what!r}")
 
 
+def cmd_train(args) -> dict:
+    from pathlib import Path
+
+    from launch.train import TrainError, train
+    from learners.checkpoint import CheckpointError
+    from sog.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config, args.set or [])
+    except ConfigError as e:
+        raise UserError(str(e)) from None
+    run_dir = args.run_dir or str(Path("runs") / Path(args.config).name.removesuffix(".yaml"))
+    try:
+        return train(config, run_dir, sync=args.sync, log=say)
+    except (CheckpointError, TrainError) as e:
+        raise UserError(str(e)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sog", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -159,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--search", default="100,1", help="S,C of SoG(S, C)")
     e.add_argument("--value", default="oracle", help="'oracle' or a run directory / checkpoint")
     e.add_argument("--seeds", type=int, default=1)
+    e.add_argument("--alternating", action="store_true",
+                   help="search: alternating CFR+ updates (default: simultaneous, as the paper)")
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
@@ -174,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from launch import baselines
     baselines.add_parser(sub)
+
+    t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
+    t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")
+    t.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set run.minutes=10 (repeatable)")
+    t.add_argument("--run-dir", help="run directory (default runs/<config name>); an existing one is resumed")
+    t.add_argument("--sync", action="store_true", help="one process, no Ray (debugging, fast tests)")
+    t.set_defaults(func=cmd_train)
     return p
 
 

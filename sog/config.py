@@ -75,8 +75,10 @@ class SearchConfig:
     per_phase: float = 1.0           # c: simulations per regret update phase (may be < 1)
     prior_temperature: float = 1.0   # T_prior: prior = softmax(logits / T_prior)
     puct_c: float = 1.0              # PUCT exploration constant
-    top_k: int = 0                   # children added per expansion by prior; 0 = all
+    top_k: int = 0                   # children added per expansion by prior; 0 = the paper's
+                                     # (all for imperfect-information games, 1 for perfect information)
     gadget_alpha: float = 0.5        # re-solving: opponent range alpha*r + (1-alpha)*r_prev
+    alternating: bool = False        # alternating CFR+ updates in the regret phase (the paper: simultaneous)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,8 +4,9 @@
         CFR(L, ceil(1/c) iterations)      # regret update phase
         Grow(L)                           # expansion phase: ceil(c) simulations
 
-**Regret update phase.** Public-tree CFR+ with simultaneous updates and
-linear averaging on the current tree (`sog.search.cfr`). Every frontier leaf
+**Regret update phase.** Public-tree CFR+ with simultaneous updates (the
+paper's choice; alternating updates are an option) and linear averaging on
+the current tree (`sog.search.cfr`). Every frontier leaf
 is evaluated by the value function at the ranges the current policy induces,
 all of them in one batched call per iteration; terminals are exact. The tree
 is recompiled only after it grew (a few vectorised operations, see
@@ -141,12 +142,15 @@ class GTCFR:
       opponent's part each iteration).
     search_node: node id below which expansion happens (default the root).
     top_k: children added per expansion by prior; 0 = all.
+    alternating: alternate the players' regret updates (two value calls per
+      iteration) instead of the paper's simultaneous updates; converges much
+      faster on poker (full-tree Leduc after 1000 iterations: 0.25 vs 6.9 mbb/h).
     """
 
     def __init__(self, game: Game, value_fn: ValueFunction, tree: PublicTree | None = None,
                  root_ranges: np.ndarray | None = None, search_node: int | None = None,
                  gadget: Gadget | None = None, puct_c: float = 1.0, prior_temperature: float = 1.0,
-                 top_k: int | None = None, seed: int = 0):
+                 top_k: int | None = None, alternating: bool = False, seed: int = 0):
         self.game = game
         self.tree = tree if tree is not None else PublicTree(game, [game.root()])
         self.root = self.tree.roots[0]
@@ -158,7 +162,7 @@ class GTCFR:
         self.puct_c, self.temperature = puct_c, prior_temperature
         self.top_k = (1 if game.spec.perfect_information else 0) if top_k is None else top_k
         self.rng = np.random.default_rng(seed)
-        self.config = CFRConfig("cfr+")
+        self.config = CFRConfig("cfr+", alternating=alternating)
         self.t = 0
         N, A = game.spec.num_states, game.spec.num_actions
         self._node_arrays = dict(

@@ -55,6 +55,7 @@ class SearchParams:
     prior_temperature: float = 1.0
     top_k: int | None = None          # None: 1 for perfect-information games, all otherwise
     gadget_alpha: float = 0.5
+    alternating: bool = False         # alternating instead of simultaneous CFR+ updates
 
     def __post_init__(self):
         if self.simulations < 1 or not self.per_phase > 0 or np.ceil(self.per_phase) > self.simulations:
@@ -64,11 +65,11 @@ class SearchParams:
             raise ValueError(f"gadget alpha must be in [0, 1], got {self.gadget_alpha}")
 
 
-def parse_search(text: str) -> SearchParams:
+def parse_search(text: str, alternating: bool = False) -> SearchParams:
     """'S,C' (e.g. '100,1' or '10,0.01') -> SearchParams; ValueError naming the problem."""
     try:
         s, c = text.split(",")
-        return SearchParams(simulations=int(s), per_phase=float(c))
+        return SearchParams(simulations=int(s), per_phase=float(c), alternating=alternating)
     except ValueError as err:
         raise ValueError(f"bad --search {text!r}: expected S,C with integer S >= 1 and C > 0 "
                          f"({err})") from None
@@ -103,7 +104,8 @@ class ContinualResolver:
                 raise ValueError(f"{pub!r} is not a child of {tree.pubs[kids[0]] if kids else None!r}: "
                                  "the history is not a path of the game")
         search = GTCFR(game, self.value_fn, tree, root_ranges, search_node=node, gadget=gadget,
-                       puct_c=p.puct_c, prior_temperature=p.prior_temperature, top_k=p.top_k, seed=seed)
+                       puct_c=p.puct_c, prior_temperature=p.prior_temperature, top_k=p.top_k,
+                       alternating=p.alternating, seed=seed)
         result = search.run(p.simulations, p.per_phase)
         return result, summarize(search), search
 
