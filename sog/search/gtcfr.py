@@ -280,11 +280,14 @@ class GTCFR:
         self._ensure_capacity()
 
     def _sample_world(self, node: int) -> tuple[int, int]:
-        r = self.ranges[node] * self.tree.possible[node]
-        if self.t == 0 or r.sum(-1).min() <= 0:
-            r = self.root_ranges * self.tree.possible[node] if node == self.root else \
-                self.tree.possible[node].astype(float)
-        joint = r[0][:, None] * r[1][None, :] * self.game.cached("chance_weights", self.tree.pubs[node])
+        """(slot 0, slot 1) from the latest beliefs at `node` and the deal's correlation; if no
+        deal is consistent with them (a player's range is zero there), from the possible slots."""
+        possible = self.tree.possible[node].astype(float)
+        cw = self.game.cached("chance_weights", self.tree.pubs[node])
+        r = self.ranges[node] * possible if self.t else self.root_ranges * possible
+        joint = r[0][:, None] * r[1][None, :] * cw
+        if not joint.sum() > 0:
+            joint = possible[0][:, None] * possible[1][None, :] * cw
         flat = joint.ravel()
         k = int(self.rng.choice(len(flat), p=flat / flat.sum()))
         return divmod(k, joint.shape[1])

@@ -1,0 +1,262 @@
+"""Batched CVPN inference shared by every self-play worker and query solver.
+
+Three pieces:
+
+- `BatchingInference`: the plain asyncio core (no Ray). Concurrent
+  `await evaluate(inputs, possible)` requests are gathered into one batch of
+  at most `max_batch` rows (a single larger request forms a batch of its own),
+  waiting at most `max_wait_ms` after the first request of a batch for more;
+  one `apply_fn(params, inputs, possible)` call answers the batch and each
+  request gets its rows back, tagged with the weight version that computed
+  them. The call runs in a worker thread, so the event loop stays free while
+  a batch computes: new requests queue up for the next batch, and
+  `set_weights(params, version)` only swaps a reference that the *next*
+  batch picks up. A weight update therefore never waits behind inference,
+  and a batch never mixes two versions.
+- `InferenceServer`: that core around a jitted CVPN (`NetworkValueFunction`'s
+  bucketed `apply_padded`), with async methods; `actors.ray_actors` turns it
+  into a Ray async actor (all methods on one event loop, up to 1000
+  concurrent calls). The weights are moved to the device once per version.
+- `InferenceClient`: a sog `PolicyValueFunction` (`evaluate` / `__call__`)
+  backed by a server. It encodes the beliefs itself
+  (`networks.encoding.encode`) and converts the network's outputs to game
+  units (`to_game_units`), exactly as `NetworkValueFunction.evaluate` does,
+  so the wire carries small float arrays, not public states, and the
+  encoding work is spread over the clients. It records the latest weight
+  version it saw (for the weight-lag metric) and the seconds spent waiting.
+
+Metrics (`stats()`): batches, requests, queries (rows), mean batch size,
+busy seconds (computing), idle seconds (no request pending), the current
+version and weight updates; rates are differences of these over time.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from networks.encoding import encode, to_game_units
+
+ApplyFn = Callable[[object, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def rss_mb() -> float:
+    """Resident memory of this process in MiB (from /proc; 0 where there is none)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class BatchingInference:
+    """Gathers concurrent requests into batches for one `apply_fn` (see module doc).
+
+    apply_fn(params, inputs [B, ...], possible [B, ...]) -> (values [B, ...], logits [B, ...]):
+    row-wise; called in a single worker thread. params, version: the initial weights.
+    """
+
+    def __init__(self, apply_fn: ApplyFn, params, version: int = 0, max_batch: int = 1024,
+                 max_wait_ms: float = 2.0):
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        if max_wait_ms < 0:
+            raise ValueError(f"max_wait_ms must be >= 0, got {max_wait_ms}")
+        self.apply_fn = apply_fn
+        self.max_batch = int(max_batch)
+        self.max_wait = float(max_wait_ms) / 1000.0
+        self._weights = (params, int(version))
+        self._pending: list[tuple[np.ndarray, np.ndarray, asyncio.Future]] = []
+        self._arrived: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inference")
+        self.batches = self.requests = self.queries = self.weight_updates = 0
+        self.busy_seconds = self.idle_seconds = 0.0
+        self.batch_sizes: list[int] = []     # the last few batch sizes (for tests and debugging)
+        self.started = time.perf_counter()
+
+    # ------------------------------------------------------------ public API
+
+    @property
+    def version(self) -> int:
+        return self._weights[1]
+
+    def set_weights(self, params, version: int) -> None:
+        """Use `params` from the next batch on; never waits (a batch in flight keeps its weights)."""
+        self._weights = (params, int(version))
+        self.weight_updates += 1
+
+    async def evaluate(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(values, logits, version) for one request's rows; waits for its batch."""
+        self._ensure_started()
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((np.asarray(inputs), np.asarray(possible), future))
+        self.requests += 1
+        self._arrived.set()
+        return await future
+
+    def stats(self) -> dict:
+        return {"version": self.version, "batches": self.batches, "requests": self.requests,
+                "queries": self.queries, "mean_batch": self.queries / max(self.batches, 1),
+                "busy_seconds": self.busy_seconds, "idle_seconds": self.idle_seconds,
+                "weight_updates": self.weight_updates, "pending": len(self._pending),
+                "seconds": time.perf_counter() - self.started}
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        self._executor.shutdown(wait=False)
+
+    # ------------------------------------------------------------ the batching loop
+
+    def _ensure_started(self) -> None:
+        if self._task is None or self._task.done():
+            self._arrived = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    def _pending_rows(self) -> int:
+        return sum(len(x) for x, _, _ in self._pending)
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self._pending:
+                t0 = time.perf_counter()
+                self._arrived.clear()
+                await self._arrived.wait()
+                self.idle_seconds += time.perf_counter() - t0
+            deadline = loop.time() + self.max_wait
+            while self._pending_rows() < self.max_batch:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                self._arrived.clear()
+                try:
+                    await asyncio.wait_for(self._arrived.wait(), remaining)
+                except TimeoutError:
+                    break
+            batch, rows = [], 0
+            while self._pending and (not batch or rows + len(self._pending[0][0]) <= self.max_batch):
+                item = self._pending.pop(0)
+                batch.append(item)
+                rows += len(item[0])
+            batch = [b for b in batch if not b[2].done()]      # a caller that gave up
+            if not batch:
+                continue
+            params, version = self._weights                    # one version for the whole batch
+            inputs = np.concatenate([b[0] for b in batch])
+            possible = np.concatenate([b[1] for b in batch])
+            t0 = time.perf_counter()
+            try:
+                values, logits = await loop.run_in_executor(self._executor, self.apply_fn, params,
+                                                            inputs, possible)
+            except Exception as err:  # noqa: BLE001 - every waiting caller gets the error
+                for _, _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(err)
+                continue
+            finally:
+                self.busy_seconds += time.perf_counter() - t0
+            self.batches += 1
+            self.queries += len(inputs)
+            self.batch_sizes = (self.batch_sizes + [len(inputs)])[-100:]
+            k = 0
+            for x, _, fut in batch:
+                n = len(x)
+                if not fut.done():
+                    fut.set_result((values[k:k + n], logits[k:k + n], version))
+                k += n
+
+
+class InferenceServer:
+    """The CVPN of `config` behind a `BatchingInference` (async methods; see module doc).
+
+    params: flax variables (numpy or jax arrays); version: their weight version.
+    Runs on the default JAX device of its process (the GPU when it has one).
+    """
+
+    def __init__(self, config, params, version: int = 0):
+        import jax
+
+        from networks.value_function import NetworkValueFunction, bucket_sizes
+        from sog.games import load_game
+
+        self._jax = jax
+        game = load_game(config.game)
+        self.vf = NetworkValueFunction(game, config.network, jax.device_put(params),
+                                       buckets=bucket_sizes(config.inference.max_batch), version=version)
+        self.core = BatchingInference(self._apply, self.vf.params, version, config.inference.max_batch,
+                                      config.inference.max_wait_ms)
+
+    def _apply(self, params, inputs, possible):
+        self.vf.params = params            # only this (single) worker thread touches vf
+        return self.vf.apply_padded(inputs, possible)
+
+    async def evaluate(self, inputs: np.ndarray, possible: np.ndarray):
+        return await self.core.evaluate(inputs, possible)
+
+    async def set_weights(self, params, version: int) -> int:
+        """Swap in weights `version` for the next batch; returns the version now current."""
+        if version > self.core.version:
+            self.core.set_weights(self._jax.device_put(params), version)
+        return self.core.version
+
+    async def stats(self) -> dict:
+        return {**self.core.stats(), "rss_mb": rss_mb(), "pid": os.getpid()}
+
+    async def ping(self) -> int:
+        return self.core.version
+
+
+class InferenceClient:
+    """A `PolicyValueFunction` answered by an inference server (see module doc).
+
+    submit(inputs, possible) -> (values, logits, version): the transport; use
+    `InferenceClient.for_actor(handle, game)` for a Ray actor handle.
+    """
+
+    def __init__(self, submit: Callable, game):
+        self.submit = submit
+        self.game = game
+        self.version = -1               # the newest weight version seen in an answer
+        self.calls = self.queries = 0
+        self.wait_seconds = 0.0
+
+    @classmethod
+    def for_actor(cls, handle, game) -> InferenceClient:
+        import ray
+
+        def submit(inputs, possible):
+            return ray.get(handle.evaluate.remote(inputs, possible))
+        return cls(submit, game)
+
+    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        spec = self.game.spec
+        n, a = spec.num_states, spec.num_actions
+        if not len(pubs):
+            return np.zeros((0, 2, n)), np.zeros((0, 2, n, a))
+        ranges = np.asarray(ranges, dtype=np.float64)
+        inputs, possible = encode(self.game, pubs, ranges)
+        t0 = time.perf_counter()
+        values, logits, version = self.submit(inputs, possible)
+        self.wait_seconds += time.perf_counter() - t0
+        self.version = max(self.version, int(version))
+        self.calls += 1
+        self.queries += len(pubs)
+        return (to_game_units(values, ranges, possible, spec.max_utility),
+                np.asarray(logits, dtype=np.float64))
+
+    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
+        return self.evaluate(pubs, ranges)[0]

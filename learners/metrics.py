@@ -1,0 +1,163 @@
+"""Training metrics: tensorboardX scalars, a JSON-lines log, the evaluation CSV, evaluation.
+
+Files in the run directory:
+
+    tb/              tensorboardX event files (`tensorboard --logdir RUN_DIR/tb`)
+    metrics.jsonl    one JSON object per progress tick: step, wall seconds and every scalar
+    eval.csv         one row per evaluated SoG(s, c): step, version, search, seeds,
+                     min/mean/max exploitability in mbb/h, seconds
+
+Scalar names (all logged against the learner step):
+
+    loss/total, loss/value, loss/policy, loss/grad_norm, learner/lr,
+    learner/steps_per_s, learner/wait_share, throughput/searches_per_s,
+    throughput/games_per_s, throughput/queries_per_s (inference rows),
+    throughput/solves_per_s, inference/mean_batch, inference/version,
+    inference/busy_share, replay/size, replay/inserted, replay/sample_to_insert,
+    weights/version, weights/lag (learner version minus the oldest version a
+    worker or solver last used), queue/size, queue/dropped, wait/<actor>
+    (share of its time waiting), memory/<process>_mb (resident memory),
+    eval/S<s>_C<c>/mean_mbb (and min_mbb, max_mbb): exploitability of SoG(s, c).
+
+`Evaluator` measures the exploitability of SoG(s, c) with given weights, as
+`sog exploitability --agent sog` does (`sog.eval.search_policy`); it is plain
+so the driver can run it in-process (sync mode) or in a Ray actor.
+`read_scalars(logdir)` reads the event files back (tests, plots) without
+TensorFlow or TensorBoard.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import struct
+import time
+from pathlib import Path
+
+EVAL_FIELDS = ["step", "version", "search", "seeds", "min_mbb", "mean_mbb", "max_mbb", "seconds", "wall"]
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    """Resident memory of a process in MiB (from /proc; 0 where unavailable)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Metrics:
+    """The run's metric sinks (see module doc)."""
+
+    def __init__(self, run_dir: str | Path, flush_secs: int = 10):
+        from tensorboardX import SummaryWriter
+
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.writer = SummaryWriter(logdir=str(self.run_dir / "tb"), flush_secs=flush_secs)
+        self._jsonl = open(self.run_dir / "metrics.jsonl", "a")  # noqa: SIM115 - open for the run, closed in close()
+        self.eval_path = self.run_dir / "eval.csv"
+        self.started = time.time()
+
+    def scalars(self, step: int, values: dict) -> None:
+        """Log finite numeric `values` (name -> number) at `step` to tensorboard and metrics.jsonl."""
+        clean = {k: float(v) for k, v in values.items()
+                 if isinstance(v, int | float) and math.isfinite(float(v))}
+        for name, value in clean.items():
+            self.writer.add_scalar(name, value, global_step=int(step))
+        self._jsonl.write(json.dumps({"step": int(step), "time": time.time(), **clean}) + "\n")
+        self._jsonl.flush()
+
+    def eval_rows(self, step: int, version: int, rows: list[dict]) -> None:
+        """Append evaluation results (dicts with search, seeds, min/mean/max_mbb, seconds)."""
+        new = not self.eval_path.exists()
+        with open(self.eval_path, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=EVAL_FIELDS, extrasaction="ignore")
+            if new:
+                w.writeheader()
+            for row in rows:
+                w.writerow({**row, "step": step, "version": version, "wall": round(time.time(), 3)})
+        for row in rows:
+            sims, per_phase = row["search"].split(",")
+            tag = f"eval/S{sims}_C{per_phase}"          # tensorboard tags: no parentheses or commas
+            for k in ("mean", "min", "max"):
+                self.writer.add_scalar(f"{tag}/{k}_mbb", row[f"{k}_mbb"], global_step=int(step))
+
+    def flush(self) -> None:
+        self.writer.flush()
+        self._jsonl.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+        self._jsonl.close()
+
+
+def read_scalars(logdir: str | Path) -> dict[str, list[tuple[int, float]]]:
+    """name -> [(step, value), ...] from every tensorboard event file under `logdir`."""
+    from tensorboardX.proto import event_pb2
+
+    out: dict[str, list[tuple[int, float]]] = {}
+    for path in sorted(Path(logdir).rglob("events.out.tfevents.*")):
+        data = path.read_bytes()
+        pos = 0
+        while pos + 12 <= len(data):
+            (length,) = struct.unpack("<Q", data[pos:pos + 8])
+            start = pos + 12
+            if start + length + 4 > len(data):
+                break                       # a record still being written
+            event = event_pb2.Event()
+            event.ParseFromString(data[start:start + length])
+            pos = start + length + 4
+            for v in event.summary.value:
+                out.setdefault(v.tag, []).append((int(event.step), float(v.simple_value)))
+    return out
+
+
+def read_eval_csv(path: str | Path) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class Evaluator:
+    """Exploitability of SoG(s, c) for each (s, c) of `run.eval_search`, with given weights."""
+
+    def __init__(self, config):
+        from networks.cvpn import init_params
+        from networks.value_function import NetworkValueFunction
+        from sog.config import parse_eval_search
+        from sog.games import load_game
+
+        self.config = config
+        self.game = load_game(config.game)
+        self.searches = parse_eval_search(config.run.eval_search)
+        self.vf = NetworkValueFunction(self.game, config.network,
+                                       init_params(self.game, config.network, config.run.seed))
+
+    def evaluate(self, params, version: int = 0) -> list[dict]:
+        """One row per SoG(s, c): search ('S,C'), seeds, min/mean/max_mbb, seconds."""
+        import dataclasses
+
+        from sog.eval.search_policy import search_exploitability
+        from sog.search.resolve import ContinualResolver, SearchParams
+
+        s = self.config.search
+        self.vf.set_params(params, version)
+        rows = []
+        for sims, per_phase in self.searches:
+            # the training search's knobs (as actors.selfplay.search_params), with S and C replaced
+            knobs = {f.name: getattr(s, f.name) for f in dataclasses.fields(SearchParams)
+                     if hasattr(s, f.name)}
+            knobs.update(simulations=sims, per_phase=per_phase, top_k=s.top_k or None)
+            params_ = SearchParams(**knobs)
+            out = search_exploitability(self.game, ContinualResolver(self.game, self.vf, params_),
+                                        self.config.run.eval_seeds)
+            rows.append({"search": f"{sims},{per_phase:g}", "seeds": self.config.run.eval_seeds,
+                         "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
+                         "max_mbb": 1000 * out["max"], "seconds": out["seconds"]})
+        return rows

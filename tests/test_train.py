@@ -1,0 +1,143 @@
+"""`sog train` end to end on tiny Kuhn: the synchronous loop (checkpoints, scalars, replay, resume
+equal to an uninterrupted run, refusal of another game) and a real Ray run in which a self-play
+worker and the inference server are killed mid-run."""
+import json
+import time
+
+import numpy as np
+import pytest
+
+from launch.cli import main as cli_main
+from launch.train import train
+from learners.checkpoint import CheckpointError, latest_step, restore_train_state
+from learners.learner import Learner
+from learners.metrics import read_eval_csv, read_scalars
+from sog.config import apply_overrides, load_config
+from sog.games import load_game
+
+INT_COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "solver_examples",
+                "queries_pushed", "recursive_pushed", "queries_dropped", "network_queries", "rounds",
+                "published")
+
+
+def tiny(*overrides):
+    return apply_overrides(load_config("tiny_kuhn"), ["run.minutes=2", *overrides])
+
+
+def quiet(*args, **kwargs):
+    pass
+
+
+def test_sync_end_to_end(tmp_path):
+    run_dir = tmp_path / "run"
+    out = train(tiny("run.max_steps=30", "run.eval_every=15"), run_dir, sync=True, log=quiet, tick_seconds=0.0)
+    assert out["stop_reason"] == "max_steps" and out["steps"] == 30 and out["version"] == 15
+    assert latest_step(run_dir) == 30 and out["checkpoints"] == [10, 20, 30]
+    assert (run_dir / "replay.npz").is_file() and (run_dir / "queue.pkl").is_file()
+    c = out["counters"]
+    assert c["games"] > 0 and c["searches"] > 0 and c["solves"] > 0 and c["solver_examples"] > 0
+    assert out["replay"]["inserted_total"] == c["selfplay_examples"] + c["solver_examples"]
+    assert out["replay"]["sampled_total"] == 30 * 32
+    scalars = read_scalars(run_dir / "tb")
+    for name in ("loss/total", "loss/value", "loss/policy", "learner/lr", "learner/steps_per_s",
+                 "throughput/searches_per_s", "throughput/queries_per_s", "replay/size",
+                 "replay/sample_to_insert", "weights/version", "weights/lag", "queue/size", "memory/driver_mb"):
+        assert name in scalars, name
+    sizes = [v for _, v in scalars["replay/size"]]
+    assert sizes == sorted(sizes) and sizes[-1] >= 64          # the replay grows
+    assert [s for s, _ in scalars["loss/total"]][-1] == 30
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["step"] == 30
+    # exploitability of SoG(4,1) at steps 0 (the untrained network), 15 and 30: CSV and tensorboard
+    rows = read_eval_csv(run_dir / "eval.csv")
+    assert [int(r["step"]) for r in rows] == [0, 15, 30] and all(float(r["mean_mbb"]) > 0 for r in rows)
+    assert [s for s, _ in scalars["eval/S4_C1/mean_mbb"]] == [0, 15, 30]
+
+
+def test_sync_split_and_resume_matches_an_uninterrupted_run(tmp_path):
+    whole = train(tiny("run.max_steps=20"), tmp_path / "whole", sync=True, log=quiet)
+    first = train(tiny("run.max_steps=10"), tmp_path / "split", sync=True, log=quiet)
+    assert first["steps"] == 10
+    logged = []
+    second = train(tiny("run.max_steps=20"), tmp_path / "split", sync=True,
+                   log=lambda text, end="\n": logged.append(text))
+    assert second["resumed"] and second["start_step"] == 10 and second["steps"] == 20
+    assert any("restored the replay buffer" in line and " 0 items" not in line for line in logged)
+    assert {k: second["counters"][k] for k in INT_COUNTERS} == {k: whole["counters"][k] for k in INT_COUNTERS}
+    assert second["replay"] == whole["replay"] and second["queue"] == whole["queue"]
+    assert second["version"] == whole["version"]
+    np.testing.assert_allclose(second["losses"]["loss"], whole["losses"]["loss"], rtol=1e-4)
+    cfg = tiny()
+    game = load_game(cfg.game)
+    a, _ = restore_train_state(tmp_path / "whole", game, cfg.network, cfg.learner)
+    b, _ = restore_train_state(tmp_path / "split", game, cfg.network, cfg.learner)
+    for x, y in zip(np.asarray(a.params["params"]["value"]["kernel"]).ravel(),
+                    np.asarray(b.params["params"]["value"]["kernel"]).ravel()):
+        assert abs(x - y) <= 1e-4 * max(1.0, abs(x))
+
+
+def test_resume_refuses_another_game_or_network(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    train(tiny("run.max_steps=10"), run_dir, sync=True, log=quiet)
+    leduc = apply_overrides(tiny(), ["game=leduc_poker"])
+    with pytest.raises(CheckpointError, match="kuhn_poker"):
+        Learner(load_game("leduc_poker"), leduc, run_dir)
+    wider = tiny("network.hidden=32")
+    with pytest.raises(CheckpointError, match="network"):
+        Learner(load_game(wider.game), wider, run_dir)
+    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--run-dir", str(run_dir),
+                   "--set", "network.hidden=32"])
+    assert rc == 2 and "network" in capsys.readouterr().err
+    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "bogus.key=1"])
+    assert rc == 2
+
+
+def test_ray_run_survives_killed_worker_and_server(tmp_path):
+    """Real Ray (2 CPUs, local): kill the self-play worker, then the inference server; the run
+    reaches max_steps, both come back, weights reach the server and the workers."""
+    import ray
+
+    events = {}
+
+    def new_pid(call, old):
+        """Poll until the actor answers from a new process (ray.kill is asynchronous)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                pid = call()
+            except ray.exceptions.RayError:
+                pid = old
+            if pid != old:
+                return pid
+            time.sleep(0.1)
+        raise AssertionError("the killed actor did not come back within 60 s")
+
+    def on_tick(run):
+        step = run.learner.step_count
+        if "worker" not in events and step >= 20:
+            old = ray.get(run.workers[0].ping.remote())
+            ray.kill(run.workers[0], no_restart=False)
+            new = new_pid(lambda: ray.get(run.workers[0].ping.remote(), timeout=60), old)
+            events["worker"] = (step, run.counters["games"], old, new)
+        elif "worker" in events and "server" not in events and step >= events["worker"][0] + 20:
+            old = ray.get(run.server.stats.remote())["pid"]
+            ray.kill(run.server, no_restart=False)
+            new = new_pid(lambda: ray.get(run.server.stats.remote(), timeout=60)["pid"], old)
+            events["server"] = (step, old, new)
+
+    run_dir = tmp_path / "run"
+    out = train(tiny("run.max_steps=160", "learner.checkpoint_every=40"), run_dir, sync=False, log=quiet,
+                tick_seconds=0.25, hooks={"on_tick": on_tick}, num_cpus=2)
+    assert not ray.is_initialized()            # the run owned its Ray instance and shut it down
+    assert out["mode"] == "ray" and out["stop_reason"] == "max_steps" and out["steps"] == 160
+    assert events["worker"][2] != events["worker"][3] and events["server"][1] != events["server"][2]
+    assert out["counters"]["games"] > events["worker"][1]   # the restarted worker played on
+    assert out["server_restarts_seen"] >= 1                 # the driver noticed and re-published
+    assert latest_step(run_dir) == 160 and {40, 80, 120, 160} <= set(out["checkpoints"])
+    assert out["version"] == 80 and out["inference"]["version"] >= 1
+    assert max(out["versions_in_use"].values()) >= 1        # workers/solvers used published weights
+    assert out["replay"]["size"] >= 64 and out["counters"]["solves"] > 0
+    scalars = read_scalars(run_dir / "tb")
+    assert "inference/mean_batch" in scalars and "wait/selfplay" in scalars
+    sizes = [v for _, v in scalars["replay/size"]]
+    assert sizes[-1] > sizes[0] or sizes[0] >= 64
