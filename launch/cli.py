@@ -192,8 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     b.set_defaults(func=cmd_bench)
 
-    from launch import baselines
+    from launch import baselines, bench_mccfr
     baselines.add_parser(sub)
+    bench_mccfr.add_parser(sub)
 
     t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")

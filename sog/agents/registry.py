@@ -204,3 +204,11 @@ register("uct", _search_factory("uct", "UCTAgent", {}))
 register("smooth_uct", _search_factory("smooth_uct", "SmoothUCTAgent",
                                        {"gamma": float, "eta": float, "d": float}))
 register("ismcts", _search_factory("ismcts", "ISMCTSAgent", {}))
+
+
+def _depth_limited(game, arg, params):
+    from sog.agents.depth_limited import agent_from_spec
+    return agent_from_spec(game, arg, params)
+
+
+register("depth_limited", _depth_limited)
