@@ -293,7 +293,7 @@ class GTCFR:
         return divmod(k, joint.shape[1])
 
     def _simulate(self, virtual: dict) -> list[tuple[int, int, int]]:
-        tree, game = self.tree, self.game
+        tree = self.tree
         node = self.search_node
         slots = list(self._sample_world(node))
         path = []
