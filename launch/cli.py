@@ -192,9 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     b.set_defaults(func=cmd_bench)
 
-    from launch import baselines, bench_mccfr
+    from launch import baselines, bench_mccfr, evaluate, tournament
     baselines.add_parser(sub)
     bench_mccfr.add_parser(sub)
+    evaluate.add_parser(sub)
+    tournament.add_parser(sub)          # `sog tournament` and `sog lbr`
 
     t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")
@@ -208,7 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     from launch.values import register_sog_agent
+    from sog.eval.tournament import register_cfr_agent
     register_sog_agent()
+    register_cfr_agent()
     args = build_parser().parse_args(argv)
     try:
         emit(args.func(args))

@@ -1,0 +1,261 @@
+"""`sog eval --run RUN_DIR [--every N] [--search S,C ...] [--seeds N] [--no-policy]`.
+
+Evaluates the checkpoints of a training run directory (one numbered directory
+per saved learner step, `learners.checkpoint`), oldest first, every N-th one
+and always the newest:
+
+* SoG(S, C) for each --search setting: exact exploitability of the agent's
+  composed policy (searches at every public state in breadth-first order,
+  `sog.eval.search_policy`) with the checkpoint's CVPN as value function,
+  min / mean / max over --seeds seeds. Search knobs other than S and C
+  (PUCT constant, prior temperature, top-k, gadget alpha) come from the run's
+  config.yaml when there is one.
+* the raw network policy ("policy"): the CVPN's policy-head prior at every
+  decision public state, queried with the ranges the policy itself induces
+  (`sog.eval.aivat.network_policy`), and its exact exploitability.
+
+The game is read from the checkpoint metadata. Results are appended, one row
+per (step, setting) as soon as it is measured, to RUN_DIR/eval.csv (the
+columns the training run's own evaluator writes: step, version, search,
+seeds, min_mbb, mean_mbb, max_mbb, seconds, wall; the raw policy has search
+"policy"), logged to RUN_DIR/tb (tags eval/SoG(S,C)_{mean,min,max}_mbb as
+training does, and eval/policy_mbb), and drawn in RUN_DIR/eval.png.
+Re-running skips the (step, search, seeds) rows eval.csv already holds.
+
+`add_parser(subparsers)` adds the command with `run` as its func; `run(args)`
+returns a JSON-able dict; user errors raise `launch.cli.UserError`.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+EVAL_FILE, PNG_FILE = "eval.csv", "eval.png"
+BUCKETS = (8, 64, 512)   # padded batch sizes of the network: few jit compilations per run
+POLICY = "policy"
+
+
+def add_parser(subparsers):
+    e = subparsers.add_parser("eval", help="exploitability of a run's checkpoints: SoG(s, c) and the raw "
+                                           "network policy; eval.csv, tensorboard, eval.png")
+    e.add_argument("--run", required=True, help="run directory (numbered checkpoint directories inside)")
+    e.add_argument("--every", type=int, default=1, help="evaluate every N-th checkpoint (and the newest)")
+    e.add_argument("--search", nargs="+", default=None,
+                   help="S,C settings of SoG(S, C) (default: the run config's run.eval_search, else 10,1)")
+    e.add_argument("--seeds", type=int, default=None,
+                   help="seeds per SoG setting (default: the run config's run.eval_seeds, else 2)")
+    e.add_argument("--no-policy", action="store_true", help="skip the raw network policy")
+    e.set_defaults(func=run)
+    return e
+
+
+def _user_error(message: str) -> Exception:
+    from launch.cli import UserError
+    return UserError(message)
+
+
+def _say(*args, end: str = "\n") -> None:
+    print(*args, file=sys.stderr, flush=True, end=end)
+
+
+def checkpoint_steps(run_dir: Path) -> list[int]:
+    """Steps of the complete checkpoints in a run directory, oldest first."""
+    steps = []
+    for p in run_dir.iterdir():
+        if p.is_dir() and p.name.isdigit() and any((p / n).exists() for n in ("meta", "_CHECKPOINT_METADATA")):
+            steps.append(int(p.name))
+    return sorted(steps)
+
+
+def _run_config(run_dir: Path):
+    """The run's Config from RUN_DIR/config.yaml, or None."""
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        return None
+    from sog.config import ConfigError, load_config
+    try:
+        return load_config(path)
+    except ConfigError as e:
+        _say(f"sog eval: ignoring {path}: {e}")
+        return None
+
+
+def read_rows(path: Path) -> list[dict]:
+    """eval.csv rows (UserError if it has other columns than the evaluation CSV's)."""
+    from learners.metrics import EVAL_FIELDS
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None:
+            return []
+        if list(reader.fieldnames) != EVAL_FIELDS:
+            raise _user_error(f"{path} has columns {reader.fieldnames}, not the evaluation columns {EVAL_FIELDS}; "
+                              "not touching it")
+        return list(reader)
+
+
+def _append(path: Path, row: dict) -> None:
+    from learners.metrics import EVAL_FIELDS
+    new = not path.exists() or path.stat().st_size == 0
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=EVAL_FIELDS, extrasaction="ignore")
+        if new:
+            w.writeheader()
+        w.writerow(row)
+
+
+def _key(step, search, seeds) -> tuple:
+    return int(step), str(search), 1 if str(search) == POLICY else int(seeds)
+
+
+def plot(rows: list[dict], path: Path, title: str) -> None:
+    """Exploitability (mbb/h, log scale) against learner step: mean with min-max band per setting."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[str, list] = {}
+    for r in rows:
+        label = "raw network policy" if r["search"] == POLICY else f"SoG({r['search']}), {r['seeds']} seeds"
+        series.setdefault(label, []).append((int(r["step"]), float(r["min_mbb"]), float(r["mean_mbb"]),
+                                             float(r["max_mbb"])))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, pts in sorted(series.items()):
+        pts = sorted({p[0]: p for p in pts}.values())
+        x = [p[0] for p in pts]
+        line, = ax.plot(x, [p[2] for p in pts], marker="o", label=label)
+        ax.fill_between(x, [p[1] for p in pts], [p[3] for p in pts], alpha=0.2, color=line.get_color())
+    if any(float(r["min_mbb"]) > 0 for r in rows):
+        ax.set_yscale("log")
+    ax.set_xlabel("learner step")
+    ax.set_ylabel("exploitability (mbb/hand)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def run(args) -> dict:
+    from learners.checkpoint import CheckpointError, load_value_function, read_metadata
+    from sog.eval.aivat import network_policy
+    from sog.eval.exploitability import exploitability
+    from sog.eval.search_policy import decision_state_count, search_exploitability
+    from sog.games import UnknownGameError, load_game
+    from sog.search.resolve import ContinualResolver, parse_search
+
+    run_dir = Path(args.run)
+    if not run_dir.is_dir():
+        raise _user_error(f"no run directory at {run_dir}")
+    if args.every < 1:
+        raise _user_error("--every must be at least 1")
+    steps = checkpoint_steps(run_dir)
+    if not steps:
+        raise _user_error(f"no checkpoints in {run_dir} (expected numbered step directories)")
+    selected = sorted(set(steps[::args.every]) | {steps[-1]})
+    config = _run_config(run_dir)
+    searches = args.search
+    if searches is None:
+        searches = config.run.eval_search.split(";") if config is not None else ["10,1"]
+    seeds = args.seeds if args.seeds is not None else (config.run.eval_seeds if config is not None else 2)
+    if seeds < 1:
+        raise _user_error("--seeds must be at least 1")
+    params = {}
+    for text in searches:
+        try:
+            p = parse_search(text.strip())
+        except ValueError as e:
+            raise _user_error(str(e)) from None
+        if config is not None:
+            s = config.search
+            p = dataclasses.replace(p, puct_c=s.puct_c, prior_temperature=s.prior_temperature,
+                                    top_k=s.top_k or None, gadget_alpha=s.gadget_alpha, alternating=s.alternating)
+        params[f"{p.simulations},{p.per_phase:g}"] = p
+    temperature = config.search.prior_temperature if config is not None else 1.0
+    try:
+        metas = {step: read_metadata(run_dir / str(step)) for step in selected}
+    except CheckpointError as e:
+        raise _user_error(str(e)) from None
+    games = {m["game"] for m in metas.values()}
+    if len(games) > 1:
+        raise _user_error(f"{run_dir} holds checkpoints of several games ({', '.join(sorted(games))})")
+    try:
+        game = load_game(games.pop())
+    except UnknownGameError as e:
+        raise _user_error(f"checkpoint game: {e}") from None
+    csv_path = run_dir / EVAL_FILE
+    rows = read_rows(csv_path)
+    done = {_key(r["step"], r["search"], r["seeds"]) for r in rows if r.get("step", "").isdigit()}
+
+    from tensorboardX import SummaryWriter
+    writer = None
+    vf = network = None
+    evaluated, skipped = [], 0
+    per_seed = decision_state_count(game)
+    t_start = time.perf_counter()
+    try:
+        for step in selected:
+            todo = [(name, p) for name, p in params.items() if _key(step, name, seeds) not in done]
+            want_policy = not args.no_policy and _key(step, POLICY, 1) not in done
+            skipped += len(params) - len(todo) + (0 if args.no_policy or want_policy else 1)
+            if not todo and not want_policy:
+                continue
+            try:
+                loaded = load_value_function(run_dir / str(step), game, buckets=BUCKETS)
+            except CheckpointError as e:
+                raise _user_error(str(e)) from None
+            if vf is None or metas[step].get("network") != network:
+                vf, network = loaded, metas[step].get("network")
+            else:        # same network shapes: swap the weights in, keep the compiled programs
+                vf.set_params(loaded.params, loaded.version)
+            version = int(metas[step].get("version", 0))
+            results = []
+            for name, p in todo:
+                def progress(seed, k, name=name, step=step):
+                    _say(f"\rstep {step}: SoG({name}) seed {seed + 1}/{seeds}: search {k}/{per_seed}", end="")
+                out = search_exploitability(game, ContinualResolver(game, vf, p), seeds, progress)
+                _say()
+                results.append({"search": name, "seeds": seeds, "min_mbb": 1000 * out["min"],
+                                "mean_mbb": 1000 * out["mean"], "max_mbb": 1000 * out["max"],
+                                "seconds": round(out["seconds"], 3)})
+            if want_policy:
+                t0 = time.perf_counter()
+                expl = 1000 * exploitability(game, network_policy(game, vf, temperature))
+                results.append({"search": POLICY, "seeds": 1, "min_mbb": expl, "mean_mbb": expl, "max_mbb": expl,
+                                "seconds": round(time.perf_counter() - t0, 3)})
+            if writer is None:
+                writer = SummaryWriter(logdir=str(run_dir / "tb"))
+            for res in results:
+                row = {**res, "step": step, "version": version, "wall": round(time.time(), 3)}
+                _append(csv_path, row)
+                rows.append({k: str(v) for k, v in row.items()})
+                done.add(_key(step, res["search"], res["seeds"]))
+                evaluated.append(row)
+                if res["search"] == POLICY:
+                    writer.add_scalar("eval/policy_mbb", res["mean_mbb"], global_step=step)
+                    what = "raw network policy"
+                else:
+                    tag = f"eval/SoG({res['search']})"
+                    for k in ("mean", "min", "max"):
+                        writer.add_scalar(f"{tag}_{k}_mbb", res[f"{k}_mbb"], global_step=step)
+                    what = f"SoG({res['search']})"
+                _say(f"step {step} (v{version}): {what} exploitability mean {res['mean_mbb']:.2f} mbb/h "
+                     f"(min {res['min_mbb']:.2f}, max {res['max_mbb']:.2f}) in {res['seconds']:.1f} s")
+            writer.flush()
+    finally:
+        if writer is not None:
+            writer.close()
+    png = run_dir / PNG_FILE
+    good = [r for r in rows if r.get("step", "").isdigit()]
+    if good:
+        plot(good, png, f"{game.spec.name}: {run_dir.name}")
+    _say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
+    return {"run": str(run_dir), "game": game.spec.name, "checkpoints": steps, "selected": selected,
+            "searches": list(params), "seeds": seeds, "evaluated": evaluated, "skipped": skipped,
+            "csv": str(csv_path), "png": str(png) if good else None, "tensorboard": str(run_dir / "tb"),
+            "seconds": time.perf_counter() - t_start}

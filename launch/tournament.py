@@ -1,0 +1,172 @@
+"""`sog tournament --config FILE` and `sog lbr --game GAME --agent SPEC --hands N`.
+
+tournament: plays the tournament a YAML file describes (`sog.eval.tournament`:
+round robin or gauntlet, seats swapped, duplicate deals for card games, games
+in parallel worker processes, every finished game appended to
+OUT/games.jsonl so an interrupted run resumes where it stopped) and writes
+the report: the head-to-head matrix with 95% intervals, Elo ratings fitted by
+maximum likelihood (anchored), for poker mbb/hand with and without AIVAT,
+as report.txt (also printed to stderr), report.json, head_to_head.csv,
+elo.csv and tournament.png in OUT (default: the config's `out`, else
+tournaments/<config file name>).
+
+lbr: the local best response's win rate against an agent, in mbb/hand with
+its 95% interval (`sog.eval.lbr`).
+
+`add_parser(subparsers)` adds both commands (`run` and `run_lbr` as their
+funcs); both return a JSON-able dict; user errors raise `launch.cli.UserError`.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+
+def add_parser(subparsers):
+    t = subparsers.add_parser("tournament", help="play a round robin / gauntlet between agents; head-to-head, "
+                                                 "Elo and (poker) AIVAT report")
+    t.add_argument("--config", required=True, help="tournament YAML (see configs/tournaments/)")
+    t.add_argument("--out", help="output directory (default: the config's `out`, else tournaments/<name>)")
+    t.add_argument("--workers", type=int, help="override the config's worker processes")
+    t.add_argument("--games", type=int, help="override games_per_pair")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=run)
+
+    lb = subparsers.add_parser("lbr", help="local best response win rate against an agent (poker)")
+    lb.add_argument("--game", required=True, help="kuhn_poker or leduc_poker")
+    lb.add_argument("--agent", required=True, help="agent spec, e.g. tabular:policy.json or sog:RUN?s=10&c=1")
+    lb.add_argument("--hands", type=int, default=1000, help="hands (rounded up to whole duplicate deals)")
+    lb.add_argument("--bets", default="",
+                    help="bets LBR may make besides fold/call: comma-separated names (kuhn: bet, leduc: "
+                         "raise) or 'all'; default none (the paper's fold/call LBR)")
+    lb.add_argument("--seed", type=int, default=0)
+    lb.set_defaults(func=run_lbr)
+    return t
+
+
+def _user_error(message: str) -> Exception:
+    from launch.cli import UserError
+    return UserError(message)
+
+
+def setup_agents() -> None:
+    """Register the agent kinds of launch (`sog:`) and of the evaluation tools (`cfr`)."""
+    from launch.values import register_sog_agent
+    from sog.eval.tournament import register_cfr_agent
+    register_sog_agent()
+    register_cfr_agent()
+
+
+def _say(*args, end: str = "\n") -> None:
+    print(*args, file=sys.stderr, flush=True, end=end)
+
+
+class ProgressBar:
+    """`[#####.....] done/total games  rate/s  ETA` on stderr, redrawn in place."""
+
+    def __init__(self, label: str, quiet: bool = False, width: int = 30):
+        self.label, self.quiet, self.width = label, quiet, width
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, played: int) -> None:
+        if self.quiet:
+            return
+        now = time.perf_counter()
+        if done < total and now - self.last < 0.2 and played > 0:
+            return
+        self.last = now
+        frac = done / total if total else 1.0
+        bar = "#" * int(frac * self.width)
+        rate = played / max(now - self.t0, 1e-9)
+        eta = (total - done) / rate if rate > 0 else float("nan")
+        eta_text = "-" if math.isnan(eta) else f"{int(eta) // 60}:{int(eta) % 60:02d}"
+        _say(f"\r{self.label} [{bar:<{self.width}}] {done}/{total} games {rate:.1f}/s ETA {eta_text}  ", end="")
+        if done >= total:
+            _say()
+
+
+def aivat_values(cfg, game):
+    """The AIVAT value table {pub: float [N, N]} of a config (fixed before any game is played)."""
+    from sog.eval.aivat import equilibrium_values, network_world_values
+
+    if not cfg.aivat:
+        return None
+    if cfg.aivat_value == "equilibrium":
+        return equilibrium_values(game, cfg.aivat_iterations).table
+    from launch.values import make_value_function
+    try:
+        vf = make_value_function(cfg.aivat_value, game)
+    except (ValueError, FileNotFoundError) as e:
+        raise _user_error(f"aivat_value: {e}") from None
+    return network_world_values(game, vf, name=cfg.aivat_value).table
+
+
+def run(args) -> dict:
+    from sog.agents.api import AgentError
+    from sog.agents.registry import make_agent
+    from sog.eval.elo import EloError
+    from sog.eval.tournament import TournamentError, load_config, run_tournament
+    from sog.games import load_game
+
+    setup_agents()
+    overrides = {"workers": args.workers, "games_per_pair": args.games}
+    try:
+        cfg = load_config(args.config, overrides)
+    except TournamentError as e:
+        raise _user_error(str(e)) from None
+    out = args.out or cfg.out or str(Path("tournaments") / Path(args.config).name.removesuffix(".yaml"))
+    from sog.eval.tournament import ResultStore
+    try:
+        ResultStore(out, cfg).check()            # another tournament's results: stop before any work
+    except TournamentError as e:
+        raise _user_error(str(e)) from None
+    game = load_game(cfg.game)
+    for name, spec in cfg.agents.items():        # every agent must build (checkpoints, files) before playing
+        try:
+            make_agent(spec, game)
+        except AgentError as e:
+            raise _user_error(f"agent {name!r}: {e}") from None
+    values = aivat_values(cfg, game)
+    bar = ProgressBar(f"{cfg.game} {cfg.mode}", quiet=getattr(args, "quiet", False))
+    try:
+        report = run_tournament(cfg, out, values=values, setup=setup_agents, progress=bar)
+    except (TournamentError, AgentError, EloError) as e:
+        raise _user_error(str(e)) from None
+    from sog.eval.tournament import format_report
+    _say(format_report(report))
+    _say(f"results in {out}/ (games.jsonl, report.txt, report.json, head_to_head.csv, elo.csv, tournament.png)")
+    return report
+
+
+def run_lbr(args) -> dict:
+    from sog.agents.api import AgentError
+    from sog.agents.registry import make_agent
+    from sog.eval.lbr import LBRError, lbr_match
+    from sog.games import UnknownGameError, load_game
+
+    setup_agents()
+    if args.hands < 1:
+        raise _user_error("--hands must be at least 1")
+    try:
+        game = load_game(args.game)
+        agent = make_agent(args.agent, game)
+    except (UnknownGameError, AgentError) as e:
+        raise _user_error(str(e)) from None
+    bets = [b for b in (args.bets or "").split(",") if b.strip()]
+
+    def progress(done, total):
+        _say(f"\rLBR vs {args.agent}: {done}/{total} hands", end="")
+
+    try:
+        out = lbr_match(game, agent, args.hands, seed=args.seed, bets=bets, progress=progress)
+    except LBRError as e:
+        raise _user_error(str(e)) from None
+    _say()
+    lo, hi = out["ci95_mbb"]
+    _say(f"LBR ({'fold/call' if not out['bets'] else 'fold/call/' + '/'.join(out['bets'])}) against "
+         f"{args.agent} on {game.spec.name}: {out['mbb_per_hand']:+.1f} mbb/hand, 95% interval "
+         f"[{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s)")
+    return {"agent": args.agent, "seed": args.seed, **out}
