@@ -65,7 +65,7 @@ from sog.agents.api import Agent, AgentError
 from sog.eval.policy import TabularPolicy
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
-from sog.games.world import IllegalActionError, World
+from sog.games.world import World
 
 __all__ = ["AIVATError", "WorldValues", "aivat_estimate", "aivat_match", "equilibrium_policy",
            "equilibrium_values", "network_policy", "network_world_values", "play_recorded",
@@ -354,49 +354,22 @@ def play_recorded(game: Game, agents: Sequence[Agent], seed: int, record: Sequen
     """`sog.eval.match.play_game` (same seeds, same result) that also records, per decision,
     the acting agent's strategy table (`strategy_table`) when `record[actor]`: the result has
     `strategies` (per decision: float [N, A] or None) and `full` (per decision: bool)."""
-    from sog.eval.match import _seeds
+    from sog.eval.match import play_game
 
-    if len(agents) != 2:
-        raise ValueError(f"a game needs two agents, got {len(agents)}")
-    chance_seed, seed0, seed1 = _seeds(seed, 3)
-    rng = np.random.default_rng(chance_seed)
-    for player, (agent, s) in enumerate(zip(agents, (seed0, seed1))):
-        agent.reset(player, s)
-    world = W.deal(game, rng)
-    deal = list(world.slots)
-    pubs = [world.pub]
-    actions, actors, strategies, full = [], [], [], []
-    for _ in range(max_steps):
-        kind = game.cached("kind", world.pub)
-        if kind == CHANCE:
-            world = W.sample_chance(game, world, rng)
-        elif kind == DECISION:
-            actor = int(game.cached("actor", world.pub))
-            slot = world.slots[actor]
-            history = tuple(pubs)
-            table, is_full = strategy_table(agents[actor], history, slot) if record[actor] else (None, False)
-            action = agents[actor].act(history, slot)
-            legal = W.legal_actions(game, world)
-            if not isinstance(action, (int, np.integer)) or int(action) not in legal:
-                names = [game.action_name(world.pub, int(a)) for a in legal]
-                raise IllegalActionError(
-                    f"agent {agents[actor]!r} (player {actor}) returned illegal action {action!r} "
-                    f"at {world.pub!r} with slot {slot} in {game.spec.name}; legal: {names}")
-            action = int(action)
-            if table is not None and not table[slot, action] > 0:
-                raise AgentError(f"agent {agents[actor]!r} played {game.action_name(world.pub, action)} at "
-                                 f"{world.pub!r}, which its reported strategy gives probability 0")
-            world = W.apply_action(game, world, action)
-            actions.append(action)
-            actors.append(actor)
-            strategies.append(table)
-            full.append(bool(is_full))
-        else:
-            u = W.returns(game, world)
-            return {"returns": [u, -u], "history": actions, "actors": actors, "pubs": pubs, "deal": deal,
-                    "seed": int(seed), "strategies": strategies, "full": full}
-        pubs.append(world.pub)
-    raise RuntimeError(f"{game.spec.name}: game did not end within {max_steps} steps")
+    def observe(actor, history, slot):
+        table, is_full = strategy_table(agents[actor], history, slot) if record[actor] else (None, False)
+        return table, bool(is_full), slot
+
+    result = play_game(game, agents, seed, max_steps, observe=observe)
+    observed = result.pop("observed")
+    decisions = [p for p in result["pubs"] if game.cached("kind", p) == DECISION]
+    for (table, _, slot), action, actor, pub in zip(observed, result["history"], result["actors"], decisions):
+        if table is not None and not table[slot, action] > 0:
+            raise AgentError(f"agent {agents[actor]!r} played {game.action_name(pub, action)} at "
+                             f"{pub!r}, which its reported strategy gives probability 0")
+    result["strategies"] = [t for t, _, _ in observed]
+    result["full"] = [f for _, f, _ in observed]
+    return result
 
 
 def _root_slots(game: Game, player: int) -> np.ndarray:

@@ -16,7 +16,7 @@ public tree), for checking match estimates of tabular agents.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -37,12 +37,15 @@ def _seeds(seed: int, n: int) -> list[int]:
     return [int(state[2 * i]) << 31 ^ int(state[2 * i + 1]) for i in range(n)]
 
 
-def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1_000_000) -> dict:
+def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1_000_000,
+              observe: Callable[[int, tuple, int], object] | None = None) -> dict:
     """Play one game with agents[0] as player 0 and agents[1] as player 1.
 
     Returns dict(returns=[u0, u1], history=[actions of the players, in order],
     actors=[who played each of them], pubs=[every public state visited, root first],
-    deal=[slot of player 0, slot of player 1] at the root, seed).
+    deal=[slot of player 0, slot of player 1] at the root, seed). With `observe`,
+    `observe(actor, history, slot)` is called before each decision and its results
+    are returned as `observed` (one per decision; AIVAT records strategies this way).
     Raises IllegalActionError naming the agent, the state and the action if an agent
     returns an action that is not legal.
     """
@@ -55,7 +58,7 @@ def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1
     world = W.deal(game, rng)
     deal = list(world.slots)
     pubs = [world.pub]
-    actions, actors = [], []
+    actions, actors, observed = [], [], []
     for _ in range(max_steps):
         kind = game.cached("kind", world.pub)
         if kind == CHANCE:
@@ -63,6 +66,8 @@ def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1
         elif kind == DECISION:
             actor = int(game.cached("actor", world.pub))
             slot = world.slots[actor]
+            if observe is not None:
+                observed.append(observe(actor, tuple(pubs), slot))
             action = agents[actor].act(tuple(pubs), slot)
             legal = W.legal_actions(game, world)
             if not isinstance(action, (int, np.integer)) or int(action) not in legal:
@@ -76,8 +81,11 @@ def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1
             actors.append(actor)
         else:
             u = W.returns(game, world)
-            return {"returns": [u, -u], "history": actions, "actors": actors, "pubs": pubs,
-                    "deal": deal, "seed": int(seed)}
+            out = {"returns": [u, -u], "history": actions, "actors": actors, "pubs": pubs,
+                   "deal": deal, "seed": int(seed)}
+            if observe is not None:
+                out["observed"] = observed
+            return out
         pubs.append(world.pub)
     raise RuntimeError(f"{game.spec.name}: game did not end within {max_steps} steps")
 
