@@ -49,6 +49,7 @@ evaluator run JAX on the CPU.
 """
 from __future__ import annotations
 
+import abc
 import collections
 import math
 import os
@@ -91,7 +92,7 @@ def _fmt_time(seconds: float) -> str:
     return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m:02d}:{s:02d}"
 
 
-class _Run:
+class _Run(abc.ABC):
     """What both modes share: learner, counters, metrics, stop rule, checkpoints, progress."""
 
     mode = "?"
@@ -142,17 +143,20 @@ class _Run:
 
     # ------------------------------------------------------------ hooks for subclasses
 
+    @abc.abstractmethod
     def replay_counters(self) -> dict:
-        raise NotImplementedError
+        """The replay buffer's counters."""
 
+    @abc.abstractmethod
     def queue_counters(self) -> dict:
-        raise NotImplementedError
+        """The query queue's counters."""
 
     def server_stats(self) -> dict:
         return {}
 
+    @abc.abstractmethod
     def save_buffers(self) -> None:
-        raise NotImplementedError
+        """Persist the replay buffer and the query queue to the run directory."""
 
     # ------------------------------------------------------------ shared logic
 
@@ -203,11 +207,13 @@ class _Run:
         if every and self.learner.step_count % every == 0:
             self.request_eval()
 
+    @abc.abstractmethod
     def publish(self, version: int, params) -> None:
-        raise NotImplementedError
+        """Send a new weight version to whatever answers network queries."""
 
+    @abc.abstractmethod
     def request_eval(self) -> None:
-        raise NotImplementedError
+        """Start an exploitability evaluation of the latest weights."""
 
     def record_eval(self, step: int, version: int, rows: list[dict]) -> None:
         self.counters["evals"] += 1

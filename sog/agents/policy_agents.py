@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+import abc
+
 import numpy as np
 
 from sog.agents.api import Agent, AgentError
@@ -123,18 +125,19 @@ class BaseAgent(Agent):
         return out
 
     # ---- the protocol ----------------------------------------------------
-    def _distribution(self, pub, slot: int, legal: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _distribution(self, history: Sequence[Hashable], slot: int, legal: np.ndarray) -> np.ndarray:
+        """float [A]: the action distribution at (history[-1], slot), zero off `legal`."""
 
     def act(self, history: Sequence[Hashable], slot: int) -> int:
         pub, legal = self._decision(history, slot, own_seat=True)
-        probs = self._normalised(pub, self._distribution(pub, slot, legal), legal)
+        probs = self._normalised(pub, self._distribution(history, slot, legal), legal)
         action = legal[sample_index(self.rng, probs[legal])]
         return self._checked(pub, slot, action, legal)
 
     def strategy(self, history: Sequence[Hashable], slot: int) -> np.ndarray | None:
         pub, legal = self._decision(history, slot, own_seat=False)
-        return self._normalised(pub, self._distribution(pub, slot, legal), legal)
+        return self._normalised(pub, self._distribution(history, slot, legal), legal)
 
 
 class RandomAgent(BaseAgent):
@@ -142,7 +145,7 @@ class RandomAgent(BaseAgent):
 
     name = "random"
 
-    def _distribution(self, pub, slot, legal):
+    def _distribution(self, history, slot, legal):
         out = np.zeros(self.game.spec.num_actions)
         out[legal] = 1.0
         return out
@@ -161,8 +164,8 @@ class TabularAgent(BaseAgent):
             raise AgentError(f"policy is for {policy.game.spec.name}, not {game.spec.name}")
         self.policy = policy
 
-    def _distribution(self, pub, slot, legal):
-        return self.policy.action_probs(pub, slot)
+    def _distribution(self, history, slot, legal):
+        return self.policy.action_probs(history[-1], slot)
 
 
 class MCCFRAgent(TabularAgent):
@@ -243,7 +246,7 @@ class _SearchAgent(BaseAgent):
         self.searcher.rng = self.rng   # every search draws from the agent's generator
         self._last = None
 
-    def _search(self, history, slot) -> np.ndarray:
+    def _distribution(self, history, slot, legal) -> np.ndarray:
         """The root distribution at this decision; `strategy` then `act` share one search."""
         key = (len(history), history[-1], slot)
         if self._last is not None and self._last[0] == key:
@@ -255,14 +258,9 @@ class _SearchAgent(BaseAgent):
         return probs
 
     def act(self, history, slot):
-        pub, legal = self._decision(history, slot, own_seat=True)
-        probs = self._normalised(pub, self._search(history, slot), legal)
+        action = super().act(history, slot)
         self._last = None
-        return self._checked(pub, slot, legal[sample_index(self.rng, probs[legal])], legal)
-
-    def strategy(self, history, slot):
-        pub, legal = self._decision(history, slot, own_seat=False)
-        return self._normalised(pub, self._search(history, slot), legal)
+        return action
 
 
 class UCTAgent(_SearchAgent):
