@@ -96,7 +96,6 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from sog.agents.api import AgentError
-from sog.agents.common import sample_index
 from sog.agents.policy_agents import BaseAgent
 from sog.eval.exploitability import (
     best_response_values,
@@ -785,20 +784,11 @@ class DepthLimitedAgent(BaseAgent):
         """float [N, A]: the actor's strategy per slot at decision history[-1]."""
         return self.solution(history).rows_at(history[-1])
 
-    def _distribution_at(self, history, slot) -> np.ndarray:
+    def _distribution(self, history, slot, legal) -> np.ndarray:
         key = (tuple(history), slot)
         if self._last is None or self._last[0] != key:
             self._last = (key, self.policy_rows(history)[slot])
         return self._last[1]
-
-    def act(self, history, slot):
-        pub, legal = self._decision(history, slot, own_seat=True)
-        probs = self._normalised(pub, self._distribution_at(history, slot), legal)
-        return self._checked(pub, slot, legal[sample_index(self.rng, probs[legal])], legal)
-
-    def strategy(self, history, slot):
-        pub, legal = self._decision(history, slot, own_seat=False)
-        return self._normalised(pub, self._distribution_at(history, slot), legal)
 
 
 def nested_policy(agent: DepthLimitedAgent) -> TabularPolicy:
