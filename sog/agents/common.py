@@ -131,8 +131,16 @@ class Budget:
         self.deadline = None if seconds is None else time.perf_counter() + float(seconds)
         self.done = 0
 
+    def more(self) -> bool:
+        """Whether neither limit is reached yet."""
+        return (self.iterations is None or self.done < self.iterations) and (
+            self.deadline is None or time.perf_counter() < self.deadline)
+
+    def chunk(self, size: int) -> int:
+        """How many iterations the next batch of at most `size` may run (>= 1 while `more()`)."""
+        return size if self.iterations is None else min(size, self.iterations - self.done)
+
     def __iter__(self):
-        while (self.iterations is None or self.done < self.iterations) and (
-                self.deadline is None or time.perf_counter() < self.deadline):
+        while self.more():
             yield self.done
             self.done += 1
