@@ -212,7 +212,7 @@ class _MCCFRBase(abc.ABC):
             ci = np.flatnonzero(kind == CHANCE)
             oi = np.flatnonzero((kind == DECISION) & (actor != player))
             mi = np.flatnonzero((kind == DECISION) & (actor == player))
-            o_rows, o_legal, o_sigma = self._decisions(node[oi])
+            o_rows, _, o_sigma = self._decisions(node[oi])
             if average:
                 np.add.at(self._avg, o_rows, o_sigma)
             m_rows, m_legal, m_sigma = self._decisions(node[mi])
