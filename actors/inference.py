@@ -40,20 +40,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from networks.encoding import encode, to_game_units
+from sog.process import rss_mb
 
 ApplyFn = Callable[[object, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-def rss_mb() -> float:
-    """Resident memory of this process in MiB (from /proc; 0 where there is none)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class BatchingInference:

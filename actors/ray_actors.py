@@ -35,13 +35,14 @@ from pathlib import Path
 import numpy as np
 import ray
 
-from actors.inference import InferenceClient, InferenceServer, rss_mb
+from actors.inference import InferenceClient, InferenceServer
 from actors.query_solver import QuerySolver
 from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
 from actors.selfplay import SelfPlay
 from sog.config import Config
 from sog.games import load_game
+from sog.process import rss_mb
 
 SERVICE = {"max_restarts": -1, "max_task_retries": -1}
 PRODUCER = {"max_restarts": -1, "max_task_retries": 0}

@@ -365,7 +365,7 @@ class _Run(abc.ABC):
 
 
 def _rss() -> float:
-    from learners.metrics import rss_mb
+    from sog.process import rss_mb
     return rss_mb()
 
 

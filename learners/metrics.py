@@ -38,18 +38,6 @@ from pathlib import Path
 EVAL_FIELDS = ["step", "version", "search", "seeds", "min_mbb", "mean_mbb", "max_mbb", "seconds", "wall"]
 
 
-def rss_mb(pid: int | str = "self") -> float:
-    """Resident memory of a process in MiB (from /proc; 0 where unavailable)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 class Metrics:
     """The run's metric sinks (see module doc)."""
 

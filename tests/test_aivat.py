@@ -20,19 +20,8 @@ from sog.eval.aivat import (
 )
 from sog.eval.match import play_game, policy_pair_value
 from sog.eval.policy import TabularPolicy
-from sog.games import load_game
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return load_game("leduc_poker")
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return load_game("kuhn_poker")
 
 
 def perturbed(game, policy, mix=0.5, seed=0):

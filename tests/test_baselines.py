@@ -17,16 +17,6 @@ from sog.games import load_game
 MCCFR = [OutcomeSamplingMCCFR, ExternalSamplingMCCFR, PluribusMCCFR]
 
 
-@pytest.fixture(scope="module")
-def kuhn():
-    return load_game("kuhn_poker")
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return load_game("leduc_poker")
-
-
 def assert_legal_policy(game, policy):
     """Every stored row of a possible actor slot is a distribution over legal actions."""
     for pub, actor, slots in decision_infostates(game):

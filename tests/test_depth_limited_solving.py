@@ -20,18 +20,7 @@ from sog.eval.exploitability import (
     policy_value,
 )
 from sog.eval.match import play_match
-from sog.games import load_game
 from sog.games.api import CHANCE
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return load_game("leduc_poker")
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return load_game("kuhn_poker")
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,6 @@ from sog.eval.policy import TabularPolicy
 from sog.games import load_game
 
 
-@pytest.fixture(scope="module")
-def leduc():
-    return load_game("leduc_poker")
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return load_game("kuhn_poker")
-
-
 def test_lbr_beats_uniform_random_by_a_lot(leduc, kuhn):
     m = lbr_match(leduc, RandomAgent(leduc), 1000, seed=0)
     assert m["hands"] == 1000 and m["ci95_mbb"][0] > 250, m

@@ -42,11 +42,6 @@ LEARN = LearnerConfig(learning_rate=3e-3, lr_decay_steps=10_000, policy_weight=0
 
 
 @pytest.fixture(scope="module")
-def kuhn():
-    return load_game("kuhn_poker")
-
-
-@pytest.fixture(scope="module")
 def state(kuhn):
     return init_train_state(kuhn, NET, LEARN, seed=0)
 

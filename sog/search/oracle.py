@@ -10,9 +10,12 @@ counterfactual values, which is what a perfect CVPN would output: search
 properties are tested with this oracle first, so search bugs and learning
 bugs stay apart.
 
-Warm starting (default) keeps the regrets of the previous call on the same
-batch of public states and restarts the averages: consecutive queries of a
-CFR run differ only slightly in their ranges.
+Warm starting (default) keeps, for every decision public state of every
+subtree solved so far, the regrets it ended with, and starts the next solve
+that contains it from them (averages restart): consecutive queries of a CFR
+run differ only slightly in their ranges, and the subgames below different
+queried public states are independent given the ranges, so a public state's
+regrets carry over whatever batch it is queried in.
 """
 from __future__ import annotations
 
@@ -37,27 +40,38 @@ class ExactValueFunction:
                  best_response: bool = True):
         self.game, self.iterations, self.config, self.warm_start = game, iterations, config, warm_start
         self.best_response = best_response
-        self._forests: dict[tuple, CompiledTree] = {}
-        self._regrets: dict[tuple, np.ndarray] = {}
+        self._forests: dict[tuple, tuple[CompiledTree, np.ndarray]] = {}
+        self._ids: dict = {}    # decision pub -> row of the warm-start store
+        self._store = np.zeros((0, game.spec.num_states, game.spec.num_actions))
         self.calls = 0
         self.queries = 0
         self.solves: list[CFRSolver] = []   # every call's subgame solver, for callers to drain
 
     def forest(self, pubs: Sequence) -> CompiledTree:
-        key = tuple(pubs)
+        return self._forest(tuple(pubs))[0]
+
+    def _forest(self, key: tuple) -> tuple[CompiledTree, np.ndarray]:
+        """(compiled forest below the queried pubs, warm-start store row of each decision)."""
         if key not in self._forests:
-            self._forests[key] = compile_tree(PublicTree(self.game, list(pubs)).expand_all())
+            ct = compile_tree(PublicTree(self.game, list(key)).expand_all())
+            rows = np.array([self._ids.setdefault(ct.pub(int(p)), len(self._ids))
+                             for p in ct.decision], dtype=np.int64)
+            if len(self._ids) > len(self._store):
+                grown = np.zeros((max(len(self._ids), 2 * len(self._store)),) + self._store.shape[1:])
+                grown[:len(self._store)] = self._store
+                self._store = grown
+            self._forests[key] = (ct, rows)
         return self._forests[key]
 
     def solve(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, CFRSolver]:
         """(values [B, 2, N], the solver): best-response values at the queried roots."""
         key = tuple(pubs)
-        ct = self.forest(key)
+        ct, rows = self._forest(key)
         solver = CFRSolver(ct, root_ranges=ranges, config=self.config)
-        if self.warm_start and key in self._regrets:
-            solver.regrets[:] = self._regrets[key]
+        if self.warm_start:
+            solver.regrets[:] = self._store[rows]
         solver.iterate(self.iterations)
-        self._regrets[key] = solver.regrets.copy()
+        self._store[rows] = solver.regrets
         _, values = evaluate_policy(solver.levels, solver.average_policy(), solver.root_ranges,
                                     best_response=self.best_response)
         self.calls += 1
