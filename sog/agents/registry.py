@@ -6,6 +6,7 @@ Grammar: `KIND[:ARG][?KEY=VALUE[&KEY=VALUE...]]`
     tabular:PATH.json                        a policy file (sog.eval.policy_io)
     mccfr:outcome?seconds=5                  MCCFR variant outcome / external / pluribus,
     mccfr:external?iterations=1000             trained once, then played as a table
+                                             (batch=N: traversals per player per batch)
     mccfr:pluribus?iterations=5000&prune_after=1000
     uct?simulations=1000&c=1.4               online search agents (sog.agents.policy_agents)
     smooth_uct?simulations=1000&d=0.002
@@ -158,7 +159,7 @@ def _tabular(game, arg, params):
     return TabularAgent(game, policy)
 
 
-_MCCFR_COMMON = {"iterations": int, "seconds": float, "seed": int}
+_MCCFR_COMMON = {"iterations": int, "seconds": float, "seed": int, "batch": int}
 _MCCFR_EXTRA = {
     "outcome": {"epsilon": float},
     "external": {},
@@ -175,7 +176,7 @@ def _mccfr(game, arg, params):
     kind = f"mccfr:{arg}"
     kw = take_params(kind, params, {**_MCCFR_COMMON, **_MCCFR_EXTRA[arg]},
                      minimum={"iterations": 0, "seconds": 0, "discount_interval": 1,
-                              "strategy_interval": 1})
+                              "strategy_interval": 1, "batch": 1})
     if "iterations" not in kw and "seconds" not in kw:
         raise AgentError(f"agent {kind!r} needs a budget: iterations=N and/or seconds=S")
     return MCCFRAgent(game, arg, **kw)
