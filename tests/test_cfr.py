@@ -8,7 +8,7 @@ from sog.games import load_game
 from sog.games.api import CHANCE
 from sog.search.cfr import CFRConfig, CFRSolver
 
-pyspiel = pytest.importorskip("pyspiel")
+import pyspiel
 
 OPENSPIEL_GAMES = ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=6)"]
 

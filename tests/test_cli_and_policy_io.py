@@ -75,7 +75,6 @@ def test_not_json_fails_clearly(tmp_path):
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=4)"])
 def test_policy_roundtrip_through_openspiel(tmp_path, name):
-    pytest.importorskip("pyspiel")
     from sog.eval.policy_io import from_openspiel, to_openspiel
     game = load_game(name)
     ft = full_tree(game)

@@ -221,7 +221,6 @@ def _bench_args(*argv):
 
 
 def test_bench_mccfr_on_kuhn():
-    pytest.importorskip("pyspiel")
     args = _bench_args("--game", "kuhn_poker", "--seconds", "0.4", "--checkpoints", "2",
                        "--variants", "outcome,external,pluribus")
     result = args.func(args)

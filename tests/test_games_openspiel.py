@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+import pyspiel
 
 from sog.games import load_game  # noqa: E402
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game  # noqa: E402

@@ -21,7 +21,7 @@ from sog.games.world import (
     returns,
 )
 
-pyspiel = pytest.importorskip("pyspiel")
+import pyspiel
 
 OPENSPIEL_HISTORIES = 549_946    # nodes of OpenSpiel's tic-tac-toe game tree
 DISTINCT_POSITIONS = 5_478       # distinct boards reachable in play (terminals included)
