@@ -29,10 +29,10 @@ from __future__ import annotations
 import collections
 import os
 import pickle
-import tempfile
-from pathlib import Path
 
 import numpy as np
+
+from sog.files import atomic_write
 
 FORMAT = "sog-query-queue/1"
 
@@ -111,18 +111,8 @@ class QueryQueue:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the queue to `path` atomically (a crash leaves the previous file intact)."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(self.state_dict(), f, protocol=pickle.HIGHEST_PROTOCOL)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        state = self.state_dict()
+        atomic_write(path, lambda f: pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL))
 
     def load(self, path: str | os.PathLike) -> None:
         """Replace the contents with those saved at `path` (ValueError if unreadable)."""

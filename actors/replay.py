@@ -29,12 +29,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
+from sog.files import atomic_write
 
 FORMAT = "sog-replay"
 VERSION = 1
@@ -259,30 +260,7 @@ class ReplayBuffer:
         arrays = {f"data/{name}": a for name, a in state["data"].items()}
         arrays["ids"] = state["ids"]
         arrays["header"] = np.array(json.dumps(header))
-        directory = path.parent if str(path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        try:                            # make the rename itself durable
-            dir_fd = os.open(directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass
-        finally:
-            os.close(dir_fd)
+        atomic_write(path, lambda f: np.savez(f, **arrays))
 
     def load(self, path: str | os.PathLike) -> None:
         """Replace the contents with those saved at `path`; a different schema is a ValueError."""

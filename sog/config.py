@@ -31,13 +31,13 @@ import dataclasses
 import math
 import os
 import re
-import tempfile
 import typing
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
+from sog.files import atomic_write
 from sog.games import load_game
 
 
@@ -252,19 +252,8 @@ def config_from_dict(d: dict, source: str = "dict") -> Config:
 
 def dump_config(cfg: Config, path: str | os.PathLike) -> None:
     """Write `cfg` as YAML (atomically: a temporary file in the same folder, then rename)."""
-    path = Path(path)
     text = yaml.safe_dump(config_to_dict(cfg), sort_keys=False, default_flow_style=False)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda f: f.write(text), mode="w")
 
 
 def config_diff(a: Config, b: Config) -> list[str]:

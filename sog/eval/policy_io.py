@@ -21,6 +21,7 @@ import numpy as np
 
 from sog.eval.exploitability import full_tree
 from sog.eval.policy import PolicyError, TabularPolicy
+from sog.files import atomic_write
 from sog.games import Game, load_game
 
 FORMAT = "sog-tabular-policy/1"
@@ -53,10 +54,8 @@ def policy_to_dict(policy: TabularPolicy) -> dict:
 
 def save_policy(policy: TabularPolicy, path: str | os.PathLike) -> None:
     """Write atomically (temporary file, then rename)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(policy_to_dict(policy), f)
-    os.replace(tmp, path)
+    data = policy_to_dict(policy)
+    atomic_write(path, lambda f: json.dump(data, f), mode="w")
 
 
 def policy_from_dict(data: dict, game: Game | None = None, source: str = "policy") -> TabularPolicy:
