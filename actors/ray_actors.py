@@ -60,6 +60,18 @@ def fresh_seed(*words: int) -> int:
 InferenceServerActor = ray.remote(num_cpus=0, **SERVICE)(InferenceServer)
 
 
+def _restore(store, path: str | None) -> str | None:
+    """Load `path` into `store` (a replay buffer or query queue) if the file exists; the error
+    message if it cannot be read, or None. Reported by `loaded()`, not raised: Ray would
+    restart the actor forever."""
+    if path and Path(path).is_file():
+        try:
+            store.load(path)
+        except ValueError as e:
+            return str(e)
+    return None
+
+
 @ray.remote(num_cpus=0, **SERVICE)
 class ReplayActor:
     """The replay buffer; reloads `path` (if it exists) when (re)started."""
@@ -67,12 +79,7 @@ class ReplayActor:
     def __init__(self, schema: dict, replay_config, path: str | None = None):
         self.buffer = ReplayBuffer.from_config(schema, replay_config)
         self.path = path
-        self.load_error = None          # reported by `loaded()`, not raised: Ray would restart us forever
-        if path and Path(path).is_file():
-            try:
-                self.buffer.load(path)
-            except ValueError as e:
-                self.load_error = str(e)
+        self.load_error = _restore(self.buffer, path)
 
     def loaded(self) -> dict:
         """{"size": examples restored, "error": message or None}."""
@@ -105,12 +112,7 @@ class QueryQueueActor:
     def __init__(self, capacity: int, game: str | None = None, path: str | None = None):
         self.queue = QueryQueue(capacity, load_game(game) if game else None)
         self.path = path
-        self.load_error = None
-        if path and Path(path).is_file():
-            try:
-                self.queue.load(path)
-            except ValueError as e:
-                self.load_error = str(e)
+        self.load_error = _restore(self.queue, path)
 
     def loaded(self) -> dict:
         return {"size": len(self.queue), "error": self.load_error}
