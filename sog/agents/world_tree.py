@@ -49,7 +49,6 @@ class WorldTree:
         # one group per public-state visit: its world states are a contiguous node range
         self._group_pub: list[Hashable] = []
         self._group_range: list[tuple[int, int]] = []
-        self.group = np.zeros(capacity, dtype=np.int64)
         init = np.asarray(game.initial_ranges(), dtype=np.float64)
         joint = init[0][:, None] * init[1][None, :] * game.chance_weights(game.root())
         s0, s1 = np.nonzero(joint > 0)
@@ -73,8 +72,7 @@ class WorldTree:
         grow("expanded", capacity, bool, False)
         grow("children", (capacity, width), np.int64, -1)
         grow("cum_prob", (capacity, width), np.float64, 1.0)
-        if hasattr(self, "group"):
-            grow("group", capacity, np.int64, 0)
+        grow("group", capacity, np.int64, 0)       # the group (public-state visit) of each node
         self.capacity, self.width = capacity, width
 
     def _reserve(self, extra: int, width: int) -> None:
