@@ -82,10 +82,10 @@ def cmd_exploitability(args) -> dict:
                 game_value=policy_value(game, policy), seconds=time.perf_counter() - t0)
 
 
-def _value_function(game, spec: str):
+def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_tolerance: float | None = None):
     from launch.values import make_value_function
     try:
-        return make_value_function(spec, game)
+        return make_value_function(spec, game, oracle_iterations, oracle_tolerance)
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e)) from None
 
@@ -107,7 +107,8 @@ def _search_agent_exploitability(game, args) -> dict:
     if args.seeds < 1:
         raise UserError("--seeds must be at least 1")
     params = _search_params(args.search, args.alternating)
-    resolver = ContinualResolver(game, _value_function(game, args.value), params)
+    value_fn = _value_function(game, args.value, args.oracle_iterations, args.oracle_tolerance)
+    resolver = ContinualResolver(game, value_fn, params)
     total = decision_state_count(game)
 
     def progress(seed, k):
@@ -118,10 +119,16 @@ def _search_agent_exploitability(game, args) -> dict:
     say(f"SoG({params.simulations}, {params.per_phase:g}) on {game.spec.name}: exploitability "
         f"min {1000 * out['min']:.2f} / mean {1000 * out['mean']:.2f} / max {1000 * out['max']:.2f} "
         f"mbb/h over {args.seeds} seeds in {out['seconds']:.1f} s")
-    return dict(game=game.spec.name, agent="sog", search=args.search, value=args.value,
-                seeds=args.seeds, searches_per_seed=total, min_mbb=1000 * out["min"],
-                mean_mbb=1000 * out["mean"], max_mbb=1000 * out["max"],
-                per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"])
+    result = dict(game=game.spec.name, agent="sog", search=args.search, value=args.value,
+                  seeds=args.seeds, searches_per_seed=total, min_mbb=1000 * out["min"],
+                  mean_mbb=1000 * out["mean"], max_mbb=1000 * out["max"],
+                  per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"])
+    if args.value == "oracle":
+        result["oracle"] = dict(iterations=args.oracle_iterations, tolerance=args.oracle_tolerance,
+                                calls=value_fn.calls,
+                                cfr_iterations_per_call=value_fn.iterations_run / max(value_fn.calls, 1),
+                                mean_gap_mbb=1000 * value_fn.gap_total / max(value_fn.calls, 1))
+    return result
 
 
 def cmd_bench(args) -> dict:
@@ -177,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--search", default="100,1", help="S,C of SoG(S, C)")
     e.add_argument("--value", default="oracle", help="'oracle' or a run directory / checkpoint")
     e.add_argument("--seeds", type=int, default=1)
+    e.add_argument("--oracle-iterations", type=int, default=50,
+                   help="oracle: CFR iterations per call (warm-started)")
+    e.add_argument("--oracle-tolerance", type=float,
+                   help="oracle: iterate on until the queried subgames' best-response gap is at most "
+                        "this (game units; see sog.search.oracle)")
     e.add_argument("--alternating", action="store_true",
                    help="search: alternating CFR+ updates (default: simultaneous, as the paper)")
     e.set_defaults(func=cmd_exploitability)

@@ -4,12 +4,15 @@ from __future__ import annotations
 from sog.games.api import Game
 
 
-def make_value_function(spec: str, game: Game, oracle_iterations: int = 50):
-    """`oracle` -> the exact oracle; anything else is a run directory or checkpoint
-    of a CVPN for `game` (ValueError with a clear message if it is not)."""
+def make_value_function(spec: str, game: Game, oracle_iterations: int = 50,
+                        oracle_tolerance: float | None = None):
+    """`oracle` -> the exact oracle (`oracle_iterations` per call, or more until its gap is
+    at most `oracle_tolerance`: see `sog.search.oracle`); anything else is a run directory
+    or checkpoint of a CVPN for `game` (ValueError with a clear message if it is not)."""
     if spec == "oracle":
         from sog.search.oracle import ExactValueFunction
-        return ExactValueFunction(game, iterations=oracle_iterations)
+        return ExactValueFunction(game, iterations=oracle_iterations, tolerance=oracle_tolerance,
+                                  max_iterations=max(10_000, oracle_iterations))
     from learners.checkpoint import load_value_function
     return load_value_function(spec, game)
 

@@ -33,6 +33,10 @@ def test_solve_and_exploitability_roundtrip(tmp_path):
     (("solve", "--game", "chess960", "--iterations", "3"), "unknown game 'chess960'"),
     (("solve", "--game", "kuhn_poker", "--iterations", "0"), "--iterations"),
     (("exploitability", "--game", "kuhn_poker", "--policy", "/nonexistent.json"), "cannot read policy file"),
+    (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--oracle-iterations", "0"),
+     "oracle iterations must be >= 1"),
+    (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--oracle-tolerance", "-1"),
+     "oracle tolerance must be > 0"),
 ])
 def test_cli_errors_are_clear(args, message):
     rc, stdout, stderr = run_sog(*args)
@@ -44,6 +48,17 @@ def _kuhn_policy_dict():
     game = load_game("kuhn_poker")
     ft = full_tree(game)
     return game, policy_to_dict(tabular_from_array(game, ft.levels.legal_dec / ft.levels.n_legal))
+
+
+def test_search_agent_exploitability_reports_the_oracle():
+    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "4,1",
+                            "--oracle-iterations", "20", "--oracle-tolerance", "0.05")
+    assert rc == 0
+    out = json.loads(stdout)
+    oracle = out["oracle"]
+    assert oracle["iterations"] == 20 and oracle["tolerance"] == 0.05 and oracle["calls"] > 0
+    assert oracle["cfr_iterations_per_call"] >= 20 and 0 <= oracle["mean_gap_mbb"] <= 50
+    assert 0 <= out["min_mbb"] <= out["max_mbb"]
 
 
 @pytest.mark.parametrize("mutate,message", [

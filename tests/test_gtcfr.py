@@ -46,6 +46,28 @@ def test_fractional_and_multi_simulation_phases():
         GTCFR(game, oracle).run(2, 3)
 
 
+def test_oracle_gap_and_tolerance():
+    """The gap is the queried subgame's exploitability (both best responses against the
+    solution, reach-weighted): it shrinks with iterations, and a tolerance makes a call
+    iterate on until it is met (or the iteration cap is hit)."""
+    game = load_game("leduc_poker")
+    root, r = game.root(), game.initial_ranges()[None]
+    short = ExactValueFunction(game, iterations=10, warm_start=False)
+    short([root], r)
+    solver = short.solves[-1]
+    assert short.gap == pytest.approx(2 * exploitability(game, tabular_from_array(game, solver.average_policy())))
+    tol = ExactValueFunction(game, iterations=10, warm_start=False, tolerance=0.01)
+    values = tol([root], r)
+    assert short.gap > 0.5 and tol.gap <= 0.01 and tol.gap_total == tol.gap and tol.iterations_run > 10
+    assert r[0, 0] @ values[0, 0] == pytest.approx(-0.0856, abs=0.01)
+    capped = ExactValueFunction(game, iterations=10, warm_start=False, tolerance=1e-9, max_iterations=30)
+    capped([root], r)
+    assert capped.iterations_run == 30 and capped.gap > 1e-9
+    for bad in (dict(iterations=0), dict(iterations=20, max_iterations=10), dict(tolerance=0.0)):
+        with pytest.raises(ValueError, match="oracle"):
+            ExactValueFunction(game, **bad)
+
+
 def test_root_values_reach_the_game_value_on_kuhn():
     game = load_game("kuhn_poker")
     result = GTCFR(game, ExactValueFunction(game, iterations=100)).run(400, 1)

@@ -33,13 +33,29 @@ class ExactValueFunction:
 
     iterations: CFR iterations per call; config: the CFR variant used
     (alternating CFR+ by default: the fastest to converge).
+    tolerance: if given, each call iterates on (in chunks of `iterations`, at most
+      `max_iterations` in all) until the queried subgames' gap is at most this. The
+      gap (game units) is sum over the queried roots of r0 . BR0 + r1 . BR1: how much
+      both players' best-response values together exceed the zero-sum total, i.e. the
+      summed exploitability of the subgame solutions weighted by the queried reach
+      (0 for an exact equilibrium). `gap` holds the latest call's, `gap_total` the sum
+      over calls (the oracle's accuracy: see `sog exploitability`'s output).
     """
 
     def __init__(self, game: Game, iterations: int = 500,
                  config: CFRConfig = CFRConfig("cfr+", alternating=True), warm_start: bool = True,
-                 best_response: bool = True):
+                 best_response: bool = True, tolerance: float | None = None,
+                 max_iterations: int = 10_000):
+        if iterations < 1 or max_iterations < iterations:
+            raise ValueError(f"oracle iterations must be >= 1 and <= max_iterations, got {iterations}, "
+                             f"{max_iterations}")
+        if tolerance is not None and not tolerance > 0:
+            raise ValueError(f"oracle tolerance must be > 0, got {tolerance}")
         self.game, self.iterations, self.config, self.warm_start = game, iterations, config, warm_start
-        self.best_response = best_response
+        self.best_response, self.tolerance, self.max_iterations = best_response, tolerance, max_iterations
+        self.gap = float("nan")     # the latest call's gap (game units)
+        self.gap_total = 0.0        # sum of the calls' gaps
+        self.iterations_run = 0     # CFR iterations over all calls
         self._forests: dict[tuple, tuple[CompiledTree, np.ndarray]] = {}
         self._ids: dict = {}    # decision pub -> row of the warm-start store
         self._store = np.zeros((0, game.spec.num_states, game.spec.num_actions))
@@ -64,18 +80,30 @@ class ExactValueFunction:
         return self._forests[key]
 
     def solve(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, CFRSolver]:
-        """(values [B, 2, N], the solver): best-response values at the queried roots."""
+        """(values [B, 2, N], the solver): best-response values at the queried roots.
+
+        Runs `iterations` CFR iterations, then more in chunks of `iterations` while the
+        queried subgames' gap (see `tolerance`) is above `tolerance`, up to `max_iterations`."""
         key = tuple(pubs)
         ct, rows = self._forest(key)
         solver = CFRSolver(ct, root_ranges=ranges, config=self.config)
         if self.warm_start:
             solver.regrets[:] = self._store[rows]
-        solver.iterate(self.iterations)
+        while True:
+            solver.iterate(self.iterations)
+            _, br = evaluate_policy(solver.levels, solver.average_policy(), solver.root_ranges,
+                                    best_response=True)
+            self.gap = float(np.einsum("bpn,bpn->", solver.root_ranges, br[ct.roots]))
+            if self.tolerance is None or self.gap <= self.tolerance or \
+                    solver.iterations + self.iterations > self.max_iterations:
+                break
         self._store[rows] = solver.regrets
-        _, values = evaluate_policy(solver.levels, solver.average_policy(), solver.root_ranges,
-                                    best_response=self.best_response)
+        values = br if self.best_response else evaluate_policy(
+            solver.levels, solver.average_policy(), solver.root_ranges)[1]
         self.calls += 1
         self.queries += len(key)
+        self.iterations_run += solver.iterations
+        self.gap_total += self.gap
         self.solves.append(solver)
         return values[ct.roots], solver
 
