@@ -201,18 +201,22 @@ class GTCFR:
         self._ensure_capacity()
         if self._compiled_version != self.tree.version:
             self._ct = compile_tree(self.tree)
-            self._solver = CFRSolver(self._ct, self.root_ranges[None], self.recorder, self.config,
-                                     gadget=self.gadget)
+            self._solver = CFRSolver(self._ct, self.root_ranges[None], self.recorder, self.config)
             self._compiled_version = self.tree.version
         ct, solver = self._ct, self._solver
         dec_nodes = ct.node_of[solver.levels.dec]
         solver.regrets = self.regrets[dec_nodes]
         solver.avg = self.avg[dec_nodes]
+        root_pos = ct.pos_of[self.root]
         for _ in range(iterations):
+            if self.gadget is not None:
+                solver.root_ranges[0, self.gadget.player] = self.gadget.opponent_range()
             solver.iterations = self.t
             solver.iterate(1)
             self.t = solver.iterations
             ranges, values, q = solver.last_pass
+            if self.gadget is not None:
+                self.gadget.update(values[root_pos, self.gadget.player])
             self.value_sum[ct.node_of] += self.t * values
             self.value_weight[ct.node_of] += self.t
         self.regrets[dec_nodes], self.avg[dec_nodes] = solver.regrets, solver.avg
