@@ -6,6 +6,7 @@ point leaves either the previous file or the new one, never a partial one.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -24,18 +25,15 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO], None], mode: str
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     try:                            # make the rename itself durable
         dir_fd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):      # some file systems cannot fsync a folder
+            os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
