@@ -3,7 +3,9 @@
 The agent's full-game policy is built by running its search at every public
 state where a player acts, in breadth-first order, each search conditioned on
 the same player's search at its nearest ancestor decision (continual
-re-solving's summary), and composing the searched policies at those states.
+re-solving's summary; a seat that does not act at the root starts from one
+initial solve there, `ContinualResolver.initial_solve`), and composing the
+searched policies at those states.
 Exact exploitability of the composed policy is then computed on the full
 public tree. With several seeds the searches differ in their random
 simulations; min / mean / max over seeds is reported.
@@ -32,7 +34,14 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
                   progress: Callable[[int], None] | None = None) -> TabularPolicy:
     """The composed policy of `resolver`'s searches at every decision public state."""
     table = {}
-    queue = collections.deque([([game.root()], (None, None))])
+    root = game.root()
+    first = game.cached("actor", root) if game.cached("kind", root) == DECISION else None
+    # a seat that does not act at the root re-solves its first decisions from one initial solve
+    # there, shared by all of them (a predecessor of every search)
+    prev0 = tuple(None if p == first else
+                  resolver.initial_solve(root, int(np.random.SeedSequence([seed, 2, p]).generate_state(1)[0]))
+                  for p in (0, 1))
+    queue = collections.deque([([root], prev0)])
     count = 0
     while queue:
         history, prev = queue.popleft()

@@ -193,6 +193,8 @@ class CFRSolver:
         self.avg = np.zeros_like(self.regrets)
         self.iterations = 0
         self.last_pass: tuple | None = None   # (ranges, values, q) of the latest pass
+        self.root_value_sum = np.zeros((len(ct.roots), 2, ct.num_states))
+        self.root_value_weight = 0.0
         self._rows_of = [np.flatnonzero(self.levels.dec_actor == i) for i in (0, 1)]
 
     def current_policy(self) -> np.ndarray:
@@ -204,12 +206,19 @@ class CFRSolver:
         lv = self.levels
         return regret_matching(self.avg, lv.legal_dec, lv.n_legal)
 
+    def average_root_values(self) -> np.ndarray:
+        """float [R, 2, N]: each player's counterfactual values at the roots averaged over this
+        solver's iterations (linear weights t; uniform for vanilla CFR), each player's taken
+        from the passes that updated it."""
+        return self.root_value_sum / max(self.root_value_weight, 1e-300)
+
     def iterate(self, iterations: int = 1) -> None:
         players = ((0,), (1,)) if self.config.alternating else ((0, 1),)
         for _ in range(iterations):
             t = self.iterations + 1
             for updating in players:
                 self._update(t, updating)
+            self.root_value_weight += 1.0 if self.config.algorithm == "cfr" else t
             self.iterations = t
 
     def _update(self, t: int, players: tuple[int, ...]) -> None:
@@ -221,6 +230,9 @@ class CFRSolver:
         values = leaf_values(lv, ranges, self.value_fn)
         values, q = propagate_values(lv, sigma, values)
         self.last_pass = (ranges, values, q)
+        w = 1.0 if cfg.algorithm == "cfr" else t
+        for i in players:
+            self.root_value_sum[:, i] += w * values[self.ct.roots, i]
         rows = slice(None) if len(players) == 2 else self._rows_of[players[0]]
         sigma, q, legal = sigma[rows], q[rows], lv.legal_dec[rows]
         inst = (q - values[dec[rows], actor[rows]][:, :, None]) * legal

@@ -3,12 +3,22 @@
 For a batch of public belief states (pub, r0, r1) the oracle builds the forest
 of full subtrees below the queried public states (compiled once per distinct
 batch of public states and cached), runs CFR on all of them at once with the
-queried ranges fixed at the roots, and returns each player's counterfactual
-best-response values against the other's average policy at the roots. As the
-iteration count grows these converge to the subgame's equilibrium
-counterfactual values, which is what a perfect CVPN would output: search
-properties are tested with this oracle first, so search bugs and learning
-bugs stay apart.
+queried ranges fixed at the roots, and returns the counterfactual values at
+the roots averaged over the call's iterations (`values="average"`, linear
+weights: what GT-CFR's query solvers produce as training targets) or each
+player's best-response values against the other's average policy
+(`values="best_response"`). As the iteration count grows both converge to the
+subgame's equilibrium counterfactual values, which is what a perfect CVPN
+would output: search properties are tested with this oracle first, so search
+bugs and learning bugs stay apart.
+
+With few iterations per call the two differ in a way that matters to a search
+that reads them at its frontier: best-response values overstate both players'
+values by the call's gap (see `ExactValueFunction`) and so bias every choice between a frontier
+leaf and an explored branch, while averaged values err both ways. Leduc,
+SoG(1000, 1) with 10 iterations per call, alternating updates, seeds 0 / 1:
+12.3 / 15.6 mbb/h with best-response values, 3.40 / 3.47 with averaged ones
+(player 0's part 4.9 / 12.1 -> 0.56 / 1.16).
 
 Warm starting (default) keeps, for every decision public state of every
 subtree solved so far, the regrets it ended with, and starts the next solve
@@ -33,6 +43,8 @@ class ExactValueFunction:
 
     iterations: CFR iterations per call; config: the CFR variant used
     (alternating CFR+ by default: the fastest to converge).
+    values: "average" (the call's iteration-averaged counterfactual values, default)
+      or "best_response" (each player's best response to the other's average policy).
     tolerance: if given, each call iterates on (in chunks of `iterations`, at most
       `max_iterations` in all) until the queried subgames' gap is at most this. The
       gap (game units) is sum over the queried roots of r0 . BR0 + r1 . BR1: how much
@@ -42,17 +54,21 @@ class ExactValueFunction:
       over calls (the oracle's accuracy: see `sog exploitability`'s output).
     """
 
+    VALUES = ("average", "best_response")
+
     def __init__(self, game: Game, iterations: int = 500,
                  config: CFRConfig = CFRConfig("cfr+", alternating=True), warm_start: bool = True,
-                 best_response: bool = True, tolerance: float | None = None,
+                 values: str = "average", tolerance: float | None = None,
                  max_iterations: int = 10_000):
         if iterations < 1 or max_iterations < iterations:
             raise ValueError(f"oracle iterations must be >= 1 and <= max_iterations, got {iterations}, "
                              f"{max_iterations}")
         if tolerance is not None and not tolerance > 0:
             raise ValueError(f"oracle tolerance must be > 0, got {tolerance}")
+        if values not in self.VALUES:
+            raise ValueError(f"oracle values must be one of {self.VALUES}, got {values!r}")
         self.game, self.iterations, self.config, self.warm_start = game, iterations, config, warm_start
-        self.best_response, self.tolerance, self.max_iterations = best_response, tolerance, max_iterations
+        self.values, self.tolerance, self.max_iterations = values, tolerance, max_iterations
         self.gap = float("nan")     # the latest call's gap (game units)
         self.gap_total = 0.0        # sum of the calls' gaps
         self.iterations_run = 0     # CFR iterations over all calls
@@ -80,7 +96,7 @@ class ExactValueFunction:
         return self._forests[key]
 
     def solve(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, CFRSolver]:
-        """(values [B, 2, N], the solver): best-response values at the queried roots.
+        """(values [B, 2, N], the solver): the values at the queried roots (see `values`).
 
         Runs `iterations` CFR iterations, then more in chunks of `iterations` while the
         queried subgames' gap (see `tolerance`) is above `tolerance`, up to `max_iterations`."""
@@ -98,14 +114,13 @@ class ExactValueFunction:
                     solver.iterations + self.iterations > self.max_iterations:
                 break
         self._store[rows] = solver.regrets
-        values = br if self.best_response else evaluate_policy(
-            solver.levels, solver.average_policy(), solver.root_ranges)[1]
+        values = br[ct.roots] if self.values == "best_response" else solver.average_root_values()
         self.calls += 1
         self.queries += len(key)
         self.iterations_run += solver.iterations
         self.gap_total += self.gap
         self.solves.append(solver)
-        return values[ct.roots], solver
+        return values, solver
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
         return self.solve(pubs, ranges)[0]
