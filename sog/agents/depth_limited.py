@@ -382,18 +382,13 @@ class _TrunkSolver(CFRSolver):
 
     def __init__(self, ct, root_ranges, choice: _LeafChoice | None, config: CFRConfig,
                  gadget: Gadget | None = None):
-        super().__init__(ct, root_ranges=root_ranges, value_fn=choice, config=config)
-        self.choice, self.gadget = choice, gadget
+        super().__init__(ct, root_ranges=root_ranges, value_fn=choice, config=config, gadget=gadget)
+        self.choice = choice
 
     def _update(self, t: int, players: tuple[int, ...]) -> None:
-        g = self.gadget
-        if g is not None:
-            self.root_ranges[0, g.player] = g.opponent_range()
         super()._update(t, players)
         if self.choice is not None and self.choice.opponent in players:
             self.choice.update(t, self.config)
-        if g is not None and g.player in players:
-            g.update(self.last_pass[1][self.ct.roots[0], g.player])
 
 
 @dataclasses.dataclass

@@ -179,11 +179,16 @@ class CFRSolver:
     root_ranges: float [R, 2, N] reach at each root (default: the game's
     initial ranges, for a tree rooted at the game's root).
     value_fn: evaluates frontier leaves (required iff the tree has a frontier).
+    gadget: a re-solving gadget above the (first) root (`sog.search.gtcfr.Gadget`:
+      `player`, `opponent_range()`, `update(values)`). Its player's root range is
+      taken from it before every pass, and it is updated with that player's root
+      values in that player's passes (with alternating updates, in the gadget
+      player's own pass, as any of its decisions).
     """
 
     def __init__(self, ct: CompiledTree, root_ranges: np.ndarray | None = None,
-                 value_fn: ValueFunction | None = None, config: CFRConfig = CFRConfig()):
-        self.ct, self.config, self.value_fn = ct, config, value_fn
+                 value_fn: ValueFunction | None = None, config: CFRConfig = CFRConfig(), gadget=None):
+        self.ct, self.config, self.value_fn, self.gadget = ct, config, value_fn, gadget
         self.levels = Levels(ct)
         if root_ranges is None:
             root_ranges = np.broadcast_to(ct.game.initial_ranges(), (len(ct.roots), 2, ct.num_states))
@@ -193,6 +198,8 @@ class CFRSolver:
         self.avg = np.zeros_like(self.regrets)
         self.iterations = 0
         self.last_pass: tuple | None = None   # (ranges, values, q) of the latest pass
+        # own_values[:, i]: player i's values from the latest pass that updated it (float [n, 2, N])
+        self.own_values = np.zeros((ct.num_nodes, 2, ct.num_states))
         self.root_value_sum = np.zeros((len(ct.roots), 2, ct.num_states))
         self.root_value_weight = 0.0
         self._rows_of = [np.flatnonzero(self.levels.dec_actor == i) for i in (0, 1)]
@@ -218,21 +225,26 @@ class CFRSolver:
             t = self.iterations + 1
             for updating in players:
                 self._update(t, updating)
-            self.root_value_weight += 1.0 if self.config.algorithm == "cfr" else t
+            w = 1.0 if self.config.algorithm == "cfr" else t
+            self.root_value_sum += w * self.own_values[self.ct.roots]
+            self.root_value_weight += w
             self.iterations = t
 
     def _update(self, t: int, players: tuple[int, ...]) -> None:
         """One pass of the current policy; regret and average updates for `players`."""
-        lv, cfg = self.levels, self.config
+        lv, cfg, g = self.levels, self.config, self.gadget
         dec, actor = lv.dec, lv.dec_actor
+        if g is not None:
+            self.root_ranges[0, g.player] = g.opponent_range()
         sigma = self.current_policy()
         ranges = propagate_ranges(lv, full_policy(lv, sigma), self.root_ranges)
         values = leaf_values(lv, ranges, self.value_fn)
         values, q = propagate_values(lv, sigma, values)
         self.last_pass = (ranges, values, q)
-        w = 1.0 if cfg.algorithm == "cfr" else t
         for i in players:
-            self.root_value_sum[:, i] += w * values[self.ct.roots, i]
+            self.own_values[:, i] = values[:, i]
+        if g is not None and g.player in players:
+            g.update(values[self.ct.roots[0], g.player])
         rows = slice(None) if len(players) == 2 else self._rows_of[players[0]]
         sigma, q, legal = sigma[rows], q[rows], lv.legal_dec[rows]
         inst = (q - values[dec[rows], actor[rows]][:, :, None]) * legal

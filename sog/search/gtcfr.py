@@ -201,23 +201,19 @@ class GTCFR:
         self._ensure_capacity()
         if self._compiled_version != self.tree.version:
             self._ct = compile_tree(self.tree)
-            self._solver = CFRSolver(self._ct, self.root_ranges[None], self.recorder, self.config)
+            self._solver = CFRSolver(self._ct, self.root_ranges[None], self.recorder, self.config,
+                                     gadget=self.gadget)
             self._compiled_version = self.tree.version
         ct, solver = self._ct, self._solver
         dec_nodes = ct.node_of[solver.levels.dec]
         solver.regrets = self.regrets[dec_nodes]
         solver.avg = self.avg[dec_nodes]
-        root_pos = ct.pos_of[self.root]
         for _ in range(iterations):
-            if self.gadget is not None:
-                solver.root_ranges[0, self.gadget.player] = self.gadget.opponent_range()
             solver.iterations = self.t
             solver.iterate(1)
             self.t = solver.iterations
             ranges, values, q = solver.last_pass
-            if self.gadget is not None:
-                self.gadget.update(values[root_pos, self.gadget.player])
-            self.value_sum[ct.node_of] += self.t * values
+            self.value_sum[ct.node_of] += self.t * solver.own_values
             self.value_weight[ct.node_of] += self.t
         self.regrets[dec_nodes], self.avg[dec_nodes] = solver.regrets, solver.avg
         self.q[dec_nodes] = q
@@ -231,7 +227,9 @@ class GTCFR:
 
     def average_values(self, node: int) -> np.ndarray:
         """float [2, N]: counterfactual values at a node averaged over the iterations since it
-        joined the tree (linear weights, as the average policy)."""
+        joined the tree (linear weights, as the average policy), each player's from the passes
+        that updated it: with alternating updates, the values the gadget of a later re-solve
+        compares these with are of the same kind."""
         return self.value_sum[node] / max(self.value_weight[node], 1e-300)
 
     def average_ranges(self) -> np.ndarray:
