@@ -212,7 +212,7 @@ class GTCFR:
             solver.iterations = self.t
             solver.iterate(1)
             self.t = solver.iterations
-            ranges, values, q = solver.last_pass
+            ranges, _, q = solver.last_pass
             self.value_sum[ct.node_of] += self.t * solver.own_values
             self.value_weight[ct.node_of] += self.t
         self.regrets[dec_nodes], self.avg[dec_nodes] = solver.regrets, solver.avg

@@ -14,11 +14,11 @@ bugs and learning bugs stay apart.
 
 With few iterations per call the two differ in a way that matters to a search
 that reads them at its frontier: best-response values overstate both players'
-values by the call's gap (see `ExactValueFunction`) and so bias every choice between a frontier
-leaf and an explored branch, while averaged values err both ways. Leduc,
-SoG(1000, 1) with 10 iterations per call, alternating updates, seeds 0 / 1:
-35.2 / 9.6 mbb/h with best-response values, 0.73 / 0.95 with averaged ones
-(player 0's part 14.6 / 11.7 -> 0.54 / 1.02).
+values by the call's gap (see `ExactValueFunction`) and so bias every choice
+between a frontier leaf and an explored branch, while averaged values err both
+ways. Leduc, SoG(1000, 1) with 10 iterations per call, alternating updates,
+seeds 0 / 1: 35.2 / 9.6 mbb/h with best-response values, 0.73 / 0.95 with
+averaged ones (player 0's part 14.6 / 11.7 -> 0.54 / 1.02).
 
 Warm starting (default) keeps, for every decision public state of every
 subtree solved so far, the regrets it ended with, and starts the next solve
