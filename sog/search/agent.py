@@ -2,7 +2,8 @@
 
 `SoGAgent` plays one seat of any game of the API from a value function (the
 exact oracle or a CVPN), one decision at a time: at each decision it
-re-solves from its previous search's summary (`sog.search.resolve`) and
+re-solves from its previous search's summary (`sog.search.resolve`; at a first
+decision below the game's start, from an initial solve there) and
 samples its action from the re-solved average policy at the current public
 state. Every random choice (the search's simulations and the action) is drawn
 from seeds derived from `reset`'s seed, so a seed fixes the actions.
