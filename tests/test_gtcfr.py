@@ -54,7 +54,7 @@ def test_oracle_gap_and_tolerance():
     root, r = game.root(), game.initial_ranges()[None]
     short = ExactValueFunction(game, iterations=10, warm_start=False)
     short([root], r)
-    solver = short.solves[-1]
+    solver = short.last_solver
     assert short.gap == pytest.approx(2 * exploitability(game, tabular_from_array(game, solver.average_policy())))
     tol = ExactValueFunction(game, iterations=10, warm_start=False, tolerance=0.01)
     values = tol([root], r)
@@ -69,6 +69,17 @@ def test_oracle_gap_and_tolerance():
             ExactValueFunction(game, **bad)
 
 
+def test_oracle_keeps_a_bounded_forest_cache_and_only_its_latest_solver():
+    game = load_game("leduc_poker")
+    r = game.initial_ranges()[None]
+    kids = [c.pub for c in game.children(game.root())]
+    oracle = ExactValueFunction(game, iterations=2, max_cached_nodes=1)
+    for pub in kids + kids[:1]:
+        oracle([pub], r)
+    assert len(oracle._forests) == 1 and oracle._cached_nodes == oracle.forest(kids[:1]).num_nodes
+    assert oracle.last_solver.ct is oracle.forest(kids[:1]) and oracle.calls == len(kids) + 1
+
+
 def test_oracle_values_are_iteration_averaged_or_best_responses():
     """Leduc root: the default values are the call's iteration-averaged counterfactual
     values (linear weights, each player's from its own passes); best-response values
@@ -77,7 +88,7 @@ def test_oracle_values_are_iteration_averaged_or_best_responses():
     root, r = game.root(), game.initial_ranges()[None]
     avg = ExactValueFunction(game, iterations=10, warm_start=False)
     v = avg([root], r)[0]
-    solver = avg.solves[-1]
+    solver = avg.last_solver
     per_pass = []   # recompute: each player's root values after the pass that updated it
     replay = CFRSolver(solver.ct, r, config=avg.config)
     for t in range(1, 11):

@@ -28,7 +28,8 @@ class DepthLimitedCFR:
     def __init__(self, game: Game, trunk: CompiledTree, oracle: ExactValueFunction,
                  config: CFRConfig = CFRConfig()):
         self.game, self.trunk, self.oracle = game, trunk, oracle
-        self.solver = CFRSolver(trunk, value_fn=oracle, config=config)
+        self.solver = CFRSolver(trunk, value_fn=self._evaluate, config=config)
+        self._solves: list[CFRSolver] = []          # the oracle's solves of the current iteration
         self._sub_avg: np.ndarray | None = None     # [m_sub, N, A] weighted subgame policy sums
         self._sub: CFRSolver | None = None
 
@@ -38,17 +39,22 @@ class DepthLimitedCFR:
         trunk = compile_tree(PublicTree(game, [game.root()]).expand_all(stop=stop))
         return cls(game, trunk, oracle, config)
 
+    def _evaluate(self, pubs, ranges: np.ndarray) -> np.ndarray:
+        values, sub = self.oracle.solve(pubs, ranges)
+        self._solves.append(sub)
+        return values
+
     def iterate(self, iterations: int = 1) -> None:
         for _ in range(iterations):
-            self.oracle.solves.clear()
+            self._solves.clear()
             self.solver.iterate(1)
             weight = self.solver.iterations if self.solver.config.algorithm == "cfr+" else 1.0
-            solves = self.oracle.solves
+            solves = self._solves
             for k, sub in enumerate(solves):
                 # alternating updates call the oracle once per player's pass: that pass's
                 # ranges are the ones the trunk averages that player's policy with
                 self._accumulate(sub, weight, player=k if len(solves) == 2 else None)
-        self.oracle.solves.clear()
+        self._solves.clear()
 
     def _accumulate(self, sub: CFRSolver, weight: float, player: int | None) -> None:
         lv = sub.levels

@@ -29,6 +29,7 @@ regrets carry over whatever batch it is queried in.
 """
 from __future__ import annotations
 
+import collections
 from typing import Sequence
 
 import numpy as np
@@ -52,6 +53,8 @@ class ExactValueFunction:
       summed exploitability of the subgame solutions weighted by the queried reach
       (0 for an exact equilibrium). `gap` holds the latest call's, `gap_total` the sum
       over calls (the oracle's accuracy: see `sog exploitability`'s output).
+    max_cached_nodes: compiled forests are cached per batch of queried public states,
+      least recently used evicted first beyond this many nodes in all.
     """
 
     VALUES = ("average", "best_response")
@@ -59,7 +62,7 @@ class ExactValueFunction:
     def __init__(self, game: Game, iterations: int = 500,
                  config: CFRConfig = CFRConfig("cfr+", alternating=True), warm_start: bool = True,
                  values: str = "average", tolerance: float | None = None,
-                 max_iterations: int = 10_000):
+                 max_iterations: int = 10_000, max_cached_nodes: int = 1_000_000):
         if iterations < 1 or max_iterations < iterations:
             raise ValueError(f"oracle iterations must be >= 1 and <= max_iterations, got {iterations}, "
                              f"{max_iterations}")
@@ -72,19 +75,25 @@ class ExactValueFunction:
         self.gap = float("nan")     # the latest call's gap (game units)
         self.gap_total = 0.0        # sum of the calls' gaps
         self.iterations_run = 0     # CFR iterations over all calls
-        self._forests: dict[tuple, tuple[CompiledTree, np.ndarray]] = {}
+        # compiled forests by batch of queried pubs, least recently used first; evicted beyond
+        # max_cached_nodes nodes in all (a large game's forests would otherwise fill the memory)
+        self._forests: collections.OrderedDict[tuple, tuple[CompiledTree, np.ndarray]] = \
+            collections.OrderedDict()
+        self.max_cached_nodes, self._cached_nodes = max_cached_nodes, 0
         self._ids: dict = {}    # decision pub -> row of the warm-start store
         self._store = np.zeros((0, game.spec.num_states, game.spec.num_actions))
         self.calls = 0
         self.queries = 0
-        self.solves: list[CFRSolver] = []   # every call's subgame solver, for callers to drain
+        self.last_solver: CFRSolver | None = None   # the latest call's subgame solver
 
     def forest(self, pubs: Sequence) -> CompiledTree:
         return self._forest(tuple(pubs))[0]
 
     def _forest(self, key: tuple) -> tuple[CompiledTree, np.ndarray]:
         """(compiled forest below the queried pubs, warm-start store row of each decision)."""
-        if key not in self._forests:
+        if key in self._forests:
+            self._forests.move_to_end(key)
+        else:
             ct = compile_tree(PublicTree(self.game, list(key)).expand_all())
             rows = np.array([self._ids.setdefault(ct.pub(int(p)), len(self._ids))
                              for p in ct.decision], dtype=np.int64)
@@ -93,6 +102,9 @@ class ExactValueFunction:
                 grown[:len(self._store)] = self._store
                 self._store = grown
             self._forests[key] = (ct, rows)
+            self._cached_nodes += ct.num_nodes
+            while self._cached_nodes > self.max_cached_nodes and len(self._forests) > 1:
+                self._cached_nodes -= self._forests.popitem(last=False)[1][0].num_nodes
         return self._forests[key]
 
     def solve(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, CFRSolver]:
@@ -119,7 +131,7 @@ class ExactValueFunction:
         self.queries += len(key)
         self.iterations_run += solver.iterations
         self.gap_total += self.gap
-        self.solves.append(solver)
+        self.last_solver = solver
         return values, solver
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
