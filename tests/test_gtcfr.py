@@ -226,6 +226,7 @@ def test_first_decision_below_the_root_resolves_from_one_initial_solve(monkeypat
     results = [resolver().search(history, 1, None, seed=4) for _ in range(2)]
     search = results[0][2]
     assert search.gadget is not None and search.gadget.player == 0
+    assert len(results[0][0].queries) > len(search.recorder.queries)    # the initial solve's too
     assert search.tree.pubs[search.search_node] == history[-1]
     np.testing.assert_array_equal(results[0][0].policy, results[1][0].policy)
     calls = []

@@ -102,7 +102,8 @@ class SearchResult:
     values: float [2, N] iteration-averaged counterfactual values at the search node.
     policy: float [N, A] average policy of the actor at the search node (None
       if the search node is not a decision).
-    queries: list of (pub, ranges float [2, N]) for every frontier evaluation.
+    queries: list of (pub, ranges float [2, N]) for every frontier evaluation (a
+      re-solve that first ran an initial solve carries its queries too: `sog.search.resolve`).
     """
 
     values: np.ndarray

@@ -99,18 +99,24 @@ class ContinualResolver:
         """The summary of a GT-CFR search at the game's first public state `root`, with the
         initial ranges and expansion anywhere: what a seat that does not act there re-solves
         its first decision from."""
+        return summarize(self._initial_search(root, seed))
+
+    def _initial_search(self, root: Hashable, seed: int) -> GTCFR:
         search = self._gtcfr(PublicTree(self.game, [root]), self.game.initial_ranges(), None, None, seed)
         search.run(self.params.simulations, self.params.per_phase)
-        return summarize(search)
+        return search
 
     def search(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
                ) -> tuple[SearchResult, Summary, GTCFR]:
         """Search at history[-1] for `player`, conditioned on its previous search's summary
         (None at the seat's first decision: below the game's first public state, the search
-        then re-solves from `initial_solve`, seeded from `seed`)."""
+        then re-solves from `initial_solve`, seeded from `seed`, and the result's queries
+        include the initial solve's)."""
         game, p = self.game, self.params
+        initial_queries = []
         if prev is None and len(history) > 1:
-            prev = self.initial_solve(history[0], int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+            first = self._initial_search(history[0], int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+            prev, initial_queries = summarize(first), first.recorder.queries
         gadget = None
         if prev is None:
             k, root_ranges = 0, game.initial_ranges()
@@ -131,6 +137,8 @@ class ContinualResolver:
                                  "the history is not a path of the game")
         search = self._gtcfr(tree, root_ranges, node, gadget, seed)
         result = search.run(p.simulations, p.per_phase)
+        if initial_queries:
+            result = dataclasses.replace(result, queries=initial_queries + result.queries)
         return result, summarize(search), search
 
     def _gtcfr(self, tree: PublicTree, root_ranges: np.ndarray, node: int | None, gadget: Gadget | None,
