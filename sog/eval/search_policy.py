@@ -21,7 +21,7 @@ import numpy as np
 from sog.eval.exploitability import exploitability
 from sog.eval.policy import TabularPolicy
 from sog.games.api import DECISION, TERMINAL, Game
-from sog.search.resolve import ContinualResolver
+from sog.search.resolve import ContinualResolver, derived_seed
 
 
 def decision_state_count(game: Game) -> int:
@@ -38,8 +38,7 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
     first = game.cached("actor", root) if game.cached("kind", root) == DECISION else None
     # a seat that does not act at the root re-solves its first decisions from one initial solve
     # there, shared by all of them (a predecessor of every search)
-    prev0 = tuple(None if p == first else
-                  resolver.initial_solve(root, int(np.random.SeedSequence([seed, 2, p]).generate_state(1)[0]))
+    prev0 = tuple(None if p == first else resolver.initial_solve(root, derived_seed(seed, 2, p))
                   for p in (0, 1))
     queue = collections.deque([([root], prev0)])
     count = 0

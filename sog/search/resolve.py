@@ -79,6 +79,12 @@ class SearchParams:
             raise ValueError(f"gadget alpha must be in [0, 1], got {self.gadget_alpha}")
 
 
+def derived_seed(seed: int, *tags: int) -> int:
+    """A seed for a sub-task of the task seeded `seed` (the initial solve of a search, ...),
+    independent of it and of other tags."""
+    return int(np.random.SeedSequence([seed, *tags]).generate_state(1)[0])
+
+
 def parse_search(text: str, alternating: bool = False) -> SearchParams:
     """'S,C' (e.g. '100,1' or '10,0.01') -> SearchParams; ValueError naming the problem."""
     try:
@@ -115,7 +121,7 @@ class ContinualResolver:
         game, p = self.game, self.params
         initial_queries = []
         if prev is None and len(history) > 1:
-            first = self._initial_search(history[0], int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+            first = self._initial_search(history[0], derived_seed(seed, 1))
             prev, initial_queries = summarize(first), first.recorder.queries
         gadget = None
         if prev is None:
