@@ -6,7 +6,9 @@ from sog.eval.exploitability import (best_response_values, exploitability, full_
                                      tabular_from_array)
 from sog.games import load_game
 from sog.games.api import CHANCE
-from sog.search.cfr import CFRConfig, CFRSolver
+from sog.search.cfr import (CFRConfig, CFRSolver, evaluate_policy, leaf_values, propagate_values, regret_matching,
+                            regret_matching_entries)
+from sog.search.tree import FullSubtrees, PublicTree, compile_tree
 
 import pyspiel
 
@@ -89,8 +91,53 @@ def test_bad_config():
 
 
 def test_frontier_without_value_function_is_an_error():
-    from sog.search.tree import PublicTree, compile_tree
     game = load_game("leduc_poker")
     trunk = compile_tree(PublicTree(game, [game.root()]).expand_all(stop=lambda p: game.kind(p) == CHANCE))
     with pytest.raises(ValueError, match="no value function"):
         CFRSolver(trunk).iterate(1)
+
+
+@pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard"])
+def test_forests_indexed_from_full_subtrees_equal_freshly_compiled_ones(name):
+    """`FullSubtrees` builds each subtree once and compiles forests by indexing: the same
+    tree (nodes, edges, payoffs) as expanding and compiling the forest from scratch, with
+    queried states inside earlier subtrees, new roots, ancestors and repeats."""
+    game = load_game(name)
+    subtrees = FullSubtrees(game)
+    root = game.root()
+    kids = [c.pub for c in game.cached("children", root)]
+    grand = [c.pub for k in kids for c in game.cached("children", k)]
+    for pubs in (grand[:3], kids, [root], grand[::-1], grand[:2] + grand[:2]):
+        ct, nodes = subtrees.forest(pubs)
+        ref = compile_tree(PublicTree(game, list(pubs)).expand_all())
+        for field in ("num_nodes", "level_bounds", "kind", "actor", "parent", "legal", "possible", "roots",
+                      "terminals", "payoffs", "frontier", "decision"):
+            np.testing.assert_array_equal(getattr(ct, field), getattr(ref, field), err_msg=field)
+        assert [ct.pub(i) for i in range(ct.num_nodes)] == [ref.pub(i) for i in range(ref.num_nodes)]
+        assert [subtrees.tree.pubs[v] for v in nodes] == [ct.pub(i) for i in range(ct.num_nodes)]
+        for d in range(1, ct.depth):   # the same edges, in any order within a depth
+            key = lambda e: sorted(zip(e["src"], e["dst"], e["pol"], e["w"]))
+            assert key(ct.edges[d]) == key(ref.edges[d])
+
+
+@pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard"])
+def test_entry_form_matches_dense_form(name):
+    """The solver's passes over legal entries give the dense forms' policies and values."""
+    game = load_game(name)
+    lv = full_tree(game).levels
+    rng = np.random.default_rng(0)
+    regrets = rng.normal(size=lv.legal_dec.shape) * lv.legal_dec
+    regrets[:3] = -1.0                                          # no positive regret: uniform
+    sigma = regret_matching(regrets, lv.legal_dec, lv.n_legal)
+    np.testing.assert_allclose(lv.to_dense(regret_matching_entries(lv, lv.to_entries(regrets))), sigma)
+    np.testing.assert_array_equal(lv.to_dense(lv.to_entries(sigma)), sigma)
+    init = game.initial_ranges()[None]
+    for best_response in (False, True):
+        ranges, values = evaluate_policy(lv, sigma, init, best_response=best_response)
+        # the actor's value at every decision node is sigma . q (or max over legal q) of its children
+        _, q = propagate_values(lv, sigma, leaf_values(lv, ranges, None), best_response)
+        own = values[lv.dec, lv.dec_actor]
+        expect = np.where(lv.legal_dec, q, -np.inf).max(-1) if best_response else (sigma * q).sum(-1)
+        possible = lv.legal_dec.any(-1)
+        np.testing.assert_allclose(own[possible], expect[possible], atol=1e-12)
+    assert lv.num_entries == lv.legal_dec.sum()

@@ -547,9 +547,11 @@ class _FrozenSolver(CFRSolver):
         super().__init__(ct, config=config)
         self.frozen, self.fixed = frozen, fixed
 
-    def current_policy(self) -> np.ndarray:
-        sigma = super().current_policy()
-        sigma[self.frozen] = self.fixed[self.frozen]
+    def current_entries(self) -> np.ndarray:
+        lv = self.levels
+        sigma = super().current_entries()
+        frozen = self.frozen[lv.ent_row]
+        sigma[frozen] = lv.to_entries(self.fixed)[frozen]
         return sigma
 
 

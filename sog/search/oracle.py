@@ -1,8 +1,9 @@
 """The exact oracle `PolicyValueFunction`: solve the subgame below each query to the end.
 
-For a batch of public belief states (pub, r0, r1) the oracle builds the forest
-of full subtrees below the queried public states (compiled once per distinct
-batch of public states and cached), runs CFR on all of them at once with the
+For a batch of public belief states (pub, r0, r1) the oracle takes the forest
+of full subtrees below the queried public states (each subtree built once, the
+forest compiled from them by indexing: `sog.search.tree.FullSubtrees`; cached
+per batch of public states), runs CFR on all of them at once with the
 queried ranges fixed at the roots, and returns the counterfactual values at
 the roots averaged over the call's iterations (`values="average"`, linear
 weights: what GT-CFR's query solvers produce as training targets) or each
@@ -21,7 +22,8 @@ seeds 0 / 1: 35.2 / 9.6 mbb/h with best-response values, 0.73 / 0.95 with
 averaged ones (player 0's part 14.6 / 11.7 -> 0.54 / 1.02).
 
 Warm starting (default) keeps, for every decision public state of every
-subtree solved so far, the regrets it ended with, and starts the next solve
+subtree solved so far, the regrets it ended with (over its legal slot-action
+entries), and starts the next solve
 that contains it from them (averages restart): consecutive queries of a CFR
 run differ only slightly in their ranges, and the subgames below different
 queried public states are independent given the ranges, so a public state's
@@ -34,9 +36,9 @@ from typing import Sequence
 
 import numpy as np
 
-from sog.games.api import Game
-from sog.search.cfr import CFRConfig, CFRSolver, evaluate_policy
-from sog.search.tree import CompiledTree, PublicTree, compile_tree
+from sog.games.api import DECISION, Game
+from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
+from sog.search.tree import CompiledTree, FullSubtrees
 
 
 class ExactValueFunction:
@@ -77,11 +79,15 @@ class ExactValueFunction:
         self.iterations_run = 0     # CFR iterations over all calls
         # compiled forests by batch of queried pubs, least recently used first; evicted beyond
         # max_cached_nodes nodes in all (a large game's forests would otherwise fill the memory)
-        self._forests: collections.OrderedDict[tuple, tuple[CompiledTree, np.ndarray]] = \
+        self._forests: collections.OrderedDict[tuple, tuple[CompiledTree, Levels, np.ndarray]] = \
             collections.OrderedDict()
         self.max_cached_nodes, self._cached_nodes = max_cached_nodes, 0
-        self._ids: dict = {}    # decision pub -> row of the warm-start store
-        self._store = np.zeros((0, game.spec.num_states, game.spec.num_actions))
+        self._subtrees = FullSubtrees(game)
+        # warm start: regrets over the legal entries of every decision pub solved so far, the
+        # entries of a pub at _offset[its node in self._subtrees] (-1: none yet) in _store
+        self._offset = np.zeros(0, dtype=np.int64)
+        self._offset_of: dict = {}   # pub -> offset (a pub may have several subtree nodes)
+        self._store = np.zeros(0)
         self.calls = 0
         self.queries = 0
         self.last_solver: CFRSolver | None = None   # the latest call's subgame solver
@@ -89,23 +95,40 @@ class ExactValueFunction:
     def forest(self, pubs: Sequence) -> CompiledTree:
         return self._forest(tuple(pubs))[0]
 
-    def _forest(self, key: tuple) -> tuple[CompiledTree, np.ndarray]:
-        """(compiled forest below the queried pubs, warm-start store row of each decision)."""
+    def _forest(self, key: tuple) -> tuple[CompiledTree, Levels, np.ndarray]:
+        """(compiled forest below the queried pubs, its Levels, int [E]: each legal entry's
+        place in the warm-start store)."""
         if key in self._forests:
             self._forests.move_to_end(key)
-        else:
-            ct = compile_tree(PublicTree(self.game, list(key)).expand_all())
-            rows = np.array([self._ids.setdefault(ct.pub(int(p)), len(self._ids))
-                             for p in ct.decision], dtype=np.int64)
-            if len(self._ids) > len(self._store):
-                grown = np.zeros((max(len(self._ids), 2 * len(self._store)),) + self._store.shape[1:])
-                grown[:len(self._store)] = self._store
-                self._store = grown
-            self._forests[key] = (ct, rows)
-            self._cached_nodes += ct.num_nodes
-            while self._cached_nodes > self.max_cached_nodes and len(self._forests) > 1:
-                self._cached_nodes -= self._forests.popitem(last=False)[1][0].num_nodes
+            return self._forests[key]
+        ct, nodes = self._subtrees.forest(key)
+        lv = Levels(ct)
+        self._add_offsets()
+        row_first = np.searchsorted(lv.ent_row, np.arange(len(lv.dec)))
+        place = self._offset[nodes[lv.dec]][lv.ent_row] + np.arange(lv.num_entries) - row_first[lv.ent_row]
+        self._forests[key] = (ct, lv, place)
+        self._cached_nodes += ct.num_nodes
+        while self._cached_nodes > self.max_cached_nodes and len(self._forests) > 1:
+            self._cached_nodes -= self._forests.popitem(last=False)[1][0].num_nodes
         return self._forests[key]
+
+    def _add_offsets(self) -> None:
+        """Warm-start store places for the subtree nodes added since the last call."""
+        tree, old = self._subtrees.tree, len(self._offset)
+        if tree.size == old:
+            return
+        legal = tree.legal[old:tree.size]
+        counts = np.where(tree.kind[old:tree.size] == DECISION, legal.sum((1, 2)), 0)
+        offset = np.full(tree.size - old, -1, dtype=np.int64)
+        end = len(self._store)
+        for k in np.flatnonzero(counts):   # once per node: keyed by pub (duplicates share)
+            pub = tree.pubs[old + k]
+            if pub not in self._offset_of:
+                self._offset_of[pub] = end
+                end += counts[k]
+            offset[k] = self._offset_of[pub]
+        self._offset = np.concatenate([self._offset, offset])
+        self._store = np.concatenate([self._store, np.zeros(end - len(self._store))])
 
     def solve(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, CFRSolver]:
         """(values [B, 2, N], the solver): the values at the queried roots (see `values`).
@@ -113,19 +136,18 @@ class ExactValueFunction:
         Runs `iterations` CFR iterations, then more in chunks of `iterations` while the
         queried subgames' gap (see `tolerance`) is above `tolerance`, up to `max_iterations`."""
         key = tuple(pubs)
-        ct, rows = self._forest(key)
-        solver = CFRSolver(ct, root_ranges=ranges, config=self.config)
+        ct, lv, place = self._forest(key)
+        solver = CFRSolver(ct, root_ranges=ranges, config=self.config, levels=lv)
         if self.warm_start:
-            solver.regrets[:] = self._store[rows]
+            solver.regrets_e = self._store[place]
         while True:
             solver.iterate(self.iterations)
-            _, br = evaluate_policy(solver.levels, solver.average_policy(), solver.root_ranges,
-                                    best_response=True)
+            _, br = evaluate_entries(lv, solver.average_entries(), solver.root_ranges, best_response=True)
             self.gap = float(np.einsum("bpn,bpn->", solver.root_ranges, br[ct.roots]))
             if self.tolerance is None or self.gap <= self.tolerance or \
                     solver.iterations + self.iterations > self.max_iterations:
                 break
-        self._store[rows] = solver.regrets
+        self._store[place] = solver.regrets_e
         values = br[ct.roots] if self.values == "best_response" else solver.average_root_values()
         self.calls += 1
         self.queries += len(key)
@@ -144,10 +166,8 @@ class ExactValueFunction:
         values, solver = self.solve(pubs, ranges)
         spec = self.game.spec
         logits = np.zeros((len(pubs), 2, spec.num_states, spec.num_actions))
-        lv = solver.levels
-        row_of = {int(pos): i for i, pos in enumerate(lv.dec)}
-        avg = solver.average_policy()
-        for b, pos in enumerate(solver.ct.roots):
-            if int(pos) in row_of:
-                logits[b, lv.dec_actor[row_of[int(pos)]]] = np.log(avg[row_of[int(pos)]] + 1e-9)
+        lv, roots = solver.levels, solver.ct.roots
+        rows = np.minimum(np.searchsorted(lv.dec, roots), max(len(lv.dec) - 1, 0))
+        acting = np.flatnonzero(lv.dec[rows] == roots) if len(lv.dec) else np.zeros(0, dtype=np.int64)
+        logits[acting, lv.dec_actor[rows[acting]]] = np.log(solver.average_policy()[rows[acting]] + 1e-9)
         return values, logits

@@ -214,45 +214,151 @@ class CompiledTree:
 
 def compile_tree(tree: PublicTree) -> CompiledTree:
     """Renumber `tree` by depth and build the per-depth edge lists (see module doc)."""
-    game = tree.game
+    n, m = tree.size, tree.num_edges
+    return _compile(tree.game, tree.pubs, dict(
+        depth=tree.depth[:n], parent=tree.parent[:n], kind=tree.kind[:n], actor=tree.actor[:n],
+        leaf=tree.is_leaf(), legal=tree.legal[:n], present=tree.present[:n], possible=tree.possible[:n]),
+        np.asarray(tree.roots), dict(child=tree.e_child[:m], player=tree.e_player[:m], src=tree.e_src[:m],
+                                     dst=tree.e_dst[:m], action=tree.e_action[:m], w=tree.e_w[:m]))
+
+
+def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: dict,
+             payoffs: np.ndarray | None = None) -> CompiledTree:
+    """`compile_tree` from node arrays (depth, parent, kind, actor, leaf, legal, present,
+    possible; indexed by node id), the root ids and the edge table (child, player, src, dst,
+    action, w; see `PublicTree`); payoffs [T, N, N] of the terminals in position order if known."""
     N, A = game.spec.num_states, game.spec.num_actions
-    n = tree.size
-    node_of = np.argsort(tree.depth[:n], kind="stable")
+    n = len(node["depth"])
+    node_of = np.argsort(node["depth"], kind="stable")
     pos_of = np.empty(n, dtype=np.int64)
     pos_of[node_of] = np.arange(n)
-    depth = tree.depth[:n][node_of]
+    depth = node["depth"][node_of]
     D = int(depth.max()) + 1
     level_bounds = np.searchsorted(depth, np.arange(D + 1))
-    pubs = [tree.pubs[i] for i in node_of]
-    kind = tree.kind[:n][node_of]
-    actor = tree.actor[:n][node_of]
-    parent = np.where(tree.parent[:n][node_of] >= 0, pos_of[tree.parent[:n][node_of]], -1)
-    leaf = tree.is_leaf()[node_of]
+    pubs = [pubs[i] for i in node_of]
+    kind = node["kind"][node_of]
+    actor = node["actor"][node_of]
+    par_of = node["parent"][node_of]
+    parent = np.where(par_of >= 0, pos_of[par_of], -1)
+    leaf = node["leaf"][node_of]
     # only actions whose child is in the tree are legal at an internal decision node
-    legal = tree.legal[:n][node_of] & (tree.present[:n][node_of] | leaf[:, None, None])
-    possible = tree.possible[:n][node_of]
+    legal = node["legal"][node_of] & (node["present"][node_of] | leaf[:, None, None])
+    possible = node["possible"][node_of]
     terminals = np.flatnonzero(kind == TERMINAL)
-    payoffs = np.stack([game.cached("payoff_matrix", pubs[t]) for t in terminals]) if len(
-        terminals) else np.zeros((0, N, N))
+    if payoffs is None:
+        payoffs = np.stack([game.cached("payoff_matrix", pubs[t]) for t in terminals]) if len(
+            terminals) else np.zeros((0, N, N))
     frontier = np.flatnonzero(leaf & (kind != TERMINAL))
 
-    m = tree.num_edges
-    child = pos_of[tree.e_child[:m]]
+    child = pos_of[edge["child"]]
     par = parent[child]
-    player, act = tree.e_player[:m], tree.e_action[:m]
-    src = (par * 2 + player) * N + tree.e_src[:m]
-    dst = (child * 2 + player) * N + tree.e_dst[:m]
-    pol = np.where(act >= 0, (par * N + tree.e_src[:m]) * A + act, n * N * A)
+    player, act, e_src = edge["player"], edge["action"], edge["src"]
+    src = (par * 2 + player) * N + e_src
+    dst = (child * 2 + player) * N + edge["dst"]
+    pol = np.where(act >= 0, (par * N + e_src) * A + act, n * N * A)
     order = np.argsort(depth[child], kind="stable")
     cuts = np.searchsorted(depth[child][order], np.arange(D + 1))
     edges = [None] + [
-        dict(src=src[idx], dst=dst[idx], pol=pol[idx], w=tree.e_w[:m][idx])
+        dict(src=src[idx], dst=dst[idx], pol=pol[idx], w=edge["w"][idx])
         for idx in (order[cuts[d]:cuts[d + 1]] for d in range(1, D))]
     ct = CompiledTree(
         game=game, num_nodes=n, num_states=N, num_actions=A, node_of=node_of, pos_of=pos_of,
         level_bounds=level_bounds, kind=kind, actor=actor, parent=parent, legal=legal,
-        possible=possible, roots=np.sort(pos_of[tree.roots]), terminals=terminals,
+        possible=possible, roots=np.sort(pos_of[roots]), terminals=terminals,
         payoffs=payoffs, frontier=frontier, edges=edges,
         decision=np.flatnonzero((kind == DECISION) & ~leaf))
     ct._pubs = pubs
     return ct
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """int [sum counts]: the concatenated ranges [starts[i], starts[i] + counts[i])."""
+    total = int(counts.sum())
+    first = np.cumsum(counts) - counts
+    return np.arange(total) - np.repeat(first - starts, counts)
+
+
+class FullSubtrees:
+    """The full subtrees below public states, each built once, and forests of them compiled
+    by indexing (the exact oracle's forests: compiling them from scratch for every new batch
+    of queried public states cost a third of a Scotland Yard search's time).
+
+    One `PublicTree` holds every subtree built so far (a public state queried outside them
+    adds its whole subtree as a new root); nodes are also numbered in depth-first preorder
+    (`pre`, subtree `size`), so each subtree is a contiguous block.
+    """
+
+    def __init__(self, game: Game):
+        self.game = game
+        self.tree = PublicTree(game, [])
+        self._indexed = 0
+
+    def node(self, pub: Hashable) -> int:
+        """The tree node of `pub`, its full subtree built if new."""
+        tree = self.tree
+        i = tree.index.get(pub)
+        if i is None:
+            i = tree._append(pub, -1, None)
+            tree.roots.append(i)
+            j = i
+            while j < tree.size:   # breadth-first expansion of the new block
+                tree.expand(j)
+                j += 1
+        return i
+
+    def _index(self) -> None:
+        """Preorder numbers, subtree sizes, per-node edge ranges, terminal payoffs."""
+        tree, n, m = self.tree, self.tree.size, self.tree.num_edges
+        parent, depth = tree.parent[:n], tree.depth[:n]
+        levels = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1)]
+        size = np.ones(n, dtype=np.int64)
+        for nodes in levels[:0:-1]:
+            size += np.bincount(parent[nodes], size[nodes], minlength=n).astype(np.int64)
+        pre = np.empty(n, dtype=np.int64)
+        pre[levels[0]] = np.cumsum(size[levels[0]]) - size[levels[0]]
+        for nodes in levels[1:]:   # siblings are consecutive node ids, in order
+            par = parent[nodes]
+            before = np.cumsum(size[nodes]) - size[nodes]
+            first = np.ones(len(nodes), dtype=bool)
+            first[1:] = par[1:] != par[:-1]
+            group = np.maximum.accumulate(np.where(first, np.arange(len(nodes)), 0))
+            pre[nodes] = pre[par] + 1 + before - before[group]
+        self.pre, self.size = pre, size
+        self.by_pre = np.argsort(pre)
+        self.edge_start = np.searchsorted(tree.e_child[:m], np.arange(n + 1))
+        self.leaf = tree.is_leaf()
+        terminals = np.flatnonzero(tree.kind[:n] == TERMINAL)
+        self.payoff_row = np.full(n, -1, dtype=np.int64)
+        self.payoff_row[terminals] = np.arange(len(terminals))
+        N = self.game.spec.num_states
+        self.payoffs = np.stack([self.game.cached("payoff_matrix", tree.pubs[t]) for t in terminals]) \
+            if len(terminals) else np.zeros((0, N, N))
+        self._indexed = n
+
+    def forest(self, pubs: Sequence[Hashable]) -> tuple[CompiledTree, np.ndarray]:
+        """(the compiled forest of the full subtrees below `pubs`, in that order of roots;
+        int [n]: the `tree` node of each of its positions)."""
+        roots = np.array([self.node(p) for p in pubs], dtype=np.int64)
+        if self._indexed != self.tree.size:
+            self._index()
+        tree, pre, size = self.tree, self.pre, self.size
+        counts = size[roots]
+        copy = np.repeat(np.arange(len(roots)), counts)
+        local = np.arange(int(counts.sum()))
+        sel = self.by_pre[_ranges(pre[roots], counts)]            # tree node per local id
+        is_root = local == (np.cumsum(counts) - counts)[copy]
+        parent = np.where(is_root, -1, local - (pre[sel] - pre[np.maximum(tree.parent[sel], 0)]))
+        depth = tree.depth[sel] - tree.depth[roots][copy]
+        starts, ends = self.edge_start[sel], self.edge_start[sel + 1]
+        ecounts = np.where(is_root, 0, ends - starts)
+        e = _ranges(starts, ecounts)
+        node = dict(depth=depth, parent=parent, kind=tree.kind[sel], actor=tree.actor[sel],
+                    leaf=self.leaf[sel], legal=tree.legal[sel], present=tree.present[sel],
+                    possible=tree.possible[sel])
+        edge = dict(child=np.repeat(local, ecounts), player=tree.e_player[e], src=tree.e_src[e],
+                    dst=tree.e_dst[e], action=tree.e_action[e], w=tree.e_w[e])
+        order = np.argsort(depth, kind="stable")
+        terminals = order[tree.kind[sel][order] == TERMINAL]
+        ct = _compile(self.game, [tree.pubs[i] for i in sel], node, np.flatnonzero(is_root), edge,
+                      self.payoffs[self.payoff_row[sel[terminals]]])
+        return ct, sel[ct.node_of]
