@@ -114,7 +114,12 @@ def _search_agent_exploitability(game, args) -> dict:
     def progress(seed, k):
         say(f"\rseed {seed + 1}/{args.seeds}: search {k}/{total}", end="")
 
-    out = search_exploitability(game, resolver, args.seeds, progress)
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    if args.workers > 1 and args.value != "oracle":
+        raise UserError("--workers > 1 needs --value oracle (the resolver is pickled to each "
+                        "worker process)")
+    out = search_exploitability(game, resolver, args.seeds, progress, args.workers)
     say()
     say(f"SoG({params.simulations}, {params.per_phase:g}) on {game.spec.name}: exploitability "
         f"min {1000 * out['min']:.2f} / mean {1000 * out['mean']:.2f} / max {1000 * out['max']:.2f} "
@@ -122,7 +127,8 @@ def _search_agent_exploitability(game, args) -> dict:
     result = dict(game=game.spec.name, agent="sog", search=args.search, value=args.value,
                   seeds=args.seeds, searches_per_seed=total, min_mbb=1000 * out["min"],
                   mean_mbb=1000 * out["mean"], max_mbb=1000 * out["max"],
-                  per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"])
+                  per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"],
+                  workers=args.workers)
     if args.value == "oracle":
         result["oracle"] = dict(iterations=args.oracle_iterations, tolerance=args.oracle_tolerance,
                                 calls=value_fn.calls,
@@ -191,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "this (game units; see sog.search.oracle)")
     e.add_argument("--alternating", action="store_true",
                    help="search: alternating CFR+ updates (default: simultaneous, as the paper)")
+    e.add_argument("--workers", type=int, default=1,
+                   help="search the subtrees below the first public states that split in this many "
+                        "processes (oracle only; the same policy as one process)")
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")

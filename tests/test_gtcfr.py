@@ -5,7 +5,7 @@ import pytest
 
 from sog.eval.exploitability import best_response_values, exploitability, full_tree, tabular_from_array
 from sog.eval.policy import TabularPolicy
-from sog.eval.search_policy import search_exploitability, search_policy
+from sog.eval.search_policy import decision_state_count, search_exploitability, search_policy
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.world import IllegalActionError
@@ -247,3 +247,24 @@ def test_leduc_search_agent_exploitability():
              for s in (10, 100, 1000)]
     assert means[0] > means[1] > means[2]
     assert means[2] < 0.005
+
+
+def test_search_policy_in_worker_processes_equals_one_process(leduc):
+    """Worker processes search disjoint subtrees below the first split of the public tree: the
+    same composed policy and the same oracle call count as one process."""
+    def run(workers):
+        oracle = ExactValueFunction(leduc, iterations=10)
+        resolver = ContinualResolver(leduc, oracle, SearchParams(30, 1, alternating=True))
+        seen = []
+        policy = search_policy(leduc, resolver, seed=3, progress=seen.append, workers=workers)
+        return policy, oracle.calls, seen
+
+    one, calls_one, seen_one = run(1)
+    two, calls_two, seen_two = run(2)
+    assert set(one.table) == set(two.table) and len(one.table) == decision_state_count(leduc)
+    for pub, policy in one.table.items():
+        np.testing.assert_array_equal(policy, two.table[pub])
+    assert calls_one == calls_two
+    assert seen_one[-1] == seen_two[-1] == len(one.table)
+    with pytest.raises(ValueError, match="workers"):
+        search_policy(leduc, ContinualResolver(leduc, ExactValueFunction(leduc)), 0, workers=0)
