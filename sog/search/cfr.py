@@ -114,7 +114,6 @@ class Levels:
         self.grp_val = (dec[g_row] * 2 + self.dec_actor[g_row]) * N + g_slot
         self.grp_n_legal = np.diff(np.append(self.grp_start, E)).astype(np.float64)
         self.ent_player = self.dec_actor[row]
-        self.grp_player = self.dec_actor[g_row]
         self.down = []   # per depth d >= 1: (lo, hi, src, dst_local, pol: entry or E)
         self.up = []     # per depth d >= 1: index arrays for the value (up) pass
         b = ct.level_bounds

@@ -98,6 +98,11 @@ class PublicTree:
             self._add_edges(parent, i, edge)
         return i
 
+    def add_root(self, pub) -> int:
+        """Append another root (a forest); returns its node."""
+        self.roots.append(self._append(pub, -1, None))
+        return self.roots[-1]
+
     def _add_edges(self, p: int, c: int, edge: Child) -> None:
         """Record the slot-to-slot edges of parent p -> child c (see class doc)."""
         N = self.game.spec.num_states
@@ -298,8 +303,7 @@ class FullSubtrees:
         tree = self.tree
         i = tree.index.get(pub)
         if i is None:
-            i = tree._append(pub, -1, None)
-            tree.roots.append(i)
+            i = tree.add_root(pub)
             j = i
             while j < tree.size:   # breadth-first expansion of the new block
                 tree.expand(j)
