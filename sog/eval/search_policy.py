@@ -36,7 +36,7 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
 
     Each search's seed is `seed * 1_000_003 + its breadth-first index`. With `workers` > 1
     the searches near the root run here until the breadth-first queue holds at least
-    `workers` subtrees, which are then searched by that many forked processes (balanced by
+    `workers` subtrees, which are then searched by that many processes (balanced by
     decision states), each with a copy of the resolver: searches in different subtrees
     depend only on their common ancestors' searches, and the exact oracle's warm start is
     kept per public state, so the policy is the one a single process builds (a value
@@ -77,9 +77,9 @@ def _search_breadth_first(game: Game, resolver: ContinualResolver, seed: int, in
     first, into `table`; with `split`, stop (leaving the rest queued) once the queue holds at
     least that many non-terminal items, all at one depth. Returns the searches done so far."""
     while queue:
-        if split is not None and len(queue) >= split and len({len(h) for h, _ in queue}) == 1 and \
+        if split is not None and len(queue) >= split and len(queue[0][0]) == len(queue[-1][0]) and \
                 sum(game.cached("kind", h[-1]) != TERMINAL for h, _ in queue) >= split:
-            break
+            break   # (breadth first: the first and last items' depths bound all the others')
         history, prev = queue.popleft()
         pub = history[-1]
         kind = game.cached("kind", pub)
