@@ -159,10 +159,10 @@ class PublicTree:
         self.version += 1
         return self.children[node]
 
-    def expand_all(self, max_depth: int | None = None, stop=None) -> "PublicTree":
-        """Breadth-first expansion of every leaf, down to `max_depth` (relative to
-        the roots) and not below public states for which `stop(pub)` is true."""
-        i = 0
+    def expand_all(self, max_depth: int | None = None, stop=None, start: int = 0) -> "PublicTree":
+        """Breadth-first expansion of every leaf from node `start` on, down to `max_depth`
+        (relative to the roots) and not below public states for which `stop(pub)` is true."""
+        i = start
         while i < self.size:
             if (max_depth is None or self.depth[i] < max_depth) and not (
                     stop is not None and stop(self.pubs[i])):
@@ -251,8 +251,7 @@ def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: di
     possible = node["possible"][node_of]
     terminals = np.flatnonzero(kind == TERMINAL)
     if payoffs is None:
-        payoffs = np.stack([game.cached("payoff_matrix", pubs[t]) for t in terminals]) if len(
-            terminals) else np.zeros((0, N, N))
+        payoffs = _payoffs(game, [pubs[t] for t in terminals])
     frontier = np.flatnonzero(leaf & (kind != TERMINAL))
 
     child = pos_of[edge["child"]]
@@ -274,6 +273,13 @@ def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: di
         decision=np.flatnonzero((kind == DECISION) & ~leaf))
     ct._pubs = pubs
     return ct
+
+
+def _payoffs(game: Game, terminals: Sequence) -> np.ndarray:
+    """float [T, N, N]: the payoff matrices of terminal public states."""
+    N = game.spec.num_states
+    return np.stack([game.cached("payoff_matrix", pub) for pub in terminals]) if len(terminals) \
+        else np.zeros((0, N, N))
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -304,10 +310,7 @@ class FullSubtrees:
         i = tree.index.get(pub)
         if i is None:
             i = tree.add_root(pub)
-            j = i
-            while j < tree.size:   # breadth-first expansion of the new block
-                tree.expand(j)
-                j += 1
+            tree.expand_all(start=i)
         return i
 
     def _index(self) -> None:
@@ -334,9 +337,7 @@ class FullSubtrees:
         terminals = np.flatnonzero(tree.kind[:n] == TERMINAL)
         self.payoff_row = np.full(n, -1, dtype=np.int64)
         self.payoff_row[terminals] = np.arange(len(terminals))
-        N = self.game.spec.num_states
-        self.payoffs = np.stack([self.game.cached("payoff_matrix", tree.pubs[t]) for t in terminals]) \
-            if len(terminals) else np.zeros((0, N, N))
+        self.payoffs = _payoffs(self.game, [tree.pubs[t] for t in terminals])
         self._indexed = n
 
     def forest(self, pubs: Sequence[Hashable]) -> tuple[CompiledTree, np.ndarray]:
