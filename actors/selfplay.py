@@ -27,7 +27,7 @@ from actors.merging import run_merged
 from sog.config import Config
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
-from sog.search.agent import SoGAgent
+from sog.agents.sog_agent import SoGAgent
 from sog.search.resolve import SearchParams
 
 

@@ -1,7 +1,7 @@
 """`sog baselines --game GAME --budget SECONDS [--only NAME,...] [--seed S]`.
 
 Runs every full-game baseline for the same wall-clock budget and measures the
-exact exploitability of the policy it produces (`sog.eval.exploitability`):
+exact exploitability of the policy it produces (`sog.search.full_tree`):
 
     outcome     outcome-sampling MCCFR (average policy)
     external    external-sampling MCCFR (average policy)
@@ -107,7 +107,7 @@ def run(args) -> dict:
         PluribusMCCFR,
     )
     from sog.agents.uct import UCT, SmoothUCT
-    from sog.eval.exploitability import best_response_values
+    from sog.search.full_tree import best_response_values
     from sog.games import UnknownGameError, load_game
 
     if not args.budget > 0:

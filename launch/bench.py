@@ -40,14 +40,14 @@ def _time_to_target(make, step_to, exploitability_mbb, target_mbb, max_seconds, 
 
 
 def bench_cfr(game, target_mbb: float = 1.0, max_seconds: float = 120.0, log=print) -> dict:
-    from sog.eval.exploitability import exploitability, full_tree
+    from sog.search.full_tree import exploitability, full_tree
     from sog.search.cfr import CFRConfig, CFRSolver
 
     result = dict(benchmark="cfr", game=game.spec.name, target_mbb=target_mbb)
 
     def ours(alternating):
         def make():
-            game._cache.clear()
+            game.clear_memo()
             return CFRSolver(full_tree(game).ct, config=CFRConfig("cfr+", alternating=alternating))
         return _time_to_target(
             make, lambda s, n: s.iterate(n - s.iterations),

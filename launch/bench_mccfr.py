@@ -11,7 +11,7 @@ Each solver runs in `--checkpoints` equal time slices (default 4: S/4, S/2,
 other processes on the machine hits both alike (the 1-minute load average is
 recorded, and each solver's CPU seconds beside its wall-clock seconds); after
 each slice its average policy's exact exploitability is measured outside the
-clock: ours with `sog.eval.exploitability` on our public
+clock: ours with `sog.search.full_tree` on our public
 tree, OpenSpiel's with `pyspiel.exploitability` on OpenSpiel's game (both
 NashConv / 2, in chips; mbb/h = 1000 x chips). Both solvers' clocks cover only
 their iterations (OpenSpiel's are driven from Python, one `run_iteration()`
@@ -55,7 +55,7 @@ class _Ours:
     label = "sog"
 
     def __init__(self, cls, game, seed: int):
-        from sog.eval.exploitability import exploitability
+        from sog.search.full_tree import exploitability
         self.name, self.solver, self.game, self._expl = cls.__name__, cls(game, seed=seed), game, exploitability
 
     @property

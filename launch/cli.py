@@ -31,8 +31,8 @@ def _game(name: str):
 
 
 def cmd_solve(args) -> dict:
-    from sog.eval.exploitability import exploitability, full_tree, policy_value, tabular_from_array
-    from sog.eval.policy_io import save_policy
+    from sog.search.full_tree import exploitability, full_tree, policy_value, tabular_from_array
+    from sog.policy.files import save_policy
     from sog.search.cfr import CFRConfig, CFRSolver
 
     if args.iterations < 1:
@@ -61,9 +61,9 @@ def cmd_solve(args) -> dict:
 
 
 def cmd_exploitability(args) -> dict:
-    from sog.eval.exploitability import best_response_values, policy_value
-    from sog.eval.policy import PolicyError
-    from sog.eval.policy_io import load_policy
+    from sog.search.full_tree import best_response_values, policy_value
+    from sog.policy import PolicyError
+    from sog.policy.files import load_policy
 
     game = _game(args.game)
     if args.agent is not None:
@@ -231,9 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     from launch.values import register_sog_agent
-    from sog.eval.tournament import register_cfr_agent
     register_sog_agent()
-    register_cfr_agent()
     args = build_parser().parse_args(argv)
     try:
         emit(args.func(args))

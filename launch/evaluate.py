@@ -144,7 +144,7 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
 def run(args) -> dict:
     from learners.checkpoint import CheckpointError, load_value_function, read_metadata
     from sog.eval.aivat import network_policy
-    from sog.eval.exploitability import exploitability
+    from sog.search.full_tree import exploitability
     from sog.eval.search_policy import decision_state_count, search_exploitability
     from sog.games import UnknownGameError, load_game
     from sog.search.resolve import ContinualResolver, parse_search

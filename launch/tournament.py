@@ -52,11 +52,9 @@ def _user_error(message: str) -> Exception:
 
 
 def setup_agents() -> None:
-    """Register the agent kinds of launch (`sog:`) and of the evaluation tools (`cfr`)."""
+    """Register the agent kind of launch (`sog:`, whose networks live above sog/)."""
     from launch.values import register_sog_agent
-    from sog.eval.tournament import register_cfr_agent
     register_sog_agent()
-    register_cfr_agent()
 
 
 def _say(*args, end: str = "\n") -> None:

@@ -21,7 +21,7 @@ def _sog_agent(game: Game, arg: str | None, params: dict):
     """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, or `oracle`; default oracle)."""
     from sog.agents.api import AgentError
     from sog.agents.registry import take_params
-    from sog.search.agent import SoGAgent
+    from sog.agents.sog_agent import SoGAgent
     from sog.search.resolve import SearchParams
 
     p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},

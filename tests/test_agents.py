@@ -17,10 +17,10 @@ from sog.agents.policy_agents import (
     UCTAgent,
 )
 from sog.agents.registry import make_agent, parse_spec, register, take_params
-from sog.eval.exploitability import full_tree, tabular_from_array
+from sog.search.full_tree import full_tree, tabular_from_array
 from sog.eval.match import play_game, play_match, policy_pair_value
-from sog.eval.policy import TabularPolicy
-from sog.eval.policy_io import save_policy
+from sog.policy import TabularPolicy
+from sog.policy.files import save_policy
 from sog.games import load_game
 from sog.games.api import CHANCE, DECISION
 from sog.games.world import IllegalActionError
@@ -301,7 +301,7 @@ def test_match_deterministic_and_seeded():
 
 
 def test_policy_pair_value_matches_policy_value():
-    from sog.eval.exploitability import policy_value
+    from sog.search.full_tree import policy_value
     game = _game("leduc_poker")
     solver = CFRSolver(full_tree(game).ct)
     solver.iterate(5)

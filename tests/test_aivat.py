@@ -19,7 +19,7 @@ from sog.eval.aivat import (
     strategy_table,
 )
 from sog.eval.match import play_game, policy_pair_value
-from sog.eval.policy import TabularPolicy
+from sog.policy import TabularPolicy
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION
 
@@ -162,7 +162,7 @@ def _fresh_vf(game):
 
 
 def test_network_policy_is_the_prior_at_the_ranges_it_induces(kuhn, leduc):
-    from sog.eval.exploitability import full_tree
+    from sog.search.full_tree import full_tree
     from sog.search.cfr import evaluate_policy
     for game in (kuhn, leduc):
         vf = _fresh_vf(game)
@@ -192,7 +192,7 @@ def test_network_values_are_a_valid_aivat_value_function(kuhn):
 
 
 def test_sog_agent_strategy_table_covers_every_slot_and_probes_leave_it_unchanged(kuhn):
-    from sog.search.agent import SoGAgent
+    from sog.agents.sog_agent import SoGAgent
     from sog.search.oracle import ExactValueFunction
     from sog.search.resolve import SearchParams
 

@@ -1,5 +1,5 @@
 """Baselines from the papers: MCCFR (outcome / external / Pluribus), UCT and Smooth UCT,
-IS-MCTS. Exploitability is measured exactly with `sog.eval.exploitability`."""
+IS-MCTS. Exploitability is measured exactly with `sog.search.full_tree`."""
 from __future__ import annotations
 
 import time
@@ -11,7 +11,7 @@ from sog.agents.common import decision_infostates
 from sog.agents.ismcts import ISMCTS, ismcts_policy
 from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
 from sog.agents.uct import UCT, SmoothUCT
-from sog.eval.exploitability import exploitability
+from sog.search.full_tree import exploitability
 from sog.games import load_game
 
 MCCFR = [OutcomeSamplingMCCFR, ExternalSamplingMCCFR, PluribusMCCFR]

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from sog.eval.exploitability import (best_response_values, exploitability, full_tree, policy_value,
+from sog.search.full_tree import (best_response_values, exploitability, full_tree, policy_value,
                                      tabular_from_array)
 from sog.games import load_game
 from sog.games.api import CHANCE
@@ -24,7 +24,7 @@ def random_policy(game, seed):
 
 def openspiel_exploitability(game, sigma):
     from open_spiel.python import policy as os_policy
-    from sog.eval.policy_io import to_openspiel
+    from sog.policy.files import to_openspiel
     tabular = to_openspiel(tabular_from_array(game, sigma))
     os_game = pyspiel.load_game(game.openspiel_name())
     return pyspiel.exploitability(os_game, os_policy.python_policy_to_pyspiel_policy(tabular))
@@ -41,7 +41,7 @@ def test_exploitability_of_random_policies_equals_openspiel(name, seed):
 @pytest.mark.parametrize("name", OPENSPIEL_GAMES)
 def test_policy_value_equals_openspiel_expected_returns(name):
     from open_spiel.python import policy as os_policy
-    from sog.eval.policy_io import to_openspiel
+    from sog.policy.files import to_openspiel
     game = load_game(name)
     sigma = random_policy(game, 3)
     tabular = to_openspiel(tabular_from_array(game, sigma))

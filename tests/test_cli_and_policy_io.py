@@ -6,9 +6,9 @@ import sys
 import numpy as np
 import pytest
 
-from sog.eval.exploitability import exploitability, full_tree, tabular_from_array
-from sog.eval.policy import PolicyError
-from sog.eval.policy_io import load_policy, policy_to_dict, save_policy
+from sog.search.full_tree import exploitability, full_tree, tabular_from_array
+from sog.policy import PolicyError
+from sog.policy.files import load_policy, policy_to_dict, save_policy
 from sog.games import load_game
 
 
@@ -90,7 +90,7 @@ def test_not_json_fails_clearly(tmp_path):
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=4)"])
 def test_policy_roundtrip_through_openspiel(tmp_path, name):
-    from sog.eval.policy_io import from_openspiel, to_openspiel
+    from sog.policy.files import from_openspiel, to_openspiel
     game = load_game(name)
     ft = full_tree(game)
     sigma = np.random.default_rng(0).random(ft.levels.legal_dec.shape) * ft.levels.legal_dec

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 from sog.agents import depth_limited as D
+from sog.eval import depth_limited_k as K
+from sog.search import multivalued as M
 from sog.agents.api import AgentError
 from sog.agents.registry import make_agent
-from sog.eval.exploitability import (
+from sog.search.full_tree import (
     best_response_values,
     exploitability,
     full_tree,
@@ -30,12 +32,12 @@ def weak_blueprint(leduc):
 
 
 def root_solve(game, cont, iterations=300):
-    return D.solve_depth_limited(game, game.root(), game.initial_ranges(), cont, iterations)
+    return M.solve_depth_limited(game, game.root(), game.initial_ranges(), cont, iterations)
 
 
 # ---- the building blocks ---------------------------------------------------------------
 def test_trunk_is_round_one_and_leaves_deal_the_board(leduc, weak_blueprint):
-    sol = root_solve(leduc, D.bias_continuations(leduc, weak_blueprint, 0, 1), iterations=1)
+    sol = root_solve(leduc, M.bias_continuations(leduc, weak_blueprint, 0, 1), iterations=1)
     assert len(sol.leaf_pubs) == 5     # cc, bc, cbc, brc, cbrc
     assert all(leduc.kind(pub) == CHANCE and pub[1] == -1 for pub in sol.leaf_pubs)
     assert all(pub[1] == -1 for pub in sol.table())
@@ -45,8 +47,8 @@ def test_trunk_is_round_one_and_leaves_deal_the_board(leduc, weak_blueprint):
 def test_leaf_values_are_exact(leduc, weak_blueprint, searcher):
     """With one continuation the subgame's value of any trunk policy equals the full-game
     value of that policy composed with both blueprints below the leaves."""
-    sol = root_solve(leduc, D.bias_continuations(leduc, weak_blueprint, searcher, 1))
-    composed = D.compose(leduc, weak_blueprint, {0: sol, 1: sol})
+    sol = root_solve(leduc, M.bias_continuations(leduc, weak_blueprint, searcher, 1))
+    composed = M.compose(leduc, weak_blueprint, {0: sol, 1: sol})
     assert sol.root_values()[0] == pytest.approx(policy_value(leduc, composed), abs=1e-12)
     assert sol.root_values().sum() == pytest.approx(0.0, abs=1e-12)
 
@@ -54,10 +56,10 @@ def test_leaf_values_are_exact(leduc, weak_blueprint, searcher):
 def test_k1_solution_is_the_equilibrium_with_both_blueprints_frozen(leduc, weak_blueprint):
     """Independent check of the trunk solve: full-tree CFR with both players' rows below the
     depth limit frozen to the blueprint reaches the same game value."""
-    sol = root_solve(leduc, D.bias_continuations(leduc, weak_blueprint, 0, 1), iterations=1000)
+    sol = root_solve(leduc, M.bias_continuations(leduc, weak_blueprint, 0, 1), iterations=1000)
     ft = full_tree(leduc)
     below = np.array([pub[1] != -1 for pub in ft.decision_pubs])
-    frozen = D._FrozenSolver(ft.ct, below, weak_blueprint, D.DEFAULT_CONFIG)
+    frozen = K._FrozenSolver(ft.ct, below, weak_blueprint, M.DEFAULT_CONFIG)
     frozen.iterate(1000)
     reference = policy_value(leduc, np.where(below[:, None, None], weak_blueprint, frozen.average_policy()))
     assert sol.root_values()[0] == pytest.approx(reference, abs=2e-4)
@@ -68,10 +70,10 @@ def test_leaf_choice_is_an_opponent_decision(leduc, weak_blueprint):
     """A duplicated continuation changes nothing; more continuations can only help the
     opponent (the searcher's subgame value does not rise); the choice is a distribution
     per (leaf, opponent slot)."""
-    cont = D.self_generative(leduc, weak_blueprint, 0, 4, iterations=300)
+    cont = M.self_generative(leduc, weak_blueprint, 0, 4, iterations=300)
     values = [root_solve(leduc, cont.truncated(k), 1000).root_values()[0] for k in (1, 2, 3, 4)]
     assert all(b <= a + 2e-4 for a, b in itertools.pairwise(values)), values
-    dup = D.Continuations(leduc, weak_blueprint, 0, [weak_blueprint, weak_blueprint])
+    dup = M.Continuations(leduc, weak_blueprint, 0, [weak_blueprint, weak_blueprint])
     assert root_solve(leduc, dup, 1000).root_values()[0] == pytest.approx(values[0], abs=2e-4)
     sol = root_solve(leduc, cont)
     assert sol.leaf_choice.shape == (5, 6, 4)
@@ -81,7 +83,7 @@ def test_leaf_choice_is_an_opponent_decision(leduc, weak_blueprint):
 def test_best_response_policy_attains_the_best_response_value(leduc, weak_blueprint):
     ft = full_tree(leduc)
     for player in (0, 1):
-        br = D.best_response_policy(leduc, weak_blueprint, player)
+        br = M.best_response_policy(leduc, weak_blueprint, player)
         mine = (ft.levels.dec_actor == player)[:, None, None]
         rows = ft.levels.dec_actor == player
         possible = ft.levels.legal_dec[rows].any(-1)      # impossible slots (the board card) are empty
@@ -92,7 +94,7 @@ def test_best_response_policy_attains_the_best_response_value(leduc, weak_bluepr
 
 
 def test_bias_continuations(leduc, weak_blueprint):
-    cont = D.bias_continuations(leduc, weak_blueprint, 0, 7, factor=5.0)
+    cont = M.bias_continuations(leduc, weak_blueprint, 0, 7, factor=5.0)
     assert cont.k == 7 and cont.opponent == 1
     assert cont.labels[:4] == ["blueprint", "fold-biased x5", "call-biased x5", "raise-biased x5"]
     assert cont.labels[4] == "fold-biased x25"
@@ -105,7 +107,7 @@ def test_bias_continuations(leduc, weak_blueprint):
         assert inside.any()
         assert np.all(strat[..., action][inside] > bp[..., action][inside])
     with pytest.raises(ValueError):
-        D.bias_continuations(leduc, bp, 0, 0)
+        M.bias_continuations(leduc, bp, 0, 0)
 
 
 # ---- the paper's Figure 1 effect ---------------------------------------------------------
@@ -114,9 +116,9 @@ def test_exploitability_falls_as_k_grows(leduc, weak_blueprint):
     solution in round 1 and its blueprint below. Measured (300 CFR+ iterations per solve):
     bias 271 / 117 / 139 / 135 mbb/h, self-generative 271 / 221 / 89 / 79 for k = 1..4."""
     bias = [r["exploitability_mbb"] for r in
-            D.exploitability_by_k(leduc, weak_blueprint, "bias", [1, 2, 3, 4], iterations=300)]
+            K.exploitability_by_k(leduc, weak_blueprint, "bias", [1, 2, 3, 4], iterations=300)]
     gen = [r["exploitability_mbb"] for r in
-           D.exploitability_by_k(leduc, weak_blueprint, "self_generative", [1, 2, 3, 4], iterations=300)]
+           K.exploitability_by_k(leduc, weak_blueprint, "self_generative", [1, 2, 3, 4], iterations=300)]
     assert bias[0] == pytest.approx(gen[0])          # k = 1: the blueprint alone in both
     assert bias[0] > 200                             # the blueprint's values alone are exploitable
     assert max(bias[1:]) < 0.6 * bias[0]
@@ -193,11 +195,11 @@ def test_figure1_effect_with_mccfr_and_exact_blueprints(leduc):
     composed exploitability down to the all-strategies limit; biased ones cut it from k = 1."""
     for kind, iterations in (("external", 20000), ("cfr", 1000)):
         bp = D.make_blueprint(leduc, kind, iterations=iterations)
-        limit = 1000 * exploitability(leduc, D.frozen_limit(leduc, bp, 2000))
+        limit = 1000 * exploitability(leduc, K.frozen_limit(leduc, bp, 2000))
         gen = [r["exploitability_mbb"] for r in
-               D.exploitability_by_k(leduc, bp, "self_generative", range(1, 9), iterations=1000)]
+               K.exploitability_by_k(leduc, bp, "self_generative", range(1, 9), iterations=1000)]
         bias = [r["exploitability_mbb"] for r in
-                D.exploitability_by_k(leduc, bp, "bias", range(1, 5), iterations=1000)]
+                K.exploitability_by_k(leduc, bp, "bias", range(1, 5), iterations=1000)]
         assert gen[0] > 300
         assert all(b < a + 0.5 for a, b in itertools.pairwise(gen)), gen
         assert gen[-1] < limit + 0.05 * gen[0], (gen, limit)

@@ -73,7 +73,7 @@ def test_raw_policy_figure_is_the_exact_exploitability_of_the_network_policy(kuh
 
     from learners.checkpoint import load_value_function
     from sog.eval.aivat import network_policy
-    from sog.eval.exploitability import exploitability
+    from sog.search.full_tree import exploitability
     from sog.games import load_game
 
     run = tmp_path / "run"

@@ -3,13 +3,13 @@ all checked with the exact oracle value function first."""
 import numpy as np
 import pytest
 
-from sog.eval.exploitability import best_response_values, exploitability, full_tree, tabular_from_array
-from sog.eval.policy import TabularPolicy
+from sog.search.full_tree import best_response_values, exploitability, full_tree, tabular_from_array
+from sog.policy import TabularPolicy
 from sog.eval.search_policy import decision_state_count, search_exploitability, search_policy
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.world import IllegalActionError
-from sog.search.agent import SoGAgent
+from sog.agents.sog_agent import SoGAgent
 from sog.search.cfr import CFRConfig, CFRSolver, evaluate_policy
 from sog.search.gtcfr import GTCFR, Gadget
 from sog.search.oracle import ExactValueFunction

@@ -7,7 +7,7 @@ from sog.agents.api import Agent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.eval.aivat import equilibrium_policy
 from sog.eval.lbr import LBRError, LocalBestResponse, lbr_match, play_lbr_game
-from sog.eval.policy import TabularPolicy
+from sog.policy import TabularPolicy
 from sog.games import load_game
 
 
@@ -43,7 +43,7 @@ def test_range_is_the_bayes_posterior(kuhn):
 
 def test_lbr_against_a_sog_agent_is_seeded(kuhn):
     """LBR asks the SoG agent hypothetical questions (its strategy after a bet LBR considers)."""
-    from sog.search.agent import SoGAgent
+    from sog.agents.sog_agent import SoGAgent
     from sog.search.oracle import ExactValueFunction
     from sog.search.resolve import SearchParams
 
@@ -64,7 +64,7 @@ class Opaque(Agent):
 
 
 def test_bad_input(leduc, kuhn):
-    with pytest.raises(LBRError, match="kuhn_poker and leduc_poker"):
+    with pytest.raises(LBRError, match="needs a poker game"):
         LocalBestResponse(load_game("tic_tac_toe"))
     with pytest.raises(LBRError, match="unknown bet 'shove'"):
         LocalBestResponse(leduc, bets=["shove"])

@@ -134,7 +134,7 @@ def test_one_batch_estimates_the_exact_counterfactual_regrets(cls, name, n, tol)
 def test_batch_size_does_not_change_the_fixed_point():
     """Small and large batches both converge on Kuhn; batch=1 is plain MCCFR."""
     game = load_game("kuhn_poker")
-    from sog.eval.exploitability import exploitability
+    from sog.search.full_tree import exploitability
     for batch in (1, 4096):
         solver = ExternalSamplingMCCFR(game, seed=0, batch=batch)
         solver.run(20_000)

@@ -7,7 +7,7 @@ from networks.value_function import NetworkValueFunction
 from sog.config import NetworkConfig
 from sog.eval.match import play_game
 from sog.games import load_game
-from sog.search.agent import SoGAgent
+from sog.agents.sog_agent import SoGAgent
 from sog.search.resolve import SearchParams
 
 GAMES = ["kuhn_poker", "leduc_poker", "liars_dice", "scotland_yard", "tic_tac_toe"]

@@ -168,7 +168,7 @@ def test_generic_api_checks(game):
 @pytest.mark.slow
 def test_cfr_plus_solves_tic_tac_toe():
     """Full-tree CFR+ (549,946 public states; ~25 s to build the tree) reaches ~0 exploitability."""
-    from sog.eval.exploitability import exploitability, full_tree, policy_value
+    from sog.search.full_tree import exploitability, full_tree, policy_value
     from sog.search.cfr import CFRSolver
 
     game = load_game("tic_tac_toe")

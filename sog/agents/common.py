@@ -17,6 +17,7 @@ import numpy as np
 
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
+from sog.games.traverse import decision_states
 from sog.games.world import World
 
 __all__ = ["WorldStepper", "sample_index", "Budget", "decision_infostates", "CHANCE", "DECISION",
@@ -100,23 +101,10 @@ class WorldStepper:
 
 def decision_infostates(game: Game) -> Iterator[tuple[Hashable, int, np.ndarray]]:
     """Breadth-first over the public tree: (decision pub, actor, possible actor slots)."""
-    seen = {game.root()}
-    frontier = [game.root()]
-    while frontier:
-        nxt = []
-        for pub in frontier:
-            kind = game.cached("kind", pub)
-            if kind == DECISION:
-                actor = game.cached("actor", pub)
-                possible = game.cached("possible_mask", pub)[actor]
-                legal_any = game.cached("legal_mask", pub).any(axis=1)
-                yield pub, actor, np.flatnonzero(possible & legal_any)
-            if kind != TERMINAL:
-                for child in game.cached("children", pub):
-                    if child.pub not in seen:
-                        seen.add(child.pub)
-                        nxt.append(child.pub)
-        frontier = nxt
+    for pub, actor in decision_states(game):
+        possible = game.cached("possible_mask", pub)[actor]
+        legal_any = game.cached("legal_mask", pub).any(axis=1)
+        yield pub, actor, np.flatnonzero(possible & legal_any)
 
 
 class Budget:

@@ -65,7 +65,7 @@ import numpy as np
 
 from sog.agents.common import Budget
 from sog.agents.world_tree import CHANCE, DECISION, TERMINAL, WorldTree
-from sog.eval.policy import TabularPolicy
+from sog.policy import TabularPolicy
 from sog.games.api import Game
 
 __all__ = ["OutcomeSamplingMCCFR", "ExternalSamplingMCCFR", "PluribusMCCFR", "regret_matching"]

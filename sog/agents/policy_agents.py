@@ -39,7 +39,7 @@ from sog.agents.common import sample_index
 from sog.agents.ismcts import ISMCTS, POLICY_KINDS
 from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
 from sog.agents.uct import paper_defaults
-from sog.eval.policy import TabularPolicy
+from sog.policy import TabularPolicy
 from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
 

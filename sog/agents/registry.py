@@ -1,154 +1,42 @@
-"""Agents from spec strings: `make_agent("uct?simulations=1000&c=1.4", game)`.
-
-Grammar: `KIND[:ARG][?KEY=VALUE[&KEY=VALUE...]]`
+"""The built-in agent kinds, registered in the table of `sog.agents.spec`.
 
     random
-    tabular:PATH.json                        a policy file (sog.eval.policy_io)
+    tabular:PATH.json                        a policy file (sog.policy.files)
+    cfr?iterations=1000&algorithm=cfr+       the full-game CFR+ (or cfr / dcfr) average policy
     mccfr:outcome?seconds=5                  MCCFR variant outcome / external / pluribus,
     mccfr:external?iterations=1000             trained once, then played as a table
-                                             (batch=N: traversals per player per batch)
-    mccfr:pluribus?iterations=5000&prune_after=1000
     uct?simulations=1000&c=1.4               online search agents (sog.agents.policy_agents)
     smooth_uct?simulations=1000&d=0.002
     ismcts?simulations=1000&kind=visits
+    depth_limited?k=4&approach=bias          depth-limited solving (sog.agents.depth_limited)
 
-`register(kind, factory)` adds a kind (the SoG agent registers `sog`); a
-factory is called as `factory(game, arg, params)` with `arg` the text after
-the colon (None if absent) and `params` the query as {key: raw string}. It
-should check its parameters with `take_params`, which turns them into typed
-values and raises `AgentError` naming the agent and the offending key or
-value. Every error here is an `AgentError`.
+Importing this module registers them; `make_agent` and the rest of the spec API
+are re-exported so that `from sog.agents.registry import make_agent` always
+sees the built-in kinds.
 """
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable
-from typing import Any
-
-from sog.agents.api import Agent, AgentError
-from sog.games.api import Game
+from sog.agents import depth_limited, policy_agents
+from sog.agents.api import AgentError
+from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
+from sog.policy import PolicyError, load_policy
+from sog.search.full_tree import equilibrium_policy
 
 __all__ = ["AGENTS", "AgentError", "make_agent", "parse_spec", "register", "take_params"]
 
-Factory = Callable[[Game, "str | None", dict], Agent]
-AGENTS: dict[str, Factory] = {}
 
-_KIND = re.compile(r"[a-z][a-z0-9_]*")
-
-
-def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
-    """'mccfr:outcome?seconds=5' -> ('mccfr', 'outcome', {'seconds': '5'})."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise AgentError(f"empty agent spec {spec!r}")
-    text = spec.strip()
-    head, qmark, query = text.partition("?")
-    kind, colon, arg = head.partition(":")
-    if not _KIND.fullmatch(kind):
-        raise AgentError(f"bad agent kind {kind!r} in {spec!r}")
-    if colon and not arg:
-        raise AgentError(f"agent spec {spec!r} has an empty argument after ':'")
-    params: dict[str, str] = {}
-    if qmark:
-        if not query:
-            raise AgentError(f"agent spec {spec!r} has an empty query after '?'")
-        for item in query.split("&"):
-            key, eq, value = item.partition("=")
-            key = key.strip()
-            if not eq or not key or not value.strip():
-                raise AgentError(f"option {item!r} in {spec!r} is not key=value")
-            if key in params:
-                raise AgentError(f"option {key!r} given twice in {spec!r}")
-            params[key] = value.strip()
-    return kind, (arg if colon else None), params
-
-
-def _convert(kind: str, key: str, raw: str, typ) -> Any:
-    def bad(expected: str):
-        return AgentError(f"agent {kind!r}: bad value {raw!r} for {key!r} (expected {expected})")
-
-    if isinstance(typ, (tuple, list)):  # choices
-        if raw not in typ:
-            raise bad("one of " + ", ".join(map(str, typ)))
-        return raw
-    if typ is bool:
-        low = raw.lower()
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
-        raise bad("true or false")
-    if typ is int:
-        if not re.fullmatch(r"[+-]?\d+", raw):
-            raise bad("an integer")
-        return int(raw)
-    if typ is float:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise bad("a number") from None
-        if not math.isfinite(value):
-            raise bad("a finite number")
-        return value
-    if typ is str:
-        return raw
-    raise TypeError(f"unsupported parameter type {typ!r}")
-
-
-def take_params(kind: str, params: dict[str, str], schema: dict[str, Any],
-                minimum: dict[str, float] | None = None) -> dict[str, Any]:
-    """Typed values of `params` by `schema` ({key: int | float | bool | str | (choices...)}).
-
-    Unknown keys, unparsable values and values below `minimum[key]` raise AgentError.
-    """
-    unknown = sorted(set(params) - set(schema))
-    if unknown:
-        raise AgentError(f"agent {kind!r}: unknown option {unknown[0]!r}; "
-                         f"known options: {', '.join(sorted(schema)) or 'none'}")
-    out = {key: _convert(kind, key, raw, schema[key]) for key, raw in params.items()}
-    for key, low in (minimum or {}).items():
-        if key in out and out[key] < low:
-            raise AgentError(f"agent {kind!r}: {key} must be at least {low}, got {params[key]}")
-    return out
-
-
-def register(kind: str, factory: Factory, replace: bool = False) -> None:
-    """Make `kind` available to `make_agent`; factory(game, arg, params) -> Agent."""
-    if not _KIND.fullmatch(kind):
-        raise AgentError(f"bad agent kind {kind!r}")
-    if kind in AGENTS and not replace and AGENTS[kind] is not factory:
-        raise AgentError(f"agent kind {kind!r} is already registered")
-    AGENTS[kind] = factory
-
-
-def make_agent(spec: str, game: Game) -> Agent:
-    """The agent described by `spec` (see the module docstring) for `game`."""
-    kind, arg, params = parse_spec(spec)
-    if kind not in AGENTS:
-        raise AgentError(f"unknown agent kind {kind!r} in {spec!r}; known kinds: {', '.join(sorted(AGENTS))}")
-    agent = AGENTS[kind](game, arg, params)
-    if not isinstance(agent, Agent):
-        raise AgentError(f"agent factory for {kind!r} returned {type(agent).__name__}, not an Agent")
-    return agent
-
-
-# ---- the built-in kinds -------------------------------------------------------------
 def _no_arg(kind: str, arg: str | None) -> None:
     if arg is not None:
         raise AgentError(f"agent {kind!r} takes no ':' argument, got {arg!r}")
 
 
 def _random(game, arg, params):
-    from sog.agents.policy_agents import RandomAgent
     _no_arg("random", arg)
     take_params("random", params, {})
-    return RandomAgent(game)
+    return policy_agents.RandomAgent(game)
 
 
 def _tabular(game, arg, params):
-    from sog.agents.policy_agents import TabularAgent
-    from sog.eval.policy import PolicyError
-    from sog.eval.policy_io import load_policy
     if arg is None:
         raise AgentError("agent 'tabular' needs a policy file: tabular:PATH.json")
     take_params("tabular", params, {})
@@ -156,7 +44,7 @@ def _tabular(game, arg, params):
         policy = load_policy(arg, game)
     except PolicyError as e:
         raise AgentError(f"agent 'tabular': {e}") from None
-    return TabularAgent(game, policy)
+    return policy_agents.TabularAgent(game, policy)
 
 
 _MCCFR_COMMON = {"iterations": int, "seconds": float, "seed": int, "batch": int}
@@ -170,7 +58,6 @@ _MCCFR_EXTRA = {
 
 
 def _mccfr(game, arg, params):
-    from sog.agents.policy_agents import MCCFRAgent
     if arg not in _MCCFR_EXTRA:
         raise AgentError(f"agent 'mccfr' needs a variant: mccfr:{'|'.join(_MCCFR_EXTRA)}, got {arg!r}")
     kind = f"mccfr:{arg}"
@@ -179,7 +66,7 @@ def _mccfr(game, arg, params):
                               "strategy_interval": 1, "batch": 1})
     if "iterations" not in kw and "seconds" not in kw:
         raise AgentError(f"agent {kind!r} needs a budget: iterations=N and/or seconds=S")
-    return MCCFRAgent(game, arg, **kw)
+    return policy_agents.MCCFRAgent(game, arg, **kw)
 
 
 _SEARCH = {"simulations": int, "seconds": float, "c": float,
@@ -188,7 +75,6 @@ _SEARCH = {"simulations": int, "seconds": float, "c": float,
 
 def _search_factory(kind: str, cls_name: str, extra: dict):
     def factory(game, arg, params):
-        from sog.agents import policy_agents
         _no_arg(kind, arg)
         kw = take_params(kind, params, {**_SEARCH, **extra},
                          minimum={"simulations": 1, "seconds": 1e-9, "c": 0.0})
@@ -207,9 +93,13 @@ register("smooth_uct", _search_factory("smooth_uct", "SmoothUCTAgent",
 register("ismcts", _search_factory("ismcts", "ISMCTSAgent", {}))
 
 
-def _depth_limited(game, arg, params):
-    from sog.agents.depth_limited import agent_from_spec
-    return agent_from_spec(game, arg, params)
+def _cfr(game, arg, params):
+    _no_arg("cfr", arg)
+    p = take_params("cfr", params, {"iterations": int, "algorithm": ("cfr+", "cfr", "dcfr")},
+                    minimum={"iterations": 1})
+    policy = equilibrium_policy(game, p.get("iterations", 1000), p.get("algorithm", "cfr+"))
+    return policy_agents.TabularAgent(game, policy)
 
 
-register("depth_limited", _depth_limited)
+register("cfr", _cfr)
+register("depth_limited", depth_limited.agent_from_spec)

@@ -62,10 +62,15 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from sog.agents.api import Agent, AgentError
-from sog.eval.policy import TabularPolicy
+from sog.agents.policy_agents import RandomAgent, TabularAgent
+from sog.agents.sog_agent import SoGAgent
+from sog.eval.match import _seeds, play_game
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.games.world import World
+from sog.policy import TabularPolicy
+from sog.search.cfr import full_policy, propagate_ranges
+from sog.search.full_tree import equilibrium_policy, full_tree, tabular_from_array
 
 __all__ = ["AIVATError", "WorldValues", "aivat_estimate", "aivat_match", "equilibrium_policy",
            "equilibrium_values", "network_policy", "network_world_values", "play_recorded",
@@ -102,7 +107,6 @@ def _legal_normalised(game: Game, pub, table: np.ndarray) -> np.ndarray:
 
 def _slot_independent(agent: Agent) -> bool:
     """Whether `strategy(history, s)` is a side-effect-free lookup for every slot s."""
-    from sog.agents.policy_agents import RandomAgent, TabularAgent
     return isinstance(agent, (RandomAgent, TabularAgent))
 
 
@@ -128,7 +132,6 @@ def strategy_table(agent: Agent, history: Sequence[Hashable], slot: int) -> tupl
     if hasattr(agent, "strategy_table"):
         table = np.asarray(agent.strategy_table(history), dtype=np.float64)
     else:
-        from sog.search.agent import SoGAgent
         if isinstance(agent, SoGAgent) and agent.last_result is not None and \
                 np.shape(agent.last_result.policy) == (n, a):
             table = np.asarray(agent.last_result.policy, dtype=np.float64)
@@ -206,7 +209,6 @@ class WorldValues:
 
 def _public_states(game: Game) -> list:
     """Every public state of the full tree, parents before children."""
-    from sog.eval.exploitability import full_tree
     ct = full_tree(game).ct
     return [ct.pub(p) for p in range(ct.num_nodes)]
 
@@ -253,20 +255,6 @@ def policy_world_values(game: Game, policy0: TabularPolicy, policy1: TabularPoli
     return WorldValues(table, name)
 
 
-def equilibrium_policy(game: Game, iterations: int = 1000, algorithm: str = "cfr+") -> TabularPolicy:
-    """The average policy of `iterations` of CFR+ (or cfr / dcfr) on the full public tree (cached)."""
-    from sog.eval.exploitability import full_tree, tabular_from_array
-    from sog.search.cfr import CFRConfig, CFRSolver
-
-    key = ("equilibrium_policy", (int(iterations), algorithm))
-    cache = game._cache
-    if key not in cache:
-        solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm))
-        solver.iterate(int(iterations))
-        cache[key] = tabular_from_array(game, solver.average_policy())
-    return cache[key]
-
-
 def equilibrium_values(game: Game, iterations: int = 1000) -> WorldValues:
     """World-state values of a CFR+ equilibrium profile of the full game (fixed for every match)."""
     pi = equilibrium_policy(game, iterations)
@@ -276,8 +264,6 @@ def equilibrium_values(game: Game, iterations: int = 1000) -> WorldValues:
 def _network_pass(game: Game, pvf, temperature: float = 1.0):
     """(sigma_dec [m, N, A], ranges [n, 2, N], values [n, 2, N]) over the full tree: the network's
     prior policy at every decision node, queried breadth-first with the ranges it induces."""
-    from sog.eval.exploitability import full_tree
-    from sog.search.cfr import full_policy, propagate_ranges
 
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
@@ -314,14 +300,12 @@ def network_policy(game: Game, pvf, temperature: float = 1.0) -> TabularPolicy:
     """The raw network policy: softmax(logits / temperature) of the value function's policy head at
     every decision public state, each queried with the ranges the policy itself induces there
     (built breadth-first: ranges top-down under the network policy of the shallower states)."""
-    from sog.eval.exploitability import tabular_from_array
     sigma, _, _ = _network_pass(game, pvf, temperature)
     return tabular_from_array(game, sigma)
 
 
 def network_world_values(game: Game, pvf, temperature: float = 1.0, name: str = "network") -> WorldValues:
     """World-state values from a CVPN's counterfactual values (see the module docstring)."""
-    from sog.eval.exploitability import full_tree
 
     ct = full_tree(game).ct
     _, ranges, values = _network_pass(game, pvf, temperature)
@@ -354,7 +338,6 @@ def play_recorded(game: Game, agents: Sequence[Agent], seed: int, record: Sequen
     """`sog.eval.match.play_game` (same seeds, same result) that also records, per decision,
     the acting agent's strategy table (`strategy_table`) when `record[actor]`: the result has
     `strategies` (per decision: float [N, A] or None) and `full` (per decision: bool)."""
-    from sog.eval.match import play_game
 
     def observe(actor, history, slot):
         table, is_full = strategy_table(agents[actor], history, slot) if record[actor] else (None, False)
@@ -467,7 +450,6 @@ def aivat_match(game: Game, a: Agent, b: Agent, games: int, values: WorldValues,
     Returns dict(raw, aivat: summary dicts of a's return per unit; variance_reduction:
     var(raw) / var(aivat); values, aivat_values: per game lists).
     """
-    from sog.eval.match import _seeds
 
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")

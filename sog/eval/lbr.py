@@ -1,4 +1,4 @@
-"""Local best response (LBR) for the poker games (Kuhn, Leduc).
+"""Local best response (LBR) for poker games (`sog.games.poker.Poker`: Kuhn, Leduc).
 
 Lisy and Bowling, "Equilibrium Approximation Quality of Current No-Limit
 Poker Bots" (2017). LBR is an exploiter that needs the opponent's strategy
@@ -45,10 +45,12 @@ from sog.eval.aivat import (
     strategy_table,
     summary,
 )
-from sog.eval.policy import TabularPolicy
+from sog.eval.match import _seeds
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
+from sog.games.poker import Poker, is_poker
 from sog.games.world import IllegalActionError, World
+from sog.policy import TabularPolicy
 
 __all__ = ["LBRError", "LocalBestResponse", "lbr_match", "play_lbr_game"]
 
@@ -57,26 +59,18 @@ class LBRError(ValueError):
     """LBR asked for a game it does not know, or against an agent without a known strategy."""
 
 
-# ---------------------------------------------------------------- poker action roles
-def _kuhn_roles(pub) -> tuple[int | None, int, dict[str, int]]:
-    facing = len(pub) > 0 and pub[-1] == 1                      # the last action was a bet
-    return (0, 1, {}) if facing else (None, 0, {"bet": 1})
+def _poker(game: Game) -> Poker:
+    if not is_poker(game):
+        raise LBRError(f"LBR needs a poker game (sog.games.poker.Poker), not {game.spec.name}")
+    return game
 
 
-def _leduc_roles(pub) -> tuple[int | None, int, dict[str, int]]:
-    from sog.games.leduc import _info
-    legal = _info(pub).legal
-    return (0 if 0 in legal else None), 1, ({"raise": 2} if 2 in legal else {})
-
-
-def _roles(game: Game):
-    from sog.games.kuhn import KuhnPoker
-    from sog.games.leduc import LeducPoker
-    if isinstance(game, KuhnPoker):
-        return _kuhn_roles
-    if isinstance(game, LeducPoker):
-        return _leduc_roles
-    raise LBRError(f"LBR knows the betting of kuhn_poker and leduc_poker, not {game.spec.name}")
+def _roles(game: Poker):
+    """pub -> (fold action or None, call action, {bet name: action})."""
+    def roles(pub):
+        b = game.betting(pub)
+        return b.fold, b.call, dict(b.bets)
+    return roles
 
 
 class _CallPolicy(TabularPolicy):
@@ -95,8 +89,7 @@ class _CallPolicy(TabularPolicy):
 
 def bet_names(game: Game) -> list[str]:
     """The names of the bets LBR may be allowed (`bets`)."""
-    _roles(game)
-    return {"kuhn_poker": ["bet"], "leduc_poker": ["raise"]}[game.spec.name]
+    return list(_poker(game).bet_names)
 
 
 # ---------------------------------------------------------------- the exploiter
@@ -105,7 +98,7 @@ class LocalBestResponse:
 
     def __init__(self, game: Game, bets: Sequence[str] = ()):
         self.game = game
-        self.roles = _roles(game)
+        self.roles = _roles(_poker(game))
         known = bet_names(game)
         bets = [b.strip().lower() for b in bets if b.strip()]
         if "all" in bets:
@@ -233,7 +226,6 @@ def _opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
 def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat: int, seed: int) -> dict:
     """One game of LBR (seat `lbr_seat`) against `opponent`, with play_game's seeding (the same
     seed gives the same cards in either seat). Returns dict(value: LBR's return, history, pubs, deal)."""
-    from sog.eval.match import _seeds
 
     chance_seed, seed0, seed1 = _seeds(seed, 3)
     rng = np.random.default_rng(chance_seed)
@@ -272,7 +264,6 @@ def lbr_match(game: Game, opponent: Agent, hands: int, seed: int = 0, bets: Sequ
     Returns dict(mbb_per_hand, ci95_mbb, stderr_mbb, seat_mbb [LBR as player 0, as player 1],
     hands, deals, chips_per_hand, seconds, bets).
     """
-    from sog.eval.match import _seeds
 
     if hands < 1:
         raise LBRError(f"hands must be at least 1, got {hands}")

@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sog.agents.api import Agent
-from sog.eval.policy import TabularPolicy
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
+from sog.policy import TabularPolicy
+from sog.search.full_tree import full_tree, policy_value
 
 __all__ = ["Z95", "IllegalActionError", "play_game", "play_match", "policy_pair_value"]
 
@@ -120,7 +121,6 @@ def play_match(game: Game, a: Agent, b: Agent, games: int, seed: int = 0) -> dic
 
 def policy_pair_value(game: Game, policy0: TabularPolicy, policy1: TabularPolicy) -> float:
     """Player 0's exact expected return when player i follows policy_i (full public tree)."""
-    from sog.eval.exploitability import full_tree, policy_value
 
     ft = full_tree(game)
     lv = ft.levels

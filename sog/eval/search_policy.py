@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from sog.eval.exploitability import exploitability, full_tree
-from sog.eval.policy import TabularPolicy
+from sog.search.full_tree import exploitability, full_tree
+from sog.policy import TabularPolicy
 from sog.games.api import DECISION, TERMINAL, Game
 from sog.search.resolve import ContinualResolver, derived_seed
 
@@ -45,7 +45,7 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    index = _breadth_first_index(game)
+    index = full_tree(game).row_of    # breadth-first order: the search seeds' counter
     root = game.root()
     first = game.cached("actor", root) if game.cached("kind", root) == DECISION else None
     # a seat that does not act at the root re-solves its first decisions from one initial solve
@@ -59,15 +59,6 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
     if queue:
         table.update(_search_in_workers(game, resolver, seed, index, list(queue), workers, done, progress))
     return TabularPolicy(game, table)
-
-
-def _breadth_first_index(game: Game) -> dict:
-    """Decision public state -> its index in breadth-first order (the search seeds' counter;
-    the full tree's nodes are numbered breadth first)."""
-    key = ("breadth_first_index", None)
-    if key not in game._cache:
-        game._cache[key] = {pub: i for i, pub in enumerate(full_tree(game).decision_pubs)}
-    return game._cache[key]
 
 
 def _search_breadth_first(game: Game, resolver: ContinualResolver, seed: int, index: dict,

@@ -59,7 +59,8 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-from typing import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -175,16 +176,29 @@ class Game(abc.ABC):
 
     # ---- memoised views (solvers call these) ----------------------------
     @functools.cached_property
-    def _cache(self) -> dict:
+    def _memo(self) -> dict:
         return {}
+
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """`build()`, computed once per game object and kept under `key`: for values that
+        depend on the game alone (its compiled full tree, an equilibrium, index tables).
+        Keys are tuples whose first item names the owner, e.g. ("full_tree",)."""
+        memo = self._memo
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
+
+    def clear_memo(self) -> None:
+        """Forget every memoised value (benchmarks that time cold starts)."""
+        self._memo.clear()
 
     def cached(self, what: str, pub):
         """Memoised `getattr(self, what)(pub)` for the pure per-state methods."""
         key = (what, pub)
-        cache = self._cache
-        if key not in cache:
-            cache[key] = getattr(self, what)(pub)
-        return cache[key]
+        memo = self._memo
+        if key not in memo:
+            memo[key] = getattr(self, what)(pub)
+        return memo[key]
 
     def payoff_matrix(self, pub) -> np.ndarray:
         """float [N, N]: chance_weights * utility, player 0's terminal payoff per slot pair."""

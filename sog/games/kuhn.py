@@ -13,13 +13,20 @@ import numpy as np
 
 from sog.games.api import (CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
                            identity_maps, single_action_map)
+from sog.games.poker import Betting, Poker
 
 PASS, BET = 0, 1
 CARDS = "JQK"
 
 
-class KuhnPoker(Game):
+class KuhnPoker(Game, Poker):
     spec = GameSpec(name="kuhn_poker", num_states=3, num_actions=2, feature_size=8, max_utility=2.0)
+    bet_names = ("bet",)
+
+    def betting(self, pub):
+        """Facing a bet: pass folds, bet calls; otherwise pass checks and bet bets."""
+        facing = len(pub) > 0 and pub[-1] == BET
+        return Betting(PASS, BET, {}) if facing else Betting(None, PASS, {"bet": BET})
 
     def root(self):
         return ()

@@ -53,6 +53,7 @@ import numpy as np
 
 from sog.games.api import (CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
                            single_action_map)
+from sog.games.poker import Betting, Poker
 
 FOLD, CALL, RAISE = 0, 1, 2
 ACTION_NAMES = ("Fold", "Call", "Raise")
@@ -145,9 +146,14 @@ def _hand_strength(cards: np.ndarray, board: int) -> np.ndarray:
     return np.where(ranks == board // 2, 10 + ranks, ranks)
 
 
-class LeducPoker(Game):
+class LeducPoker(Game, Poker):
     spec = GameSpec(name="leduc_poker", num_states=NUM_CARDS, num_actions=NUM_ACTIONS,
                     feature_size=FEATURE_SIZE, max_utility=MAX_UTILITY)
+    bet_names = ("raise",)
+
+    def betting(self, pub):
+        legal = _info(pub).legal
+        return Betting(FOLD if FOLD in legal else None, CALL, {"raise": RAISE} if RAISE in legal else {})
 
     def root(self):
         return ((), -1, ())

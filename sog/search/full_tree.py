@@ -1,4 +1,5 @@
-"""Exact best response and exploitability on the public tree.
+"""The full public tree of a game: its compiled form, policies over it, exact best
+response, exploitability and the full-game CFR equilibrium.
 
 Both players' best-response values are computed in one vectorised pass over
 the full public tree (`sog.search.cfr.propagate_values` with
@@ -12,12 +13,13 @@ since the game is zero-sum. Public trees are compiled once per game object.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
-from sog.eval.policy import TabularPolicy
 from sog.games.api import Game
-from sog.search.cfr import Levels, evaluate_policy
+from sog.policy import TabularPolicy
+from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_policy
 from sog.search.tree import CompiledTree, PublicTree, compile_tree
 
 
@@ -28,18 +30,23 @@ class FullTree:
     ct: CompiledTree
     levels: Levels
 
-    @property
+    @functools.cached_property
     def decision_pubs(self) -> list:
+        """The decision public states, in the order of the rows of a policy array."""
         return [self.ct.pub(p) for p in self.levels.dec]
+
+    @functools.cached_property
+    def row_of(self) -> dict:
+        """{decision public state: its row in a policy array [m, N, A]} (breadth-first order)."""
+        return {pub: i for i, pub in enumerate(self.decision_pubs)}
 
 
 def full_tree(game: Game) -> FullTree:
     """The game's compiled full public tree (built once per game object)."""
-    cache = game._cache
-    if ("full_tree", None) not in cache:
+    def build() -> FullTree:
         ct = compile_tree(PublicTree.full(game))
-        cache[("full_tree", None)] = FullTree(ct, Levels(ct))
-    return cache[("full_tree", None)]
+        return FullTree(ct, Levels(ct))
+    return game.memo(("full_tree",), build)
 
 
 def policy_array(game: Game, policy: TabularPolicy | np.ndarray) -> np.ndarray:
@@ -76,3 +83,13 @@ def policy_value(game: Game, policy: TabularPolicy | np.ndarray) -> float:
 def exploitability(game: Game, policy: TabularPolicy | np.ndarray) -> float:
     """NashConv / 2 of `policy` (both players' parts) in the game's units."""
     return float(best_response_values(game, policy).sum() / 2)
+
+
+def equilibrium_policy(game: Game, iterations: int = 1000, algorithm: str = "cfr+") -> TabularPolicy:
+    """The average policy of `iterations` of CFR+ (or cfr / dcfr) on the full public tree
+    (computed once per game object and setting)."""
+    def build() -> TabularPolicy:
+        solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm))
+        solver.iterate(int(iterations))
+        return tabular_from_array(game, solver.average_policy())
+    return game.memo(("equilibrium_policy", int(iterations), algorithm), build)

@@ -19,10 +19,10 @@ import os
 
 import numpy as np
 
-from sog.eval.exploitability import full_tree
-from sog.eval.policy import PolicyError, TabularPolicy
 from sog.files import atomic_write
 from sog.games import Game, load_game
+from sog.games.traverse import decision_states
+from sog.policy.tabular import PolicyError, TabularPolicy
 
 FORMAT = "sog-tabular-policy/1"
 TOLERANCE = 1e-6
@@ -30,11 +30,8 @@ TOLERANCE = 1e-6
 
 def _info_states(game: Game):
     """Yield (key, pub, slot) for every possible information state of a decision node."""
-    ft = full_tree(game)
-    ct = ft.ct
-    for pos in ft.levels.dec:
-        pub, actor = ct.pub(pos), int(ct.actor[pos])
-        for slot in np.flatnonzero(ct.possible[pos, actor]):
+    for pub, actor in decision_states(game):
+        for slot in np.flatnonzero(game.cached("possible_mask", pub)[actor]):
             yield game.info_state_string(pub, actor, int(slot)), pub, int(slot)
 
 

@@ -1,0 +1,19 @@
+"""Tournaments between agents: the config and schedule (`config`), parallel resumable
+play and its storage (`play`), and the report with Elo and AIVAT (`report`)."""
+from sog.eval.tournament.config import (
+                                        FORMAT,
+                                        TournamentConfig,
+                                        TournamentError,
+                                        deal_seed,
+                                        fingerprint,
+                                        load_config,
+                                        pairs,
+                                        parse_config,
+                                        schedule,
+)
+from sog.eval.tournament.play import ResultStore, run_tournament
+from sog.eval.tournament.report import format_report, make_report, write_report
+
+__all__ = ["FORMAT", "ResultStore", "TournamentConfig", "TournamentError", "deal_seed", "fingerprint",
+           "format_report", "load_config", "make_report", "pairs", "parse_config", "run_tournament",
+           "schedule", "write_report"]

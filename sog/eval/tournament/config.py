@@ -1,0 +1,207 @@
+"""A tournament's config and its schedule.
+
+A tournament is described by a `TournamentConfig` (YAML, see `load_config`):
+
+    game: leduc_poker
+    agents:                       # name: agent spec (sog.agents.registry)
+      cfr: cfr?iterations=1000
+      sog_small: sog:runs/leduc?s=10&c=1
+      random: random
+    mode: round_robin             # or gauntlet: every other agent plays each of `opponents`
+    opponents: [cfr]              # gauntlet only: the fixed opponents
+    games_per_pair: 200
+    seed: 0
+    anchor: random                # Elo anchor (default: the first agent), rated anchor_rating (0)
+    duplicate: true               # default: true for games with private information
+    workers: 2                    # processes (1: play in this process)
+    aivat: true                   # default: true for poker games
+    aivat_value: equilibrium      # equilibrium (CFR+ world values) or a CVPN checkpoint / run directory
+    aivat_iterations: 1000        # CFR+ iterations of the equilibrium value function
+
+Schedule: every pair plays `games_per_pair` games. With duplicate deals the
+games come in pairs that share one seed (`sog.eval.match.play_game` seeding:
+the same deal and chance events) with the seats exchanged; otherwise seats
+alternate. Game k of every pair uses the same seed (common random numbers
+across pairs). A game's id is `A|B|k|seat of A`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from sog.agents.api import AgentError
+from sog.agents.registry import parse_spec
+from sog.games import UnknownGameError, load_game
+from sog.games.poker import is_poker
+
+FORMAT = "sog-tournament/1"
+MODES = ("round_robin", "gauntlet")
+_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+class TournamentError(ValueError):
+    """A bad tournament config, or an output directory that belongs to another tournament."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentConfig:
+    game: str
+    agents: dict
+    mode: str = "round_robin"
+    opponents: tuple = ()
+    games_per_pair: int = 100
+    seed: int = 0
+    anchor: str | None = None
+    anchor_rating: float = 0.0
+    duplicate: bool = True
+    workers: int = 1
+    aivat: bool = False
+    aivat_value: str = "equilibrium"
+    aivat_iterations: int = 1000
+    out: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.agents)
+
+
+_FIELDS = {f.name for f in dataclasses.fields(TournamentConfig)}
+
+
+def parse_config(raw, source: str = "config") -> TournamentConfig:
+    """A validated TournamentConfig from a dict (TournamentError naming the problem)."""
+
+    if not isinstance(raw, dict):
+        raise TournamentError(f"{source}: a tournament config is a mapping, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - _FIELDS)
+    if unknown:
+        raise TournamentError(f"{source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_FIELDS))}")
+    if "game" not in raw or "agents" not in raw:
+        raise TournamentError(f"{source}: needs 'game' and 'agents'")
+    try:
+        game = load_game(str(raw["game"]))
+    except UnknownGameError as e:
+        raise TournamentError(f"{source}: {e}") from None
+    agents = raw["agents"]
+    if not isinstance(agents, dict) or len(agents) < 2:
+        raise TournamentError(f"{source}: 'agents' must map at least two names to agent specs")
+    clean = {}
+    for name, spec in agents.items():
+        name = str(name)
+        if not _NAME.fullmatch(name) or "|" in name:
+            raise TournamentError(f"{source}: bad agent name {name!r} (letters, digits, _ . + - only)")
+        if not isinstance(spec, str):
+            raise TournamentError(f"{source}: agent {name!r}: the spec must be a string, got {spec!r}")
+        try:
+            parse_spec(spec)
+        except AgentError as e:
+            raise TournamentError(f"{source}: agent {name!r}: {e}") from None
+        clean[name] = spec.strip()
+
+    def get(key, typ, default, check=None, what=""):
+        value = raw.get(key, default)
+        if value is None:
+            return default
+        if typ is bool:
+            if not isinstance(value, bool):
+                raise TournamentError(f"{source}: {key} must be true or false, got {value!r}")
+            return value
+        try:
+            if typ is int and (isinstance(value, bool) or float(value) != int(value)):
+                raise ValueError
+            value = typ(value)
+        except (TypeError, ValueError):
+            raise TournamentError(f"{source}: {key} must be {typ.__name__}, got {value!r}") from None
+        if check is not None and not check(value):
+            raise TournamentError(f"{source}: {key} {what}, got {value!r}")
+        return value
+
+    mode = str(raw.get("mode") or "round_robin")
+    if mode not in MODES:
+        raise TournamentError(f"{source}: mode must be one of {', '.join(MODES)}, got {mode!r}")
+    opponents = raw.get("opponents") or []
+    if isinstance(opponents, str):
+        opponents = [opponents]
+    opponents = tuple(str(o) for o in opponents)
+    missing = [o for o in opponents if o not in clean]
+    if missing:
+        raise TournamentError(f"{source}: opponent {missing[0]!r} is not one of the agents")
+    if mode == "gauntlet" and not opponents:
+        raise TournamentError(f"{source}: a gauntlet needs 'opponents' (names of the fixed opponents)")
+    if mode == "gauntlet" and len(opponents) == len(clean):
+        raise TournamentError(f"{source}: a gauntlet needs at least one agent that is not a fixed opponent")
+    if mode == "round_robin" and opponents:
+        raise TournamentError(f"{source}: 'opponents' is for mode: gauntlet")
+    anchor = raw.get("anchor")
+    if anchor is not None and str(anchor) not in clean:
+        raise TournamentError(f"{source}: anchor {anchor!r} is not one of the agents")
+    aivat = get("aivat", bool, is_poker(game))
+    value = str(raw.get("aivat_value") or "equilibrium")
+    return TournamentConfig(
+        game=game.spec.name if "(" not in str(raw["game"]) else str(raw["game"]).strip(), agents=clean, mode=mode,
+        opponents=opponents,
+        games_per_pair=get("games_per_pair", int, 100, lambda v: v >= 1, "must be at least 1"),
+        seed=get("seed", int, 0),
+        anchor=None if anchor is None else str(anchor),
+        anchor_rating=get("anchor_rating", float, 0.0, math.isfinite, "must be finite"),
+        duplicate=get("duplicate", bool, not game.spec.perfect_information),
+        workers=get("workers", int, 1, lambda v: v >= 1, "must be at least 1"),
+        aivat=aivat, aivat_value=value,
+        aivat_iterations=get("aivat_iterations", int, 1000, lambda v: v >= 1, "must be at least 1"),
+        out=None if raw.get("out") is None else str(raw["out"]))
+
+
+def load_config(path: str | os.PathLike, overrides: dict | None = None) -> TournamentConfig:
+    """The TournamentConfig of a YAML file, with `overrides` ({key: value}) applied."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise TournamentError(f"no tournament config at {path}")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise TournamentError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if isinstance(raw, dict):
+        raw = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    return parse_config(raw, str(path))
+
+
+def fingerprint(cfg: TournamentConfig) -> dict:
+    """What identifies a tournament's games (not games_per_pair, workers, anchor or out)."""
+    return {"format": FORMAT, "game": cfg.game, "agents": dict(cfg.agents), "mode": cfg.mode,
+            "opponents": list(cfg.opponents), "seed": cfg.seed, "duplicate": cfg.duplicate,
+            "aivat": cfg.aivat, "aivat_value": cfg.aivat_value if cfg.aivat else None,
+            "aivat_iterations": cfg.aivat_iterations if cfg.aivat and cfg.aivat_value == "equilibrium" else None}
+
+
+def pairs(cfg: TournamentConfig) -> list[tuple[str, str]]:
+    names = cfg.names
+    if cfg.mode == "gauntlet":
+        return [(a, b) for a in names if a not in cfg.opponents for b in cfg.opponents]
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+
+
+def deal_seed(seed: int, k: int) -> int:
+    state = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(k)]).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 ^ int(state[1])
+
+
+def schedule(cfg: TournamentConfig) -> list[dict]:
+    """Every game of the tournament: dict(id, a, b, deal, seat_a, seed), pair by pair."""
+    tasks = []
+    for a, b in pairs(cfg):
+        for g in range(cfg.games_per_pair):
+            k, seat = (g // 2, g % 2)
+            seed = deal_seed(cfg.seed, k if cfg.duplicate else g)
+            deal = k if cfg.duplicate else g
+            tasks.append({"id": f"{a}|{b}|{deal}|{seat}", "a": a, "b": b, "deal": deal, "seat_a": seat,
+                          "seed": seed})
+    return tasks
+
+

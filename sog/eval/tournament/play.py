@@ -1,0 +1,208 @@
+"""Playing a tournament: parallel, resumable play into an output directory.
+
+Storage (the output directory): `tournament.json` holds the config's
+fingerprint (everything that changes what a game means: game, agents, mode,
+opponents, seed, duplicate, AIVAT settings); `games.jsonl` holds one JSON line
+per finished game, appended and flushed as soon as it ends, so a crash loses
+only the games in flight. Re-running resumes: finished ids are skipped (more
+`games_per_pair` extends a tournament; fewer reports on the first ones). A
+directory whose fingerprint differs raises `TournamentError` before anything
+is written.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from sog.agents.registry import make_agent
+from sog.eval.aivat import (
+    WorldValues,
+    aivat_estimate,
+    play_recorded,
+)
+from sog.eval.tournament.config import (
+    FORMAT,
+    TournamentConfig,
+    TournamentError,
+    fingerprint,
+    schedule,
+)
+from sog.eval.tournament.report import make_report, write_report
+from sog.games import load_game
+
+CONFIG_FILE, GAMES_FILE = "tournament.json", "games.jsonl"
+
+
+# ---------------------------------------------------------------- storage
+class ResultStore:
+    """tournament.json + games.jsonl in an output directory (see the module docstring)."""
+
+    def __init__(self, out_dir: str | os.PathLike, cfg: TournamentConfig):
+        self.dir = Path(out_dir)
+        self.config_path, self.games_path = self.dir / CONFIG_FILE, self.dir / GAMES_FILE
+        self.fp = fingerprint(cfg)
+        self.skipped_lines = 0
+
+    def check(self) -> None:
+        """TournamentError if the directory holds results of another tournament (writes nothing)."""
+        if self.config_path.exists():
+            try:
+                old = json.loads(self.config_path.read_text())
+            except (OSError, ValueError) as e:
+                raise TournamentError(f"{self.config_path} is unreadable ({e}); not touching {self.dir}") from None
+            if not isinstance(old, dict) or old.get("format") != FORMAT:
+                raise TournamentError(f"{self.config_path} is not a {FORMAT} file; not touching {self.dir}")
+            diff = [k for k in sorted(set(old) | set(self.fp)) if old.get(k) != self.fp.get(k)]
+            if diff:
+                raise TournamentError(
+                    f"{self.dir} holds results of another tournament (its config differs in "
+                    f"{', '.join(diff)}); use another output directory or remove it")
+        elif self.games_path.exists():
+            raise TournamentError(f"{self.games_path} exists without {CONFIG_FILE}: results of an unknown "
+                                  f"tournament; use another output directory")
+        elif self.dir.exists() and not self.dir.is_dir():
+            raise TournamentError(f"output path {self.dir} is not a directory")
+
+    def open(self) -> None:
+        self.check()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self.config_path.exists():
+            tmp = self.config_path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(self.fp, indent=1) + "\n")
+            os.replace(tmp, self.config_path)
+
+    def load(self) -> dict[str, dict]:
+        """{game id: record} of the finished games (unparsable lines, e.g. one cut by a crash, skipped)."""
+        out = {}
+        self.skipped_lines = 0
+        if not self.games_path.exists():
+            return out
+        with open(self.games_path) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                    out[rec["id"]] = rec
+                except (ValueError, KeyError, TypeError):
+                    self.skipped_lines += 1
+        return out
+
+    def append(self, records: Sequence[dict]) -> None:
+        if not records:
+            return
+        needs_newline = False
+        if self.games_path.exists() and self.games_path.stat().st_size > 0:
+            with open(self.games_path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                needs_newline = f.read(1) != b"\n"
+        with open(self.games_path, "a") as f:
+            if needs_newline:
+                f.write("\n")
+            f.writelines(json.dumps(rec) + "\n" for rec in records)
+            f.flush()
+
+
+# ---------------------------------------------------------------- playing (in workers)
+_WORKER: dict = {}
+
+
+def _init_worker(cfg_dict: dict, values_table: dict | None, setup: Callable[[], None] | None) -> None:
+
+    _WORKER.clear()
+    try:   # an initializer that raises makes a Pool respawn workers forever: fail in _play instead
+        if setup is not None:
+            setup()
+        cfg = TournamentConfig(**cfg_dict)
+        _WORKER.update(cfg=cfg, game=load_game(cfg.game), agents={},
+                       values=None if values_table is None else WorldValues(values_table, cfg.aivat_value))
+    except Exception as e:  # noqa: BLE001 - re-raised by _play with its message
+        _WORKER["error"] = e
+
+
+def _agent(name: str):
+    agents = _WORKER["agents"]
+    if name not in agents:
+        agents[name] = make_agent(_WORKER["cfg"].agents[name], _WORKER["game"])
+    return agents[name]
+
+
+def _play(task: dict) -> dict:
+
+    if "error" in _WORKER:
+        raise _WORKER["error"]
+    game, values = _WORKER["game"], _WORKER["values"]
+    t0 = time.perf_counter()
+    a, b = _agent(task["a"]), _agent(task["b"])
+    seat = task["seat_a"]
+    pair = (a, b) if seat == 0 else (b, a)
+    use = values is not None
+    rec = play_recorded(game, pair, task["seed"], record=(use, use))
+    sign = 1.0 if seat == 0 else -1.0
+    out = {**task, "returns": rec["returns"], "value_a": sign * rec["returns"][0], "slots": rec["deal"],
+           "actions": len(rec["history"])}
+    if use:
+        out["aivat_a"] = sign * aivat_estimate(game, rec, values)
+        out["known"] = [all(rec["strategies"][j] is not None for j in range(len(rec["history"]))
+                            if rec["actors"][j] == p) for p in (0, 1)]
+    out["seconds"] = round(time.perf_counter() - t0, 4)
+    return out
+
+
+def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: dict | None = None,
+                   setup: Callable[[], None] | None = None,
+                   progress: Callable[[int, int, int], None] | None = None) -> dict:
+    """Play the missing games of `cfg` into `out_dir`, then report (see module docstring).
+
+    values: the AIVAT value table {pub: float [N, N]} (None: no AIVAT); setup: a picklable
+    function every worker calls first (agent kinds registration); progress(done, total,
+    played now) after every game. Returns the report (also written into out_dir).
+    """
+    store = ResultStore(out_dir, cfg)
+    store.open()
+    done = store.load()
+    tasks = schedule(cfg)
+    todo = [t for t in tasks if t["id"] not in done]
+    total = len(tasks)
+    count = total - len(todo)
+    played = 0
+    if progress is not None:
+        progress(count, total, played)
+    cfg_dict = dataclasses.asdict(cfg)
+    cfg_dict["opponents"] = tuple(cfg.opponents)
+    if todo:
+        if cfg.workers <= 1 or len(todo) == 1:
+            _init_worker(cfg_dict, values, setup)
+            results = map(_play, todo)
+            pool = None
+        else:
+            pool = mp.get_context("spawn").Pool(min(cfg.workers, len(todo)), initializer=_init_worker,
+                                                initargs=(cfg_dict, values, setup))
+            results = pool.imap_unordered(_play, todo, chunksize=1)
+        try:
+            for rec in results:
+                store.append([rec])
+                done[rec["id"]] = rec
+                count += 1
+                played += 1
+                if progress is not None:
+                    progress(count, total, played)
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+    records = [done[t["id"]] for t in tasks if t["id"] in done]
+    report = make_report(cfg, records)
+    report["played_now"] = played
+    report["skipped_lines"] = store.skipped_lines
+    report["output"] = str(Path(out_dir))
+    write_report(out_dir, report)
+    return report
+
+
