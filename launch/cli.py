@@ -38,9 +38,10 @@ def cmd_solve(args) -> dict:
     if args.iterations < 1:
         raise UserError("--iterations must be at least 1")
     game = _game(args.game)
+    alternating = not args.simultaneous
     t0 = time.perf_counter()
     ft = full_tree(game)
-    solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=args.alternating))
+    solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=alternating))
     step = max(1, args.iterations // 20)
     while solver.iterations < args.iterations:
         solver.iterate(min(step, args.iterations - solver.iterations))
@@ -49,7 +50,7 @@ def cmd_solve(args) -> dict:
     say()
     avg = solver.average_policy()
     expl = exploitability(game, avg)
-    result = dict(game=game.spec.name, algorithm=args.algorithm, alternating=args.alternating,
+    result = dict(game=game.spec.name, algorithm=args.algorithm, alternating=alternating,
                   iterations=solver.iterations, public_states=ft.ct.num_nodes,
                   exploitability=expl, exploitability_mbb=1000 * expl,
                   game_value=policy_value(game, avg), seconds=seconds)
@@ -178,8 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--game", required=True)
     s.add_argument("--iterations", type=int, default=1000)
     s.add_argument("--algorithm", default="cfr+", choices=["cfr+", "cfr", "dcfr"])
-    s.add_argument("--alternating", action="store_true",
-                   help="alternate the players' updates (default: simultaneous, as GT-CFR)")
+    s.add_argument("--simultaneous", action="store_true",
+                   help="update both players at once, as GT-CFR does (default: alternating updates, "
+                        "the standard CFR+ of Tammelin and OpenSpiel's CFRPlusSolver)")
     s.add_argument("--out", help="write the average policy as JSON (OpenSpiel information-state keys)")
     s.set_defaults(func=cmd_solve)
 

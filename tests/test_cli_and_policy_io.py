@@ -19,14 +19,22 @@ def run_sog(*args):
 
 def test_solve_and_exploitability_roundtrip(tmp_path):
     out = tmp_path / "kuhn.json"
-    rc, stdout, _ = run_sog("solve", "--game", "kuhn_poker", "--iterations", "200", "--alternating",
-                            "--out", str(out))
+    rc, stdout, _ = run_sog("solve", "--game", "kuhn_poker", "--iterations", "200", "--out", str(out))
     assert rc == 0
     solved = json.loads(stdout)
     assert solved["exploitability_mbb"] < 5 and solved["seconds"] > 0
     rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--policy", str(out))
     assert rc == 0
     assert json.loads(stdout)["exploitability"] == pytest.approx(solved["exploitability"], abs=1e-12)
+
+
+@pytest.mark.parametrize("flags,alternating,mbb", [((), True, 0.25287627328249296),
+                                                   (("--simultaneous",), False, 6.902334654360083)])
+def test_solve_defaults_to_alternating_cfr_plus(flags, alternating, mbb):
+    rc, stdout, _ = run_sog("solve", "--game", "leduc_poker", "--iterations", "1000", *flags)
+    assert rc == 0
+    out = json.loads(stdout)
+    assert out["alternating"] is alternating and out["exploitability_mbb"] == pytest.approx(mbb, rel=1e-9)
 
 
 @pytest.mark.parametrize("args,message", [
