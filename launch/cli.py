@@ -38,9 +38,11 @@ def cmd_solve(args) -> dict:
     if args.iterations < 1:
         raise UserError("--iterations must be at least 1")
     game = _game(args.game)
+    _check_out_folder(args.out)
+    alternating = not args.simultaneous
     t0 = time.perf_counter()
     ft = full_tree(game)
-    solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=args.alternating))
+    solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=alternating))
     step = max(1, args.iterations // 20)
     while solver.iterations < args.iterations:
         solver.iterate(min(step, args.iterations - solver.iterations))
@@ -49,7 +51,7 @@ def cmd_solve(args) -> dict:
     say()
     avg = solver.average_policy()
     expl = exploitability(game, avg)
-    result = dict(game=game.spec.name, algorithm=args.algorithm, alternating=args.alternating,
+    result = dict(game=game.spec.name, algorithm=args.algorithm, alternating=alternating,
                   iterations=solver.iterations, public_states=ft.ct.num_nodes,
                   exploitability=expl, exploitability_mbb=1000 * expl,
                   game_value=policy_value(game, avg), seconds=seconds)
@@ -58,6 +60,23 @@ def cmd_solve(args) -> dict:
         result["policy"] = args.out
     say(f"exploitability {1000 * expl:.3f} mbb/h after {solver.iterations} iterations in {seconds:.2f} s")
     return result
+
+
+def _check_out_folder(path: str | None) -> None:
+    """Refuse an output path whose folder does not exist before any work is done."""
+    from pathlib import Path
+    if path is not None and not Path(path).parent.is_dir():
+        raise UserError(f"cannot write {path}: folder {Path(path).parent} does not exist")
+
+
+def _seed_paths(path: str, seeds: int) -> list[str]:
+    """The policy file of each seed: `path` itself for one seed, else the seed inserted
+    before the suffix (pol.json -> pol.seed0.json, pol.seed1.json, ...)."""
+    from pathlib import Path
+    if seeds == 1:
+        return [path]
+    p = Path(path)
+    return [str(p.with_name(f"{p.stem}.seed{k}{p.suffix}")) for k in range(seeds)]
 
 
 def cmd_exploitability(args) -> dict:
@@ -70,6 +89,8 @@ def cmd_exploitability(args) -> dict:
         return _search_agent_exploitability(game, args)
     if args.policy is None:
         raise UserError("give --policy FILE, or --agent sog --search S,C --value oracle|PATH")
+    if args.out is not None:
+        raise UserError("--out writes a search agent's policy: use it with --agent sog")
     try:
         policy = load_policy(args.policy, game)
     except PolicyError as e:
@@ -99,6 +120,7 @@ def _search_params(text: str, alternating: bool = False):
 
 
 def _search_agent_exploitability(game, args) -> dict:
+    from sog.eval.policy_io import save_policy
     from sog.eval.search_policy import decision_state_count, search_exploitability
     from sog.search.resolve import ContinualResolver
 
@@ -106,6 +128,7 @@ def _search_agent_exploitability(game, args) -> dict:
         raise UserError(f"unknown search agent {args.agent!r}; the only one is 'sog'")
     if args.seeds < 1:
         raise UserError("--seeds must be at least 1")
+    _check_out_folder(args.out)
     params = _search_params(args.search, args.alternating)
     value_fn = _value_function(game, args.value, args.oracle_iterations, args.oracle_tolerance)
     resolver = ContinualResolver(game, value_fn, params)
@@ -119,7 +142,9 @@ def _search_agent_exploitability(game, args) -> dict:
     if args.workers > 1 and args.value != "oracle":
         raise UserError("--workers > 1 needs --value oracle (the resolver is pickled to each "
                         "worker process)")
-    out = search_exploitability(game, resolver, args.seeds, progress, args.workers)
+    paths = None if args.out is None else _seed_paths(args.out, args.seeds)
+    on_policy = None if paths is None else (lambda seed, policy: save_policy(policy, paths[seed]))
+    out = search_exploitability(game, resolver, args.seeds, progress, args.workers, on_policy)
     say()
     say(f"SoG({params.simulations}, {params.per_phase:g}) on {game.spec.name}: exploitability "
         f"min {1000 * out['min']:.2f} / mean {1000 * out['mean']:.2f} / max {1000 * out['max']:.2f} "
@@ -129,6 +154,8 @@ def _search_agent_exploitability(game, args) -> dict:
                   mean_mbb=1000 * out["mean"], max_mbb=1000 * out["max"],
                   per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"],
                   workers=args.workers)
+    if paths is not None:
+        result["policies"] = paths
     if args.value == "oracle":
         result["oracle"] = dict(iterations=args.oracle_iterations, tolerance=args.oracle_tolerance,
                                 calls=value_fn.calls,
@@ -178,9 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--game", required=True)
     s.add_argument("--iterations", type=int, default=1000)
     s.add_argument("--algorithm", default="cfr+", choices=["cfr+", "cfr", "dcfr"])
-    s.add_argument("--alternating", action="store_true",
-                   help="alternate the players' updates (default: simultaneous, as GT-CFR)")
-    s.add_argument("--out", help="write the average policy as JSON (OpenSpiel information-state keys)")
+    s.add_argument("--simultaneous", action="store_true",
+                   help="update both players at once, as GT-CFR does (default: alternating updates, "
+                        "the standard CFR+ of Tammelin and OpenSpiel's CFRPlusSolver)")
+    s.add_argument("--out", help="write the average policy as JSON (OpenSpiel information-state keys); "
+                                 "an existing file is replaced (atomically)")
     s.set_defaults(func=cmd_solve)
 
     e = sub.add_parser("exploitability", help="exact exploitability of a policy")
@@ -200,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--workers", type=int, default=1,
                    help="search the subtrees below the first public states that split in this many "
                         "processes (oracle only; the same policy as one process)")
+    e.add_argument("--out", metavar="FILE",
+                   help="search: write the composed SoG(S, C) policy whose exploitability is reported "
+                        "as policy JSON (as `sog solve --out`; check it with --policy FILE); with "
+                        "--seeds N > 1 one file per seed, the seed inserted before the suffix "
+                        "(pol.json -> pol.seed0.json, pol.seed1.json, ...), listed under 'policies'; "
+                        "an existing file is replaced (atomically), each as its seed finishes")
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")

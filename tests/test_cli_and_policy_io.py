@@ -19,8 +19,7 @@ def run_sog(*args):
 
 def test_solve_and_exploitability_roundtrip(tmp_path):
     out = tmp_path / "kuhn.json"
-    rc, stdout, _ = run_sog("solve", "--game", "kuhn_poker", "--iterations", "200", "--alternating",
-                            "--out", str(out))
+    rc, stdout, _ = run_sog("solve", "--game", "kuhn_poker", "--iterations", "200", "--out", str(out))
     assert rc == 0
     solved = json.loads(stdout)
     assert solved["exploitability_mbb"] < 5 and solved["seconds"] > 0
@@ -29,8 +28,53 @@ def test_solve_and_exploitability_roundtrip(tmp_path):
     assert json.loads(stdout)["exploitability"] == pytest.approx(solved["exploitability"], abs=1e-12)
 
 
+@pytest.mark.parametrize("flags,alternating,mbb", [((), True, 0.25287627328249296),
+                                                   (("--simultaneous",), False, 6.902334654360083)])
+def test_solve_defaults_to_alternating_cfr_plus(flags, alternating, mbb):
+    rc, stdout, _ = run_sog("solve", "--game", "leduc_poker", "--iterations", "1000", *flags)
+    assert rc == 0
+    out = json.loads(stdout)
+    assert out["alternating"] is alternating and out["exploitability_mbb"] == pytest.approx(mbb, rel=1e-9)
+
+
+def test_search_agent_policy_file_is_the_one_measured(tmp_path):
+    """`--out` writes the composed SoG(10, 1) policy: its exploitability, by `--policy` and by
+    OpenSpiel, is the one the run reported."""
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    from sog.eval.policy_io import to_openspiel
+    path = tmp_path / "sog.json"
+    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "10,1",
+                            "--value", "oracle", "--seeds", "1", "--out", str(path))
+    assert rc == 0
+    run = json.loads(stdout)
+    assert run["policies"] == [str(path)]
+    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--policy", str(path))
+    assert rc == 0
+    checked = json.loads(stdout)
+    assert 1000 * checked["exploitability"] == pytest.approx(run["mean_mbb"], abs=1e-9)
+    tp = to_openspiel(load_policy(path))
+    assert os_exploitability.exploitability(tp.game, tp) == pytest.approx(checked["exploitability"], abs=1e-12)
+
+
+def test_search_agent_policy_files_per_seed(tmp_path):
+    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "3,1",
+                            "--seeds", "2", "--out", str(tmp_path / "p.json"))
+    assert rc == 0
+    run = json.loads(stdout)
+    assert run["per_seed_mbb"][0] != pytest.approx(run["per_seed_mbb"][1])   # the files must differ
+    assert run["policies"] == [str(tmp_path / "p.seed0.json"), str(tmp_path / "p.seed1.json")]
+    game = load_game("kuhn_poker")
+    assert [1000 * exploitability(game, load_policy(p, game)) for p in run["policies"]] == \
+        pytest.approx(run["per_seed_mbb"], abs=1e-9)
+
+
 @pytest.mark.parametrize("args,message", [
     (("solve", "--game", "chess960", "--iterations", "3"), "unknown game 'chess960'"),
+    (("solve", "--game", "kuhn_poker", "--out", "/nonexistent/p.json"), "folder /nonexistent does not exist"),
+    (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--out", "/nonexistent/p.json"),
+     "folder /nonexistent does not exist"),
+    (("exploitability", "--game", "kuhn_poker", "--policy", "p.json", "--out", "q.json"), "use it with --agent sog"),
     (("solve", "--game", "kuhn_poker", "--iterations", "0"), "--iterations"),
     (("exploitability", "--game", "kuhn_poker", "--policy", "/nonexistent.json"), "cannot read policy file"),
     (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--oracle-iterations", "0"),

@@ -158,14 +158,19 @@ def _subtree_decisions(game: Game, pub) -> int:
 
 
 def search_exploitability(game: Game, resolver: ContinualResolver, seeds: int,
-                          progress: Callable[[int, int], None] | None = None, workers: int = 1) -> dict:
+                          progress: Callable[[int, int], None] | None = None, workers: int = 1,
+                          on_policy: Callable[[int, TabularPolicy], None] | None = None) -> dict:
     """min / mean / max exploitability (game units) over `seeds` composed policies, and seconds
-    (`workers`: see `search_policy`)."""
+    (`workers`: see `search_policy`). `on_policy(seed, policy)` is called with each seed's
+    composed policy as soon as it is built (e.g. to save it)."""
     start = time.perf_counter()
     values = []
     for seed in range(seeds):
         cb = None if progress is None else (lambda k, seed=seed: progress(seed, k))
-        values.append(exploitability(game, search_policy(game, resolver, seed, cb, workers)))
+        policy = search_policy(game, resolver, seed, cb, workers)
+        if on_policy is not None:
+            on_policy(seed, policy)
+        values.append(exploitability(game, policy))
     v = np.array(values)
     return dict(min=float(v.min()), mean=float(v.mean()), max=float(v.max()), values=v.tolist(),
                 seconds=time.perf_counter() - start)
