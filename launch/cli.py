@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 
 class UserError(Exception):
@@ -64,7 +65,6 @@ def cmd_solve(args) -> dict:
 
 def _check_out_folder(path: str | None) -> None:
     """Refuse an output path whose folder does not exist before any work is done."""
-    from pathlib import Path
     if path is not None and not Path(path).parent.is_dir():
         raise UserError(f"cannot write {path}: folder {Path(path).parent} does not exist")
 
@@ -72,7 +72,6 @@ def _check_out_folder(path: str | None) -> None:
 def _seed_paths(path: str, seeds: int) -> list[str]:
     """The policy file of each seed: `path` itself for one seed, else the seed inserted
     before the suffix (pol.json -> pol.seed0.json, pol.seed1.json, ...)."""
-    from pathlib import Path
     if seeds == 1:
         return [path]
     p = Path(path)
@@ -120,7 +119,7 @@ def _search_params(text: str, alternating: bool = False):
 
 
 def _search_agent_exploitability(game, args) -> dict:
-    from sog.eval.policy_io import save_policy
+    from sog.policy import save_policy
     from sog.eval.search_policy import decision_state_count, search_exploitability
     from sog.search.resolve import ContinualResolver
 
@@ -180,7 +179,6 @@ def cmd_bench(args) -> dict:
 
 
 def cmd_train(args) -> dict:
-    from pathlib import Path
 
     from launch.train import TrainError, train
     from learners.checkpoint import CheckpointError

@@ -42,7 +42,7 @@ def test_search_agent_policy_file_is_the_one_measured(tmp_path):
     OpenSpiel, is the one the run reported."""
     from open_spiel.python.algorithms import exploitability as os_exploitability
 
-    from sog.eval.policy_io import to_openspiel
+    from sog.policy.files import to_openspiel
     path = tmp_path / "sog.json"
     rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "10,1",
                             "--value", "oracle", "--seeds", "1", "--out", str(path))
