@@ -86,8 +86,9 @@ def exploitability(game: Game, policy: TabularPolicy | np.ndarray) -> float:
 
 
 def equilibrium_policy(game: Game, iterations: int = 1000, algorithm: str = "cfr+") -> TabularPolicy:
-    """The average policy of `iterations` of CFR+ (or cfr / dcfr) on the full public tree
-    (computed once per game object and setting)."""
+    """The average policy of `iterations` of CFR+ (or cfr / dcfr) with simultaneous updates on
+    the full public tree (computed once per game object and setting): the `cfr` agent and
+    AIVAT's equilibrium values. `sog solve` runs alternating updates by default."""
     def build() -> TabularPolicy:
         solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm))
         solver.iterate(int(iterations))
