@@ -1,4 +1,4 @@
-"""The CVPN behind sog's `ValueFunction` and `PolicyValueFunction` protocols.
+"""The CVPN behind sog's `ValueFunction` protocol (`sog.search.value_function`).
 
 `NetworkValueFunction.evaluate(pubs, ranges)` encodes the B public belief
 states (`networks.encoding.encode`), runs one jitted `CVPN.apply` per chunk
@@ -96,6 +96,3 @@ class NetworkValueFunction:
         inputs, possible = encode(self.game, pubs, ranges)
         values, logits = self.apply_padded(inputs, possible)
         return to_game_units(values, ranges, possible, spec.max_utility), logits.astype(np.float64)
-
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        return self.evaluate(pubs, ranges)[0]

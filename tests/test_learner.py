@@ -78,7 +78,7 @@ def test_make_batch_inverts_the_adapter(kuhn, state):
     """Values the adapter produced, stored in game units, become exactly the network's outputs."""
     pubs, ranges, _, _ = kuhn_examples(kuhn, per_state=2)
     ranges[0, 1] = 0.0
-    cfv = NetworkValueFunction(kuhn, NET, state.params)(pubs, ranges)
+    cfv = NetworkValueFunction(kuhn, NET, state.params).evaluate(pubs, ranges)[0]
     batch = make_batch(kuhn, pubs, ranges, values=cfv)
     v, _ = make_model(kuhn.spec, NET).apply(state.params, batch["inputs"], batch["possible"])
     mask = batch["value_mask"]
@@ -102,8 +102,8 @@ def test_train_step_fits_exact_kuhn_values(kuhn, state, train_step):
     assert float(metrics["learning_rate"]) == pytest.approx(3e-3 * 0.5 ** (400 / 10_000), rel=1e-5)
     # through the adapter, in game units: the untrained network is far off, the trained one close
     scale = np.abs(values).mean()
-    before = NetworkValueFunction(kuhn, NET, state.params)(pubs, ranges)
-    after = NetworkValueFunction(kuhn, NET, s.params)(pubs, ranges)
+    before = NetworkValueFunction(kuhn, NET, state.params).evaluate(pubs, ranges)[0]
+    after = NetworkValueFunction(kuhn, NET, s.params).evaluate(pubs, ranges)[0]
     assert np.abs(before - values).mean() > 0.3 * scale
     assert np.abs(after - values).mean() < 0.05 * scale
 
@@ -129,11 +129,11 @@ def test_checkpoint_round_trip_and_value_function(kuhn, state, train_step, tmp_p
     assert trees_equal(restored.opt_state, s.opt_state)
     np.testing.assert_array_equal(restored.rng, s.rng)
     pubs, ranges = [(), (0,), (0, 1)], np.random.default_rng(0).random((3, 2, 3))
-    expected = NetworkValueFunction(kuhn, NET, s.params)(pubs, ranges)
+    expected = NetworkValueFunction(kuhn, NET, s.params).evaluate(pubs, ranges)[0]
     for path in (tmp_path / "run", tmp_path / "run" / "2"):
         vf = load_value_function(path, kuhn)
         assert vf.version == 5
-        np.testing.assert_array_equal(vf(pubs, ranges), expected)
+        np.testing.assert_array_equal(vf.evaluate(pubs, ranges)[0], expected)
     assert latest_step(tmp_path / "nothing") is None
 
 

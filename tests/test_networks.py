@@ -73,7 +73,7 @@ def test_network_values_are_zero_sum_in_both_unit_systems(leduc):
     p = inputs[:, :12].reshape(-1, 2, 6)
     assert np.abs((p * np.asarray(v)).sum((1, 2))).max() < 1e-5
     assert logits.shape == (len(pubs), 2, 6, 3)
-    cfv = NetworkValueFunction(game, SMALL, params)(pubs, ranges)
+    cfv = NetworkValueFunction(game, SMALL, params).evaluate(pubs, ranges)[0]
     scale = np.abs(ranges[:, :, :, None] * cfv[:, :, None, :]).sum((1, 2, 3)) + 1e-9
     assert np.all(np.abs((ranges * cfv).sum((1, 2))) / scale < 1e-5)
     assert np.all(cfv[~possible] == 0.0)
@@ -84,16 +84,16 @@ def test_adapter_scaling_laws(leduc):
     game, pubs, params = leduc
     vf = NetworkValueFunction(game, SMALL, params)
     ranges = random_ranges(np.random.default_rng(2), len(pubs), 6)
-    base = vf(pubs, ranges)
+    base = vf.evaluate(pubs, ranges)[0]
     for c in (0.25, 3.7):
         r1_scaled = ranges.copy()
         r1_scaled[:, 1] *= c
-        v = vf(pubs, r1_scaled)
+        v = vf.evaluate(pubs, r1_scaled)[0]
         np.testing.assert_allclose(v[:, 0], c * base[:, 0], rtol=1e-5, atol=1e-9)
         np.testing.assert_allclose(v[:, 1], base[:, 1], rtol=1e-5, atol=1e-9)
         r0_scaled = ranges.copy()
         r0_scaled[:, 0] *= c
-        v = vf(pubs, r0_scaled)
+        v = vf.evaluate(pubs, r0_scaled)[0]
         np.testing.assert_allclose(v[:, 0], base[:, 0], rtol=1e-5, atol=1e-9)
         np.testing.assert_allclose(v[:, 1], c * base[:, 1], rtol=1e-5, atol=1e-9)
 
@@ -134,7 +134,7 @@ def test_bucket_padding_matches_unpadded_apply_and_bounds_compilations(leduc):
     assert vf.compilations == 2
     assert (vf.calls, vf.queries) == (8, 69)
     vf.set_params(init_params(game, SMALL, seed=1), version=7)
-    vf(pubs[:3], random_ranges(rng, 3, 6))
+    vf.evaluate(pubs[:3], random_ranges(rng, 3, 6))
     assert vf.version == 7 and vf.compilations == 2
     empty_v, empty_l = vf.evaluate([], np.zeros((0, 2, 6)))
     assert empty_v.shape == (0, 2, 6) and empty_l.shape == (0, 2, 6, 3)
@@ -147,7 +147,7 @@ def test_bucket_sizes_and_config_errors(leduc):
     with pytest.raises(ValueError, match="activation"):
         make_model(game.spec, NetworkConfig(activation="tanhh"))
     with pytest.raises(ValueError, match="shape"):
-        NetworkValueFunction(game, SMALL, params)(pubs[:2], np.ones((2, 2, 5)))
+        NetworkValueFunction(game, SMALL, params).evaluate(pubs[:2], np.ones((2, 2, 5)))
 
 
 def random_batch(rng, b=6, n=4, a=3):
