@@ -9,6 +9,9 @@ orbax `CheckpointManager`:
                             configs, step, weight version, the caller's extra
                             counters (replay / limiter counters, ...)
 
+Checkpoints saved before `network.kind` existed have none in their metadata:
+they hold an mlp (the `NetworkConfig` default).
+
 Crash safety: orbax writes a step into `RUN_DIR/<step>.orbax-checkpoint-tmp`
 and renames it to `RUN_DIR/<step>` only once every item is written (atomic
 rename on local file systems; `tests/test_learner.py` kills a process inside
@@ -19,7 +22,8 @@ checkpoint is complete on disk. The last `LearnerConfig.keep_checkpoints`
 steps are kept, plus every multiple of `LearnerConfig.keep_period` (if > 0).
 
 Every problem with a checkpoint (missing, incomplete, corrupt, another game,
-another network shape) raises `CheckpointError` with a message naming it.
+another network kind or shape, a network kind this version cannot build)
+raises `CheckpointError` with a message naming it.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ import jax
 import orbax.checkpoint as ocp
 
 from learners.train_state import TrainState, init_train_state
+from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
 from sog.games.api import Game
@@ -164,11 +169,23 @@ def _open(path: str | Path, game: Game) -> tuple[Path, int, dict]:
     return run_dir, step, meta
 
 
-def _configs(meta: dict, where: str) -> tuple[NetworkConfig, LearnerConfig]:
+def _network_config(meta: dict, where: str) -> NetworkConfig:
+    """The checkpoint's network config (no `kind` saved: mlp), of a kind this version builds."""
     try:
-        return NetworkConfig(**meta["network"]), LearnerConfig(**meta["learner"])
+        network = NetworkConfig(**meta["network"])
     except (TypeError, KeyError) as e:
-        raise CheckpointError(f"checkpoint {where} has unreadable configs: {e}") from None
+        raise CheckpointError(f"checkpoint {where} has an unreadable network config: {e}") from None
+    if network.kind not in BUILDERS:
+        raise CheckpointError(f"checkpoint {where} holds a network of kind {network.kind!r}, which this "
+                              f"version cannot build (known kinds: {', '.join(BUILDERS)})")
+    return network
+
+
+def _learner_config(meta: dict, where: str) -> LearnerConfig:
+    try:
+        return LearnerConfig(**meta["learner"])
+    except (TypeError, KeyError) as e:
+        raise CheckpointError(f"checkpoint {where} has an unreadable learner config: {e}") from None
 
 
 def restore_train_state(path: str | Path, game: Game, network_config: NetworkConfig,
@@ -180,7 +197,10 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
     """
     run_dir, step, meta = _open(path, game)
     where = str(run_dir / str(step))
-    saved_network, saved_learner = _configs(meta, where)
+    saved_network, saved_learner = _network_config(meta, where), _learner_config(meta, where)
+    if saved_network.kind != network_config.kind:
+        raise CheckpointError(f"checkpoint {where} holds a network of kind {saved_network.kind}, "
+                              f"not the configured {network_config.kind}")
     if saved_network != network_config:
         raise CheckpointError(f"checkpoint {where} has network {saved_network}, not the configured {network_config}")
     if saved_learner.optimizer != learner_config.optimizer:
@@ -195,6 +215,7 @@ def load_value_function(path: str | Path, game: Game, buckets=None) -> NetworkVa
     """The CVPN of the checkpoint at PATH (run directory: latest; or a step directory) as a
     value function of `game`, with the checkpoint's weight version."""
     run_dir, step, meta = _open(path, game)
-    network_config, learner_config = _configs(meta, str(run_dir / str(step)))
+    where = str(run_dir / str(step))
+    network_config, learner_config = _network_config(meta, where), _learner_config(meta, where)
     state, _ = restore_train_state(run_dir / str(step), game, network_config, learner_config)
     return NetworkValueFunction(game, network_config, state.params, buckets=buckets, version=meta["version"])

@@ -30,6 +30,8 @@ from learners.train_state import (
     make_train_step,
 )
 from networks.cvpn import make_model
+from networks.mlp import build_mlp
+from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
 from sog.games import load_game
@@ -170,6 +172,34 @@ def test_restore_errors_name_the_problem(kuhn, state, tmp_path):
         load_value_function(tmp_path / "empty", kuhn)
     with CheckpointStore(tmp_path / "run", kuhn, NET, LEARN) as store, pytest.raises(ValueError, match="JSON"):
         store.save(state.replace(step=state.step + 2), version=2, extra={"x": object()})
+
+
+def test_a_checkpoint_without_a_network_kind_is_an_mlp(kuhn, state, tmp_path):
+    """Checkpoints saved before `network.kind` existed have none in their metadata."""
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        store.save(state.replace(step=state.step + 1), version=1)
+    meta_file = tmp_path / "1" / "meta" / "metadata"
+    meta = json.loads(meta_file.read_text())
+    del meta["network"]["kind"]
+    meta_file.write_text(json.dumps(meta))
+    assert "kind" not in read_metadata(tmp_path)["network"]
+    restored, _ = restore_train_state(tmp_path, kuhn, NET, LEARN)
+    assert trees_equal(restored.params, state.params)
+    assert load_value_function(tmp_path, kuhn).version == 1
+
+
+def test_a_checkpoint_of_another_network_kind_is_refused(kuhn, state, tmp_path, monkeypatch):
+    monkeypatch.setitem(BUILDERS, "mlp_b", build_mlp)      # a second architecture
+    other = dataclasses.replace(NET, kind="mlp_b")
+    with CheckpointStore(tmp_path, kuhn, other, LEARN) as store:
+        store.save(init_train_state(kuhn, other, LEARN, seed=0), version=1)
+    assert load_value_function(tmp_path, kuhn).version == 1  # for play: built as the kind it holds
+    with pytest.raises(CheckpointError, match="holds a network of kind mlp_b, not the configured mlp"):
+        restore_train_state(tmp_path, kuhn, NET, LEARN)
+    monkeypatch.delitem(BUILDERS, "mlp_b")                 # a kind this version cannot build
+    with pytest.raises(CheckpointError, match=r"kind 'mlp_b', which this version cannot build "
+                                              r"\(known kinds: mlp\)"):
+        load_value_function(tmp_path, kuhn)
 
 
 @pytest.mark.parametrize("damage", ["garbage_state", "no_state", "garbage_meta"])

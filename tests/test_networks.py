@@ -5,11 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from networks.cvpn import init_params, make_model, zero_sum
+from networks.cvpn import init_params, make_model
 from networks.encoding import encode, normalise_ranges, to_game_units, to_network_units
 from networks.loss import cvpn_loss
+from networks.mlp import MLP, build_mlp
+from networks.registry import BUILDERS, builder
 from networks.value_function import NetworkValueFunction, bucket_sizes
-from sog.config import NetworkConfig
+from networks.zero_sum import zero_sum
+from sog.config import NETWORK_KINDS, NetworkConfig
 from sog.games import load_game
 from sog.games.api import DECISION, TERMINAL
 
@@ -148,6 +151,23 @@ def test_bucket_sizes_and_config_errors(leduc):
         make_model(game.spec, NetworkConfig(activation="tanhh"))
     with pytest.raises(ValueError, match="shape"):
         NetworkValueFunction(game, SMALL, params).evaluate(pubs[:2], np.ones((2, 2, 5)))
+
+
+def test_registry_builds_the_configured_kind(leduc):
+    game, _, params = leduc
+    assert tuple(BUILDERS) == NETWORK_KINDS                # config loading checks the same names
+    assert builder("mlp") is build_mlp and NetworkConfig().kind == "mlp"
+    model = make_model(game.spec, SMALL)
+    assert isinstance(model, MLP) and (model.hidden, model.layers) == (32, 2)
+    assert sorted(params["params"]) == ["hidden_0", "hidden_1", "policy_0", "policy_1", "value"]
+
+
+def test_unknown_network_kind_is_rejected_naming_the_known_ones(leduc):
+    game, _, _ = leduc
+    with pytest.raises(ValueError, match="unknown network kind 'resnet'; known kinds: mlp"):
+        builder("resnet")
+    with pytest.raises(ValueError, match="unknown network kind 'resnet'; known kinds: mlp"):
+        make_model(game.spec, NetworkConfig(kind="resnet"))
 
 
 def random_batch(rng, b=6, n=4, a=3):
