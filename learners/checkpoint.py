@@ -1,4 +1,4 @@
-"""Learner checkpoints with orbax-checkpoint: save, restore, and load a value function.
+"""Learner checkpoints with orbax-checkpoint: save, restore, and load weights for play.
 
 A run directory holds one directory per saved learner step, written by an
 orbax `CheckpointManager`:
@@ -9,8 +9,11 @@ orbax `CheckpointManager`:
                             configs, step, weight version, the caller's extra
                             counters (replay / limiter counters, ...)
 
-Checkpoints saved before `network.kind` existed have none in their metadata:
-they hold an mlp (the `NetworkConfig` default).
+Resuming training restores the whole state (`restore_train_state`); playing
+and evaluating read only the weights (`restore_params`, `load_value_function`:
+no optimizer state, step or RNG) and build the network the checkpoint's own
+config describes. Checkpoints saved before `network.kind` existed have none
+in their metadata: they hold an mlp (the `NetworkConfig` default).
 
 Crash safety: orbax writes a step into `RUN_DIR/<step>.orbax-checkpoint-tmp`
 and renames it to `RUN_DIR/<step>` only once every item is written (atomic
@@ -36,6 +39,7 @@ import jax
 import orbax.checkpoint as ocp
 
 from learners.train_state import TrainState, init_train_state
+from networks.cvpn import init_params
 from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
@@ -211,11 +215,23 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
     return TrainState(**tree), meta
 
 
+def restore_params(path: str | Path, game: Game) -> tuple[dict, NetworkConfig, dict]:
+    """(params, network config, metadata) of the checkpoint at PATH (run directory: latest;
+    or a step directory): only the network's flax variables are read (not the optimizer
+    state, step or RNG), for the network the checkpoint's own config describes, onto the
+    default device."""
+    run_dir, step, meta = _open(path, game)
+    network_config = _network_config(meta, str(run_dir / str(step)))
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    shapes = jax.eval_shape(lambda: init_params(game, network_config, seed=0))
+    target = {"params": jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=device), shapes)}
+    only_params = ocp.args.PyTreeRestore(target, restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+                                         partial_restore=True)
+    return _restore(run_dir, step, state=only_params).state["params"], network_config, meta
+
+
 def load_value_function(path: str | Path, game: Game, buckets=None) -> NetworkValueFunction:
     """The CVPN of the checkpoint at PATH (run directory: latest; or a step directory) as a
-    value function of `game`, with the checkpoint's weight version."""
-    run_dir, step, meta = _open(path, game)
-    where = str(run_dir / str(step))
-    network_config, learner_config = _network_config(meta, where), _learner_config(meta, where)
-    state, _ = restore_train_state(run_dir / str(step), game, network_config, learner_config)
-    return NetworkValueFunction(game, network_config, state.params, buckets=buckets, version=meta["version"])
+    value function of `game`, with the checkpoint's weight version (`restore_params`)."""
+    params, network_config, meta = restore_params(path, game)
+    return NetworkValueFunction(game, network_config, params, buckets=buckets, version=meta["version"])

@@ -21,6 +21,7 @@ from learners.checkpoint import (
     latest_step,
     load_value_function,
     read_metadata,
+    restore_params,
     restore_train_state,
 )
 from learners.train_state import (
@@ -174,6 +175,18 @@ def test_restore_errors_name_the_problem(kuhn, state, tmp_path):
         store.save(state.replace(step=state.step + 2), version=2, extra={"x": object()})
 
 
+def test_params_only_loading_gives_the_values_of_a_full_restore(kuhn, state, train_step, tmp_path):
+    pubs, ranges, values, policies = kuhn_examples(kuhn)
+    s, _ = train_step(state, make_batch(kuhn, pubs, ranges, values=values, policies=policies))
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        store.save(s, version=3)
+    params, network, meta = restore_params(tmp_path, kuhn)
+    full, _ = restore_train_state(tmp_path, kuhn, NET, LEARN)
+    assert network == NET and meta["version"] == 3 and trees_equal(params, full.params)
+    np.testing.assert_array_equal(load_value_function(tmp_path, kuhn).evaluate(pubs, ranges)[0],
+                                  NetworkValueFunction(kuhn, NET, full.params).evaluate(pubs, ranges)[0])
+
+
 def test_a_checkpoint_without_a_network_kind_is_an_mlp(kuhn, state, tmp_path):
     """Checkpoints saved before `network.kind` existed have none in their metadata."""
     with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
@@ -185,7 +198,7 @@ def test_a_checkpoint_without_a_network_kind_is_an_mlp(kuhn, state, tmp_path):
     assert "kind" not in read_metadata(tmp_path)["network"]
     restored, _ = restore_train_state(tmp_path, kuhn, NET, LEARN)
     assert trees_equal(restored.params, state.params)
-    assert load_value_function(tmp_path, kuhn).version == 1
+    assert restore_params(tmp_path, kuhn)[1] == NET and load_value_function(tmp_path, kuhn).version == 1
 
 
 def test_a_checkpoint_of_another_network_kind_is_refused(kuhn, state, tmp_path, monkeypatch):
@@ -193,7 +206,7 @@ def test_a_checkpoint_of_another_network_kind_is_refused(kuhn, state, tmp_path, 
     other = dataclasses.replace(NET, kind="mlp_b")
     with CheckpointStore(tmp_path, kuhn, other, LEARN) as store:
         store.save(init_train_state(kuhn, other, LEARN, seed=0), version=1)
-    assert load_value_function(tmp_path, kuhn).version == 1  # for play: built as the kind it holds
+    assert restore_params(tmp_path, kuhn)[1] == other       # for play: built as the kind it holds
     with pytest.raises(CheckpointError, match="holds a network of kind mlp_b, not the configured mlp"):
         restore_train_state(tmp_path, kuhn, NET, LEARN)
     monkeypatch.delitem(BUILDERS, "mlp_b")                 # a kind this version cannot build
