@@ -3,7 +3,7 @@
 Three pieces:
 
 - `BatchingInference`: the plain asyncio core (no Ray). Concurrent
-  `await evaluate(inputs, possible)` requests are gathered into one batch of
+  `await infer(inputs, possible)` requests are gathered into one batch of
   at most `max_batch` rows (a single larger request forms a batch of its own),
   waiting at most `max_wait_ms` after the first request of a batch for more;
   one `apply_fn(params, inputs, possible)` call answers the batch and each
@@ -17,7 +17,7 @@ Three pieces:
   bucketed `apply_padded`), with async methods; `actors.ray_actors` turns it
   into a Ray async actor (all methods on one event loop, up to 1000
   concurrent calls). The weights are moved to the device once per version.
-- `InferenceClient`: a sog `PolicyValueFunction` (`evaluate` / `__call__`)
+- `InferenceClient`: a sog `ValueFunction` (`sog.search.value_function`)
   backed by a server. It encodes the beliefs itself
   (`networks.encoding.encode`) and converts the network's outputs to game
   units (`to_game_units`), exactly as `NetworkValueFunction.evaluate` does,
@@ -82,7 +82,7 @@ class BatchingInference:
         self._weights = (params, int(version))
         self.weight_updates += 1
 
-    async def evaluate(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    async def infer(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """(values, logits, version) for one request's rows; waits for its batch."""
         self._ensure_started()
         future = asyncio.get_running_loop().create_future()
@@ -193,8 +193,10 @@ class InferenceServer:
         self.vf.params = params            # only this (single) worker thread touches vf
         return self.vf.apply_padded(inputs, possible)
 
-    async def evaluate(self, inputs: np.ndarray, possible: np.ndarray):
-        return await self.core.evaluate(inputs, possible)
+    async def infer(self, inputs: np.ndarray, possible: np.ndarray):
+        """`BatchingInference.infer`: (values, logits in network units, version) for encoded
+        inputs [B, 2N + F] and possible [B, 2, N]."""
+        return await self.core.infer(inputs, possible)
 
     async def set_weights(self, params, version: int) -> int:
         """Swap in weights `version` for the next batch; returns the version now current."""
@@ -210,7 +212,7 @@ class InferenceServer:
 
 
 class InferenceClient:
-    """A `PolicyValueFunction` answered by an inference server (see module doc).
+    """A `ValueFunction` answered by an inference server (see module doc).
 
     submit(inputs, possible) -> (values, logits, version): the transport; use
     `InferenceClient.for_actor(handle, game)` for a Ray actor handle.
@@ -228,7 +230,7 @@ class InferenceClient:
         import ray
 
         def submit(inputs, possible):
-            return ray.get(handle.evaluate.remote(inputs, possible))
+            return ray.get(handle.infer.remote(inputs, possible))
         return cls(submit, game)
 
     def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -246,6 +248,3 @@ class InferenceClient:
         self.queries += len(pubs)
         return (to_game_units(values, ranges, possible, spec.max_utility),
                 np.asarray(logits, dtype=np.float64))
-
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        return self.evaluate(pubs, ranges)[0]

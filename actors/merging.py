@@ -14,11 +14,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from sog.search.value_function import ValueFunction
+
 
 class MergingValueFunction:
-    """A value function shared by `parties` threads; see module doc."""
+    """A `ValueFunction` (`sog.search.value_function`) shared by `parties` threads that
+    merges their calls into calls of the wrapped one; see module doc."""
 
-    def __init__(self, value_fn, parties: int, max_wait_s: float = 0.05):
+    def __init__(self, value_fn: ValueFunction, parties: int, max_wait_s: float = 0.05):
         self.value_fn, self.active, self.max_wait_s = value_fn, parties, max_wait_s
         self._cv = threading.Condition()
         self._pending: list[dict] = []
@@ -36,9 +39,6 @@ class MergingValueFunction:
         if isinstance(req["out"], BaseException):
             raise req["out"]
         return req["out"]
-
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        return self.evaluate(pubs, ranges)[0]
 
     def leave(self) -> None:
         """A thread finished: the others no longer wait for it."""
@@ -66,7 +66,7 @@ class MergingValueFunction:
         self._cv.notify_all()
 
 
-def run_merged(jobs: Sequence[Callable], value_fn) -> list:
+def run_merged(jobs: Sequence[Callable], value_fn: ValueFunction) -> list:
     """Run `jobs` (each `job(merged_value_fn) -> result`) in threads with merged queries."""
     merged = MergingValueFunction(value_fn, len(jobs))
     results: list = [None] * len(jobs)

@@ -2,7 +2,7 @@
 
 | actor | wraps | methods |
 |---|---|---|
-| `InferenceServerActor` | `actors.inference.InferenceServer` (async actor) | evaluate, set_weights, stats, ping |
+| `InferenceServerActor` | `actors.inference.InferenceServer` (async actor) | infer, set_weights, stats, ping |
 | `ReplayActor` | `actors.replay.ReplayBuffer` | add, try_sample, counters, save, load |
 | `QueryQueueActor` | `actors.queue.QueryQueue` | push, pop, counters, save |
 | `SelfPlayWorker` | `actors.selfplay.SelfPlay` | step: play, push examples and queries |

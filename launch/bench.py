@@ -93,22 +93,14 @@ class _Timed:
 
     def __init__(self, value_fn):
         self.value_fn, self.seconds, self.calls, self.queries = value_fn, 0.0, 0, 0
-        if hasattr(value_fn, "evaluate"):
-            self.evaluate = self._evaluate
 
-    def _timed(self, fn, pubs, ranges):
+    def evaluate(self, pubs, ranges):
         t = time.perf_counter()
-        out = fn(pubs, ranges)
+        out = self.value_fn.evaluate(pubs, ranges)
         self.seconds += time.perf_counter() - t
         self.calls += 1
         self.queries += len(pubs)
         return out
-
-    def _evaluate(self, pubs, ranges):
-        return self._timed(self.value_fn.evaluate, pubs, ranges)
-
-    def __call__(self, pubs, ranges):
-        return self._timed(self.value_fn, pubs, ranges)
 
 
 def fresh_cvpn(game, seed: int = 0):

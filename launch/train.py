@@ -427,7 +427,7 @@ class SyncRun(_Run):
         step = self.learner.step_count
         if step == self.last_eval_step:
             return
-        rows = self.evaluator.evaluate(self.learner.params(), self.learner.version)
+        rows = self.evaluator.exploitability(self.learner.params(), self.learner.version)
         self.record_eval(step, self.learner.version, rows)
 
     def production_round(self) -> None:
@@ -667,7 +667,7 @@ class RayRun(_Run):
             return
         step, version, ref = self.eval_pending
         self.eval_pending = None
-        self.eval_ref = self.evaluator.evaluate.remote(ref, version)
+        self.eval_ref = self.evaluator.exploitability.remote(ref, version)
         self._eval_job = (step, version)
 
     def _finish_eval(self) -> None:

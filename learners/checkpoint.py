@@ -1,4 +1,4 @@
-"""Learner checkpoints with orbax-checkpoint: save, restore, and load a value function.
+"""Learner checkpoints with orbax-checkpoint: save, restore, and load weights for play.
 
 A run directory holds one directory per saved learner step, written by an
 orbax `CheckpointManager`:
@@ -8,6 +8,12 @@ orbax `CheckpointManager`:
                             name, spec shape (N, A, F), network and learner
                             configs, step, weight version, the caller's extra
                             counters (replay / limiter counters, ...)
+
+Resuming training restores the whole state (`restore_train_state`); playing
+and evaluating read only the weights (`restore_params`, `load_value_function`:
+no optimizer state, step or RNG) and build the network the checkpoint's own
+config describes. Checkpoints saved before `network.kind` existed have none
+in their metadata: they hold an mlp (the `NetworkConfig` default).
 
 Crash safety: orbax writes a step into `RUN_DIR/<step>.orbax-checkpoint-tmp`
 and renames it to `RUN_DIR/<step>` only once every item is written (atomic
@@ -19,7 +25,8 @@ checkpoint is complete on disk. The last `LearnerConfig.keep_checkpoints`
 steps are kept, plus every multiple of `LearnerConfig.keep_period` (if > 0).
 
 Every problem with a checkpoint (missing, incomplete, corrupt, another game,
-another network shape) raises `CheckpointError` with a message naming it.
+another network kind or shape, a network kind this version cannot build)
+raises `CheckpointError` with a message naming it.
 """
 from __future__ import annotations
 
@@ -32,6 +39,8 @@ import jax
 import orbax.checkpoint as ocp
 
 from learners.train_state import TrainState, init_train_state
+from networks.cvpn import init_params
+from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
 from sog.games.api import Game
@@ -164,11 +173,23 @@ def _open(path: str | Path, game: Game) -> tuple[Path, int, dict]:
     return run_dir, step, meta
 
 
-def _configs(meta: dict, where: str) -> tuple[NetworkConfig, LearnerConfig]:
+def _network_config(meta: dict, where: str) -> NetworkConfig:
+    """The checkpoint's network config (no `kind` saved: mlp), of a kind this version builds."""
     try:
-        return NetworkConfig(**meta["network"]), LearnerConfig(**meta["learner"])
+        network = NetworkConfig(**meta["network"])
     except (TypeError, KeyError) as e:
-        raise CheckpointError(f"checkpoint {where} has unreadable configs: {e}") from None
+        raise CheckpointError(f"checkpoint {where} has an unreadable network config: {e}") from None
+    if network.kind not in BUILDERS:
+        raise CheckpointError(f"checkpoint {where} holds a network of kind {network.kind!r}, which this "
+                              f"version cannot build (known kinds: {', '.join(BUILDERS)})")
+    return network
+
+
+def _learner_config(meta: dict, where: str) -> LearnerConfig:
+    try:
+        return LearnerConfig(**meta["learner"])
+    except (TypeError, KeyError) as e:
+        raise CheckpointError(f"checkpoint {where} has an unreadable learner config: {e}") from None
 
 
 def restore_train_state(path: str | Path, game: Game, network_config: NetworkConfig,
@@ -180,7 +201,10 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
     """
     run_dir, step, meta = _open(path, game)
     where = str(run_dir / str(step))
-    saved_network, saved_learner = _configs(meta, where)
+    saved_network, saved_learner = _network_config(meta, where), _learner_config(meta, where)
+    if saved_network.kind != network_config.kind:
+        raise CheckpointError(f"checkpoint {where} holds a network of kind {saved_network.kind}, "
+                              f"not the configured {network_config.kind}")
     if saved_network != network_config:
         raise CheckpointError(f"checkpoint {where} has network {saved_network}, not the configured {network_config}")
     if saved_learner.optimizer != learner_config.optimizer:
@@ -191,10 +215,23 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
     return TrainState(**tree), meta
 
 
+def restore_params(path: str | Path, game: Game) -> tuple[dict, NetworkConfig, dict]:
+    """(params, network config, metadata) of the checkpoint at PATH (run directory: latest;
+    or a step directory): only the network's flax variables are read (not the optimizer
+    state, step or RNG), for the network the checkpoint's own config describes, onto the
+    default device."""
+    run_dir, step, meta = _open(path, game)
+    network_config = _network_config(meta, str(run_dir / str(step)))
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    shapes = jax.eval_shape(lambda: init_params(game, network_config, seed=0))
+    target = {"params": jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=device), shapes)}
+    only_params = ocp.args.PyTreeRestore(target, restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+                                         partial_restore=True)
+    return _restore(run_dir, step, state=only_params).state["params"], network_config, meta
+
+
 def load_value_function(path: str | Path, game: Game, buckets=None) -> NetworkValueFunction:
     """The CVPN of the checkpoint at PATH (run directory: latest; or a step directory) as a
-    value function of `game`, with the checkpoint's weight version."""
-    run_dir, step, meta = _open(path, game)
-    network_config, learner_config = _configs(meta, str(run_dir / str(step)))
-    state, _ = restore_train_state(run_dir / str(step), game, network_config, learner_config)
-    return NetworkValueFunction(game, network_config, state.params, buckets=buckets, version=meta["version"])
+    value function of `game`, with the checkpoint's weight version (`restore_params`)."""
+    params, network_config, meta = restore_params(path, game)
+    return NetworkValueFunction(game, network_config, params, buckets=buckets, version=meta["version"])

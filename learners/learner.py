@@ -90,6 +90,9 @@ class Learner:
             if saved.game != self.config.game:
                 raise ResumeError(f"run directory {self.run_dir} holds a run of game {saved.game!r}, "
                                   f"not {self.config.game!r}; use another --run-dir")
+            if saved.network.kind != self.config.network.kind:
+                raise ResumeError(f"run directory {self.run_dir} holds a network of kind {saved.network.kind}, "
+                                  f"not the configured {self.config.network.kind}; use another --run-dir")
             if saved.network != self.config.network:
                 raise ResumeError(f"run directory {self.run_dir} holds a network {saved.network}, "
                                   f"not the configured {self.config.network}; use another --run-dir")

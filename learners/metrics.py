@@ -127,8 +127,10 @@ class Evaluator:
         self.vf = NetworkValueFunction(self.game, config.network,
                                        init_params(self.game, config.network, config.run.seed))
 
-    def evaluate(self, params, version: int = 0) -> list[dict]:
-        """One row per SoG(s, c): search ('S,C'), seeds, min/mean/max_mbb, seconds."""
+    def exploitability(self, params, version: int = 0) -> list[dict]:
+        """The exploitability of SoG(s, c) with weights `params` (of weight `version`), one row
+        per (s, c): search ('S,C'), seeds, min/mean/max_mbb (1000 x game units: mbb per hand in
+        poker), seconds."""
         import dataclasses
 
         from sog.eval.search_policy import search_exploitability

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import flax.linen as nn
 import flax.struct
 import jax
 import jax.numpy as jnp
 import optax
 
-from networks.cvpn import CVPN, init_params
+from networks.cvpn import init_params
 from networks.loss import cvpn_loss
 from sog.config import LearnerConfig, NetworkConfig
 from sog.games.api import Game
@@ -63,7 +64,7 @@ def init_train_state(game: Game, network_config: NetworkConfig, learner_config: 
                       opt_state=make_optimizer(learner_config).init(params), rng=rng)
 
 
-def make_train_step(model: CVPN, config: LearnerConfig) -> Callable[[TrainState, dict], tuple[TrainState, dict]]:
+def make_train_step(model: nn.Module, config: LearnerConfig) -> Callable[[TrainState, dict], tuple[TrainState, dict]]:
     """A jitted `train_step(state, batch) -> (state, metrics)`: one optimizer step on the loss
     of `networks.loss` with the config's weights. Metrics (float32 scalars): loss, value_loss,
     policy_loss, grad_norm, learning_rate (the rate used for this step)."""

@@ -1,8 +1,9 @@
-"""The CVPN behind sog's `ValueFunction` and `PolicyValueFunction` protocols.
+"""The CVPN behind sog's `ValueFunction` protocol (`sog.search.value_function`).
 
 `NetworkValueFunction.evaluate(pubs, ranges)` encodes the B public belief
-states (`networks.encoding.encode`), runs one jitted `CVPN.apply` per chunk
-and converts the values to game units:
+states (`networks.encoding.encode`), runs one jitted `model.apply` of the
+configured CVPN (`networks.cvpn`) per chunk and converts the values to game
+units:
 
     values  float64 [B, 2, N]     counterfactual values (cfv convention of
                                   `sog.games.api`, units of the game's utility)
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from networks.cvpn import CVPN, make_model
+from networks.cvpn import make_model
 from networks.encoding import encode, to_game_units
 from sog.config import NetworkConfig
 from sog.games.api import Game
@@ -40,18 +41,17 @@ def bucket_sizes(max_batch: int = 1024) -> tuple[int, ...]:
 class NetworkValueFunction:
     """Counterfactual values and prior logits of a CVPN (see module doc).
 
-    game: the game; model_or_config: a `CVPN` or the `NetworkConfig` to build
-    one; params: its flax variables; buckets: the padded batch sizes (default
-    `bucket_sizes()`); version: the weight version of `params`.
+    game: the game; config: the network config the CVPN is built from
+    (`networks.cvpn.make_model`); params: its flax variables; buckets: the padded
+    batch sizes (default `bucket_sizes()`); version: the weight version of `params`.
     Counters: `calls` (evaluations), `queries` (public belief states),
     `compilations` (jit traces).
     """
 
-    def __init__(self, game: Game, model_or_config: CVPN | NetworkConfig, params,
+    def __init__(self, game: Game, config: NetworkConfig, params,
                  buckets: Sequence[int] | None = None, version: int = 0):
         self.game = game
-        self.model = (model_or_config if isinstance(model_or_config, CVPN)
-                      else make_model(game.spec, model_or_config))
+        self.model = make_model(game.spec, config)
         self.buckets = tuple(sorted(set(buckets or bucket_sizes())))
         if self.buckets[0] < 1:
             raise ValueError(f"bucket sizes must be >= 1, got {self.buckets}")
@@ -68,7 +68,7 @@ class NetworkValueFunction:
         self.params, self.version = params, version
 
     def apply_padded(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`CVPN.apply` on encoded inputs [B, 2N + F], possible [B, 2, N], through the buckets.
+        """`model.apply` on encoded inputs [B, 2N + F], possible [B, 2, N], through the buckets.
 
         Returns (values float32 [B, 2, N] in network units, logits float32 [B, 2, N, A]).
         """
@@ -96,6 +96,3 @@ class NetworkValueFunction:
         inputs, possible = encode(self.game, pubs, ranges)
         values, logits = self.apply_padded(inputs, possible)
         return to_game_units(values, ranges, possible, spec.max_utility), logits.astype(np.float64)
-
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        return self.evaluate(pubs, ranges)[0]

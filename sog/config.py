@@ -17,8 +17,8 @@ expected:
 - types: an `int` field takes an int (not a bool), a `float` field an int or a
   float (also a string such as `1e-3`, which YAML 1.1 leaves a string), a `bool`
   field only `true`/`false`, a `str` field only a string;
-- values: positive sizes, probabilities in [0, 1], known optimizer and
-  activation, a known game, and a few rules across sections.
+- values: positive sizes, probabilities in [0, 1], known network kind,
+  optimizer and activation, a known game, and a few rules across sections.
 
 `config_to_dict` / `config_from_dict` store a config in a checkpoint and
 restore it exactly; `dump_config` writes a YAML file `load_config` reads back
@@ -45,11 +45,17 @@ class ConfigError(ValueError):
     """A configuration that cannot be used; the message names key, source and expectation."""
 
 
+# the CVPN architectures `network.kind` may name: the keys of `networks.registry.BUILDERS`,
+# listed here because this module does not import networks (a test checks the two agree)
+NETWORK_KINDS = ("mlp",)
+
+
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-    hidden: int = 256            # width of every hidden layer of the CVPN MLP
-    layers: int = 3              # number of hidden layers
-    activation: str = "relu"     # relu | gelu
+    kind: str = "mlp"            # the architecture, one of NETWORK_KINDS (a checkpoint without one: mlp)
+    hidden: int = 256            # mlp: width of every hidden layer
+    layers: int = 3              # mlp: number of hidden layers
+    activation: str = "relu"     # mlp: relu | gelu
 
 
 @dataclasses.dataclass(frozen=True)
@@ -368,6 +374,7 @@ def _validate(cfg: Config, where) -> None:
 
     n, lr, s, sp, sv, rp, inf, run = (cfg.network, cfg.learner, cfg.search, cfg.selfplay,
                                       cfg.solver, cfg.replay, cfg.inference, cfg.run)
+    check(n.kind in NETWORK_KINDS, "network.kind", f"one of {', '.join(NETWORK_KINDS)}")
     check(n.hidden >= 1, "network.hidden", "an int >= 1")
     check(n.layers >= 1, "network.layers", "an int >= 1")
     check(n.activation in ("relu", "gelu"), "network.activation", "one of relu, gelu")

@@ -95,6 +95,7 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "learner": {"batch_size": 0}}, [], ["learner.batch_size", ">= 1"]),
     ({"game": "kuhn_poker", "learner": {"optimizer": "rmsprop"}}, [], ["learner.optimizer", "adam"]),
     ({"game": "kuhn_poker", "network": {"activation": "tanh"}}, [], ["network.activation", "relu"]),
+    ({"game": "kuhn_poker", "network": {"kind": "resnet"}}, [], ["network.kind", "one of mlp", "'resnet'"]),
     ({"game": "kuhn_poker", "search": {"per_phase": 0}}, [], ["search.per_phase", "> 0"]),
     ({"game": "kuhn_poker", "search": {"simulations": 3, "per_phase": 5}}, [], ["search.per_phase"]),
     ({"game": "kuhn_poker", "selfplay": {"epsilon": 1.5}}, [], ["selfplay.epsilon", "[0, 1]"]),
@@ -149,6 +150,7 @@ def test_shipped_configs_load():
     assert {"kuhn", "leduc", "liars_dice", "scotland_yard", "tiny_kuhn"} <= set(names)
     for name in names:
         cfg = load_config(name)
+        assert cfg.network.kind == "mlp"                      # no kind in the file: the default
         assert config_from_dict(config_to_dict(cfg)) == cfg
         assert load_config(config_path(f"{name}.yaml")) == cfg
         assert load_config(f"configs/{name}.yaml") == cfg      # from any working directory
@@ -163,6 +165,13 @@ def test_shipped_configs_load():
     assert sy.search.simulations == 100
     tiny = load_config("tiny_kuhn")
     assert tiny.learner.batch_size == 32 and tiny.search.simulations <= 5 and tiny.run.minutes <= 1
+
+
+def test_unknown_network_kind_is_one_line_and_exit_status_2(capsys):
+    from launch.cli import main as cli_main
+    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "network.kind=resnet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "network.kind" in err and "one of mlp" in err
 
 
 def test_config_module_imports_no_ray_or_jax():

@@ -14,7 +14,7 @@ from sog.search.oracle import ExactValueFunction
 def test_oracle_values_at_the_root_are_the_game_value():
     game = load_game("leduc_poker")
     init = game.initial_ranges()
-    values = ExactValueFunction(game, iterations=1000)([game.root()], init[None])
+    values = ExactValueFunction(game, iterations=1000).solve([game.root()], init[None])[0]
     assert init[0] @ values[0, 0] == pytest.approx(-0.0856, abs=2e-3)
     assert init[1] @ values[0, 1] == pytest.approx(0.0856, abs=2e-3)
 
@@ -41,7 +41,8 @@ def test_leduc_depth_limited_is_safe_where_naive_composition_is_not():
     dl.iterate(150)
     composed = exploitability(game, dl.policy())
     s, trunk = dl.solver, dl.trunk
-    ranges, _ = evaluate_policy(s.levels, s.average_policy(), s.root_ranges, value_fn=oracle)
+    ranges, _ = evaluate_policy(s.levels, s.average_policy(), s.root_ranges,
+                                  value_fn=lambda pubs, r: oracle.solve(pubs, r)[0])
     _, sub = ExactValueFunction(game, iterations=1000).solve([trunk.pub(p) for p in trunk.frontier],
                                                             ranges[trunk.frontier])
     naive = {trunk.pub(p): s.average_policy()[i] for i, p in enumerate(s.levels.dec)}

@@ -53,15 +53,15 @@ def test_oracle_gap_and_tolerance():
     game = load_game("leduc_poker")
     root, r = game.root(), game.initial_ranges()[None]
     short = ExactValueFunction(game, iterations=10, warm_start=False)
-    short([root], r)
+    short.solve([root], r)
     solver = short.last_solver
     assert short.gap == pytest.approx(2 * exploitability(game, tabular_from_array(game, solver.average_policy())))
     tol = ExactValueFunction(game, iterations=10, warm_start=False, tolerance=0.01)
-    values = tol([root], r)
+    values = tol.solve([root], r)[0]
     assert short.gap > 0.5 and tol.gap <= 0.01 and tol.gap_total == tol.gap and tol.iterations_run > 10
     assert r[0, 0] @ values[0, 0] == pytest.approx(-0.0856, abs=0.01)
     capped = ExactValueFunction(game, iterations=10, warm_start=False, tolerance=1e-9, max_iterations=30)
-    capped([root], r)
+    capped.solve([root], r)
     assert capped.iterations_run == 30 and capped.gap > 1e-9
     for bad in (dict(iterations=0), dict(iterations=20, max_iterations=10), dict(tolerance=0.0),
                 dict(values="exact")):
@@ -75,7 +75,7 @@ def test_oracle_keeps_a_bounded_forest_cache_and_only_its_latest_solver():
     kids = [c.pub for c in game.children(game.root())]
     oracle = ExactValueFunction(game, iterations=2, max_cached_nodes=1)
     for pub in kids + kids[:1]:
-        oracle([pub], r)
+        oracle.solve([pub], r)
     assert len(oracle._forests) == 1 and oracle._cached_nodes == oracle.forest(kids[:1]).num_nodes
     assert oracle.last_solver.ct is oracle.forest(kids[:1]) and oracle.calls == len(kids) + 1
 
@@ -87,7 +87,7 @@ def test_oracle_values_are_iteration_averaged_or_best_responses():
     game = load_game("leduc_poker")
     root, r = game.root(), game.initial_ranges()[None]
     avg = ExactValueFunction(game, iterations=10, warm_start=False)
-    v = avg([root], r)[0]
+    v = avg.solve([root], r)[0][0]
     solver = avg.last_solver
     per_pass = []   # recompute: each player's root values after the pass that updated it
     replay = CFRSolver(solver.ct, r, config=avg.config)
@@ -100,11 +100,11 @@ def test_oracle_values_are_iteration_averaged_or_best_responses():
     w = sum(t for t, _, _ in per_pass)
     np.testing.assert_allclose(v[0], sum(t * v0 for t, v0, _ in per_pass) / w, atol=1e-12)
     np.testing.assert_allclose(v[1], sum(t * v1 for t, _, v1 in per_pass) / w, atol=1e-12)
-    br = ExactValueFunction(game, iterations=10, warm_start=False, values="best_response")([root], r)[0]
+    br = ExactValueFunction(game, iterations=10, warm_start=False, values="best_response").solve([root], r)[0][0]
     assert np.einsum("pn,pn->", r[0], br) == pytest.approx(avg.gap) and avg.gap > 0.5
     assert r[0, 0] @ br[0] > r[0, 0] @ v[0] and r[0, 1] @ br[1] > r[0, 1] @ v[1]
     for values in ExactValueFunction.VALUES:
-        solved = ExactValueFunction(game, iterations=2000, warm_start=False, values=values)([root], r)[0]
+        solved = ExactValueFunction(game, iterations=2000, warm_start=False, values=values).solve([root], r)[0][0]
         assert r[0, 0] @ solved[0] == pytest.approx(-0.0856, abs=2e-3)
         assert r[0, 1] @ solved[1] == pytest.approx(0.0856, abs=2e-3)
 

@@ -35,7 +35,7 @@ def test_concurrent_requests_are_merged_and_routed():
     async def main():
         core = BatchingInference(apply, params=2.0, version=7, max_batch=64, max_wait_ms=50)
         reqs = [request(n, 100 * i) for i, n in enumerate([1, 3, 2, 5])]
-        out = await asyncio.gather(*(core.evaluate(x, m) for x, m in reqs))
+        out = await asyncio.gather(*(core.infer(x, m) for x, m in reqs))
         await core.close()
         return core, reqs, out
 
@@ -59,7 +59,7 @@ def test_max_batch_splits_and_a_big_request_is_its_own_batch():
     async def main():
         core = BatchingInference(apply, params=1.0, max_batch=4, max_wait_ms=20)
         reqs = [request(n, 10 * i) for i, n in enumerate([3, 2, 9, 1])]
-        out = await asyncio.gather(*(core.evaluate(x, m) for x, m in reqs))
+        out = await asyncio.gather(*(core.infer(x, m) for x, m in reqs))
         await core.close()
         return reqs, out
 
@@ -84,13 +84,13 @@ def test_set_weights_does_not_wait_for_a_running_batch():
     async def main():
         core = BatchingInference(apply, params=1.0, version=1, max_batch=8, max_wait_ms=0)
         x, m = request(2, 1)
-        first = asyncio.ensure_future(core.evaluate(x, m))
+        first = asyncio.ensure_future(core.infer(x, m))
         while not started.is_set():
             await asyncio.sleep(0.001)
         t0 = time.perf_counter()
         core.set_weights(3.0, 2)               # while batch 1 computes in the worker thread
         swap_seconds = time.perf_counter() - t0
-        second = asyncio.ensure_future(core.evaluate(x, m))
+        second = asyncio.ensure_future(core.infer(x, m))
         await asyncio.sleep(0.01)              # the loop stays responsive while batch 1 runs
         assert not first.done()
         release.set()
@@ -118,8 +118,8 @@ def test_errors_reach_every_caller_and_the_loop_goes_on():
     async def main():
         core = BatchingInference(apply, params=1.0, max_batch=8, max_wait_ms=10)
         reqs = [request(1, i) for i in range(2)]
-        out = await asyncio.gather(*(core.evaluate(x, m) for x, m in reqs), return_exceptions=True)
-        again = await core.evaluate(*reqs[0])
+        out = await asyncio.gather(*(core.infer(x, m) for x, m in reqs), return_exceptions=True)
+        again = await core.infer(*reqs[0])
         await core.close()
         return out, again
 
@@ -142,7 +142,7 @@ def test_client_through_server_matches_network_value_function():
         server = InferenceServer(cfg, params, version=4)
         loop = asyncio.get_running_loop()
         client = InferenceClient(
-            lambda x, m: asyncio.run_coroutine_threadsafe(server.evaluate(x, m), loop).result(), game)
+            lambda x, m: asyncio.run_coroutine_threadsafe(server.infer(x, m), loop).result(), game)
         values, logits = await loop.run_in_executor(None, client.evaluate, pubs, ranges)
         stats = await server.stats()
         await server.core.close()

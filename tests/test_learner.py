@@ -21,6 +21,7 @@ from learners.checkpoint import (
     latest_step,
     load_value_function,
     read_metadata,
+    restore_params,
     restore_train_state,
 )
 from learners.train_state import (
@@ -30,6 +31,8 @@ from learners.train_state import (
     make_train_step,
 )
 from networks.cvpn import make_model
+from networks.mlp import build_mlp
+from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
 from sog.games import load_game
@@ -78,7 +81,7 @@ def test_make_batch_inverts_the_adapter(kuhn, state):
     """Values the adapter produced, stored in game units, become exactly the network's outputs."""
     pubs, ranges, _, _ = kuhn_examples(kuhn, per_state=2)
     ranges[0, 1] = 0.0
-    cfv = NetworkValueFunction(kuhn, NET, state.params)(pubs, ranges)
+    cfv = NetworkValueFunction(kuhn, NET, state.params).evaluate(pubs, ranges)[0]
     batch = make_batch(kuhn, pubs, ranges, values=cfv)
     v, _ = make_model(kuhn.spec, NET).apply(state.params, batch["inputs"], batch["possible"])
     mask = batch["value_mask"]
@@ -102,8 +105,8 @@ def test_train_step_fits_exact_kuhn_values(kuhn, state, train_step):
     assert float(metrics["learning_rate"]) == pytest.approx(3e-3 * 0.5 ** (400 / 10_000), rel=1e-5)
     # through the adapter, in game units: the untrained network is far off, the trained one close
     scale = np.abs(values).mean()
-    before = NetworkValueFunction(kuhn, NET, state.params)(pubs, ranges)
-    after = NetworkValueFunction(kuhn, NET, s.params)(pubs, ranges)
+    before = NetworkValueFunction(kuhn, NET, state.params).evaluate(pubs, ranges)[0]
+    after = NetworkValueFunction(kuhn, NET, s.params).evaluate(pubs, ranges)[0]
     assert np.abs(before - values).mean() > 0.3 * scale
     assert np.abs(after - values).mean() < 0.05 * scale
 
@@ -129,11 +132,11 @@ def test_checkpoint_round_trip_and_value_function(kuhn, state, train_step, tmp_p
     assert trees_equal(restored.opt_state, s.opt_state)
     np.testing.assert_array_equal(restored.rng, s.rng)
     pubs, ranges = [(), (0,), (0, 1)], np.random.default_rng(0).random((3, 2, 3))
-    expected = NetworkValueFunction(kuhn, NET, s.params)(pubs, ranges)
+    expected = NetworkValueFunction(kuhn, NET, s.params).evaluate(pubs, ranges)[0]
     for path in (tmp_path / "run", tmp_path / "run" / "2"):
         vf = load_value_function(path, kuhn)
         assert vf.version == 5
-        np.testing.assert_array_equal(vf(pubs, ranges), expected)
+        np.testing.assert_array_equal(vf.evaluate(pubs, ranges)[0], expected)
     assert latest_step(tmp_path / "nothing") is None
 
 
@@ -170,6 +173,46 @@ def test_restore_errors_name_the_problem(kuhn, state, tmp_path):
         load_value_function(tmp_path / "empty", kuhn)
     with CheckpointStore(tmp_path / "run", kuhn, NET, LEARN) as store, pytest.raises(ValueError, match="JSON"):
         store.save(state.replace(step=state.step + 2), version=2, extra={"x": object()})
+
+
+def test_params_only_loading_gives_the_values_of_a_full_restore(kuhn, state, train_step, tmp_path):
+    pubs, ranges, values, policies = kuhn_examples(kuhn)
+    s, _ = train_step(state, make_batch(kuhn, pubs, ranges, values=values, policies=policies))
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        store.save(s, version=3)
+    params, network, meta = restore_params(tmp_path, kuhn)
+    full, _ = restore_train_state(tmp_path, kuhn, NET, LEARN)
+    assert network == NET and meta["version"] == 3 and trees_equal(params, full.params)
+    np.testing.assert_array_equal(load_value_function(tmp_path, kuhn).evaluate(pubs, ranges)[0],
+                                  NetworkValueFunction(kuhn, NET, full.params).evaluate(pubs, ranges)[0])
+
+
+def test_a_checkpoint_without_a_network_kind_is_an_mlp(kuhn, state, tmp_path):
+    """Checkpoints saved before `network.kind` existed have none in their metadata."""
+    with CheckpointStore(tmp_path, kuhn, NET, LEARN) as store:
+        store.save(state.replace(step=state.step + 1), version=1)
+    meta_file = tmp_path / "1" / "meta" / "metadata"
+    meta = json.loads(meta_file.read_text())
+    del meta["network"]["kind"]
+    meta_file.write_text(json.dumps(meta))
+    assert "kind" not in read_metadata(tmp_path)["network"]
+    restored, _ = restore_train_state(tmp_path, kuhn, NET, LEARN)
+    assert trees_equal(restored.params, state.params)
+    assert restore_params(tmp_path, kuhn)[1] == NET and load_value_function(tmp_path, kuhn).version == 1
+
+
+def test_a_checkpoint_of_another_network_kind_is_refused(kuhn, state, tmp_path, monkeypatch):
+    monkeypatch.setitem(BUILDERS, "mlp_b", build_mlp)      # a second architecture
+    other = dataclasses.replace(NET, kind="mlp_b")
+    with CheckpointStore(tmp_path, kuhn, other, LEARN) as store:
+        store.save(init_train_state(kuhn, other, LEARN, seed=0), version=1)
+    assert restore_params(tmp_path, kuhn)[1] == other       # for play: built as the kind it holds
+    with pytest.raises(CheckpointError, match="holds a network of kind mlp_b, not the configured mlp"):
+        restore_train_state(tmp_path, kuhn, NET, LEARN)
+    monkeypatch.delitem(BUILDERS, "mlp_b")                 # a kind this version cannot build
+    with pytest.raises(CheckpointError, match=r"kind 'mlp_b', which this version cannot build "
+                                              r"\(known kinds: mlp\)"):
+        load_value_function(tmp_path, kuhn)
 
 
 @pytest.mark.parametrize("damage", ["garbage_state", "no_state", "garbage_meta"])

@@ -5,11 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from networks.cvpn import init_params, make_model, zero_sum
+from networks.cvpn import init_params, make_model
 from networks.encoding import encode, normalise_ranges, to_game_units, to_network_units
 from networks.loss import cvpn_loss
+from networks.mlp import MLP, build_mlp
+from networks.registry import BUILDERS, builder
 from networks.value_function import NetworkValueFunction, bucket_sizes
-from sog.config import NetworkConfig
+from networks.zero_sum import zero_sum
+from sog.config import NETWORK_KINDS, NetworkConfig
 from sog.games import load_game
 from sog.games.api import DECISION, TERMINAL
 
@@ -73,7 +76,7 @@ def test_network_values_are_zero_sum_in_both_unit_systems(leduc):
     p = inputs[:, :12].reshape(-1, 2, 6)
     assert np.abs((p * np.asarray(v)).sum((1, 2))).max() < 1e-5
     assert logits.shape == (len(pubs), 2, 6, 3)
-    cfv = NetworkValueFunction(game, SMALL, params)(pubs, ranges)
+    cfv = NetworkValueFunction(game, SMALL, params).evaluate(pubs, ranges)[0]
     scale = np.abs(ranges[:, :, :, None] * cfv[:, :, None, :]).sum((1, 2, 3)) + 1e-9
     assert np.all(np.abs((ranges * cfv).sum((1, 2))) / scale < 1e-5)
     assert np.all(cfv[~possible] == 0.0)
@@ -84,16 +87,16 @@ def test_adapter_scaling_laws(leduc):
     game, pubs, params = leduc
     vf = NetworkValueFunction(game, SMALL, params)
     ranges = random_ranges(np.random.default_rng(2), len(pubs), 6)
-    base = vf(pubs, ranges)
+    base = vf.evaluate(pubs, ranges)[0]
     for c in (0.25, 3.7):
         r1_scaled = ranges.copy()
         r1_scaled[:, 1] *= c
-        v = vf(pubs, r1_scaled)
+        v = vf.evaluate(pubs, r1_scaled)[0]
         np.testing.assert_allclose(v[:, 0], c * base[:, 0], rtol=1e-5, atol=1e-9)
         np.testing.assert_allclose(v[:, 1], base[:, 1], rtol=1e-5, atol=1e-9)
         r0_scaled = ranges.copy()
         r0_scaled[:, 0] *= c
-        v = vf(pubs, r0_scaled)
+        v = vf.evaluate(pubs, r0_scaled)[0]
         np.testing.assert_allclose(v[:, 0], base[:, 0], rtol=1e-5, atol=1e-9)
         np.testing.assert_allclose(v[:, 1], c * base[:, 1], rtol=1e-5, atol=1e-9)
 
@@ -134,7 +137,7 @@ def test_bucket_padding_matches_unpadded_apply_and_bounds_compilations(leduc):
     assert vf.compilations == 2
     assert (vf.calls, vf.queries) == (8, 69)
     vf.set_params(init_params(game, SMALL, seed=1), version=7)
-    vf(pubs[:3], random_ranges(rng, 3, 6))
+    vf.evaluate(pubs[:3], random_ranges(rng, 3, 6))
     assert vf.version == 7 and vf.compilations == 2
     empty_v, empty_l = vf.evaluate([], np.zeros((0, 2, 6)))
     assert empty_v.shape == (0, 2, 6) and empty_l.shape == (0, 2, 6, 3)
@@ -147,7 +150,24 @@ def test_bucket_sizes_and_config_errors(leduc):
     with pytest.raises(ValueError, match="activation"):
         make_model(game.spec, NetworkConfig(activation="tanhh"))
     with pytest.raises(ValueError, match="shape"):
-        NetworkValueFunction(game, SMALL, params)(pubs[:2], np.ones((2, 2, 5)))
+        NetworkValueFunction(game, SMALL, params).evaluate(pubs[:2], np.ones((2, 2, 5)))
+
+
+def test_registry_builds_the_configured_kind(leduc):
+    game, _, params = leduc
+    assert tuple(BUILDERS) == NETWORK_KINDS                # config loading checks the same names
+    assert builder("mlp") is build_mlp and NetworkConfig().kind == "mlp"
+    model = make_model(game.spec, SMALL)
+    assert isinstance(model, MLP) and (model.hidden, model.layers) == (32, 2)
+    assert sorted(params["params"]) == ["hidden_0", "hidden_1", "policy_0", "policy_1", "value"]
+
+
+def test_unknown_network_kind_is_rejected_naming_the_known_ones(leduc):
+    game, _, _ = leduc
+    with pytest.raises(ValueError, match="unknown network kind 'resnet'; known kinds: mlp"):
+        builder("resnet")
+    with pytest.raises(ValueError, match="unknown network kind 'resnet'; known kinds: mlp"):
+        make_model(game.spec, NetworkConfig(kind="resnet"))
 
 
 def random_batch(rng, b=6, n=4, a=3):

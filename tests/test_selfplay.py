@@ -56,7 +56,7 @@ def test_query_solver_targets_match_the_oracle_when_it_is_the_value_function():
     r = game.initial_ranges()
     out = QuerySolver(game, cfg, ExactValueFunction(game, iterations=50), seed=0).solve([(root, r)])
     (target,) = [out.examples["value_target"][0]]
-    exact = oracle([root], r[None])[0]
+    exact = oracle.solve([root], r[None])[0][0]
     # value targets are stored in network units: cfv / (max_utility * opponent reach).
     # Player 1's equilibrium strategy is unique in Kuhn, so player 0's per-hand values are
     # too; player 0's equilibria form a family along which player 1's per-hand values move,
@@ -77,9 +77,9 @@ def test_merging_value_function_merges_concurrent_requests():
             return np.ones((len(pubs), 2, 3)) * np.arange(len(pubs))[:, None, None], np.zeros((len(pubs), 2, 3, 2))
 
     def job(vf, k):
-        return vf([game.root()] * k, np.ones((k, 2, 3)))
+        return vf.evaluate([game.root()] * k, np.ones((k, 2, 3)))[0]
 
     results = run_merged([lambda vf, k=k: job(vf, k) for k in (1, 2, 3)], Counting())
     assert calls == [6]
     assert [r.shape[0] for r in results] == [1, 2, 3]
-    assert MergingValueFunction(Counting(), 1)([game.root()], np.ones((1, 2, 3))).shape == (1, 2, 3)
+    assert MergingValueFunction(Counting(), 1).evaluate([game.root()], np.ones((1, 2, 3)))[0].shape == (1, 2, 3)

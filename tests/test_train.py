@@ -1,6 +1,7 @@
 """`sog train` end to end on tiny Kuhn: the synchronous loop (checkpoints, scalars, replay, resume
 equal to an uninterrupted run, refusal of another game) and a real Ray run in which a self-play
 worker and the inference server are killed mid-run."""
+import dataclasses
 import json
 import time
 
@@ -12,6 +13,8 @@ from launch.train import train
 from learners.checkpoint import CheckpointError, latest_step, restore_train_state
 from learners.learner import Learner
 from learners.metrics import read_eval_csv, read_scalars
+from networks.mlp import build_mlp
+from networks.registry import BUILDERS
 from sog.config import apply_overrides, load_config
 from sog.games import load_game
 
@@ -76,7 +79,7 @@ def test_sync_split_and_resume_matches_an_uninterrupted_run(tmp_path):
         assert abs(x - y) <= 1e-4 * max(1.0, abs(x))
 
 
-def test_resume_refuses_another_game_or_network(tmp_path, capsys):
+def test_resume_refuses_another_game_or_network(tmp_path, capsys, monkeypatch):
     run_dir = tmp_path / "run"
     train(tiny("run.max_steps=10"), run_dir, sync=True, log=quiet)
     leduc = apply_overrides(tiny(), ["game=leduc_poker"])
@@ -85,6 +88,10 @@ def test_resume_refuses_another_game_or_network(tmp_path, capsys):
     wider = tiny("network.hidden=32")
     with pytest.raises(CheckpointError, match="network"):
         Learner(load_game(wider.game), wider, run_dir)
+    monkeypatch.setitem(BUILDERS, "mlp_b", build_mlp)      # a second architecture
+    other = dataclasses.replace(tiny(), network=dataclasses.replace(tiny().network, kind="mlp_b"))
+    with pytest.raises(CheckpointError, match="holds a network of kind mlp, not the configured mlp_b"):
+        Learner(load_game(other.game), other, run_dir)
     rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--run-dir", str(run_dir),
                    "--set", "network.hidden=32"])
     assert rc == 2 and "network" in capsys.readouterr().err

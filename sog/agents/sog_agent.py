@@ -17,8 +17,8 @@ import numpy as np
 from sog.agents.api import Agent
 from sog.games.api import DECISION, Game
 from sog.games.world import IllegalActionError
-from sog.search.cfr import ValueFunction
 from sog.search.resolve import ContinualResolver, SearchParams, Summary
+from sog.search.value_function import ValueFunction
 
 
 class SoGAgent(Agent):

@@ -5,7 +5,7 @@ One iteration (simultaneous updates, both players at once):
 1. `regret_matching_entries`: the current policy sigma from the regrets.
 2. `propagate_ranges`: ranges [n, 2, N] flow down, one segment sum per depth.
 3. `leaf_values`: terminals exactly (one weighted sum over the payoff matrices'
-   entries); frontier leaves with one batched `ValueFunction` call for all of them.
+   entries); frontier leaves with one batched `FrontierValues` call for all of them.
 4. `propagate_entries`: counterfactual values [n, 2, N] and the actor's action
    values q flow up, one gather and segment sum per depth. The actor's value is
    sum_a sigma q (CFR) or max_a q (best response, same pass).
@@ -24,14 +24,14 @@ Algorithms: "cfr+" (regret-matching+, linear averaging: the default), "cfr"
 Brown & Sandholm 2019). Regrets and averages are float64.
 
 The solver works on a full tree or a partial one whose frontier is evaluated by
-a `ValueFunction` (GT-CFR's regret update phase), and on forests (several
+a `FrontierValues` callable (GT-CFR's regret update phase), and on forests (several
 roots, each with its own root ranges: the exact oracle solves many subgames at
 once this way).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -40,26 +40,11 @@ from sog.search.tree import CompiledTree
 ALGORITHMS = ("cfr+", "cfr", "dcfr")
 
 
-class ValueFunction(Protocol):
-    """Counterfactual values of public belief states, batched.
-
-    pubs: B public states; ranges: float [B, 2, N] (each player's reach).
-    Returns float [B, 2, N]: each player's counterfactual values (opponent and
-    chance reach included, own reach excluded; units of the game's utility).
-    """
-
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray: ...
-
-
-class PolicyValueFunction(ValueFunction, Protocol):
-    """A ValueFunction that also returns prior-policy logits (the CVPN; the oracle).
-
-    evaluate(pubs, ranges [B, 2, N]) -> (values [B, 2, N], logits [B, 2, N, A]):
-    logits[b, i] is player i's prior over actions per slot (only the actor's is
-    used; entries of illegal actions are ignored by callers).
-    """
-
-    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+# What CFR asks of a partial tree's frontier: frontier_values(pubs, ranges [F, 2, N]) ->
+# the counterfactual values [F, 2, N] of its F frontier leaves, with the conventions and
+# units of `sog.search.value_function.ValueFunction`'s values (GT-CFR passes on its value
+# function's; depth-limited solving answers with its own leaf models).
+FrontierValues = Callable[[Sequence, np.ndarray], np.ndarray]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +175,7 @@ def propagate_ranges(lv: Levels, pol: np.ndarray, root_ranges: np.ndarray) -> np
     return ranges
 
 
-def leaf_values(lv: Levels, ranges: np.ndarray, value_fn: ValueFunction | None) -> np.ndarray:
+def leaf_values(lv: Levels, ranges: np.ndarray, value_fn: FrontierValues | None) -> np.ndarray:
     """float [n, 2, N]: exact terminal values and frontier values; zeros elsewhere."""
     ct = lv.ct
     k, src, dst = lv.payoff_index
@@ -257,7 +242,7 @@ class CFRSolver:
     """
 
     def __init__(self, ct: CompiledTree, root_ranges: np.ndarray | None = None,
-                 value_fn: ValueFunction | None = None, config: CFRConfig = CFRConfig(), gadget=None,
+                 value_fn: FrontierValues | None = None, config: CFRConfig = CFRConfig(), gadget=None,
                  levels: Levels | None = None):
         self.ct, self.config, self.value_fn, self.gadget = ct, config, value_fn, gadget
         self.levels = lv = Levels(ct) if levels is None else levels
@@ -365,7 +350,7 @@ class CFRSolver:
 
 
 def evaluate_entries(lv: Levels, sigma: np.ndarray, root_ranges: np.ndarray,
-                     value_fn: ValueFunction | None = None, best_response: bool = False):
+                     value_fn: FrontierValues | None = None, best_response: bool = False):
     """(ranges [n, 2, N], values [n, 2, N]) of a fixed policy over the legal entries [E];
     best-response values if asked."""
     ranges = propagate_ranges(lv, np.append(sigma, 1.0), root_ranges)
@@ -375,6 +360,6 @@ def evaluate_entries(lv: Levels, sigma: np.ndarray, root_ranges: np.ndarray,
 
 
 def evaluate_policy(lv: Levels, sigma_dec: np.ndarray, root_ranges: np.ndarray,
-                    value_fn: ValueFunction | None = None, best_response: bool = False):
+                    value_fn: FrontierValues | None = None, best_response: bool = False):
     """`evaluate_entries` of a dense decision-node policy [m, N, A]."""
     return evaluate_entries(lv, lv.to_entries(sigma_dec), root_ranges, value_fn, best_response)

@@ -48,9 +48,9 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
-from sog.search.cfr import (CFRConfig, CFRSolver, Levels, ValueFunction, full_policy, propagate_ranges,
-                            regret_matching)
+from sog.search.cfr import CFRConfig, CFRSolver, Levels, full_policy, propagate_ranges, regret_matching
 from sog.search.tree import PublicTree, compile_tree
+from sog.search.value_function import ValueFunction
 
 
 @dataclasses.dataclass
@@ -114,7 +114,8 @@ class SearchResult:
 
 
 class _Recorder:
-    """Wraps a value function: records every query and the latest prior logits per public state."""
+    """The solver's `FrontierValues` around a value function: records every query and the
+    latest prior logits per public state."""
 
     def __init__(self, value_fn: ValueFunction, num_actions: int):
         self.value_fn, self.A = value_fn, num_actions
@@ -124,12 +125,9 @@ class _Recorder:
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
         self.calls += 1
-        if hasattr(self.value_fn, "evaluate"):
-            values, logits = self.value_fn.evaluate(pubs, ranges)
-            for pub, lg in zip(pubs, logits):
-                self.logits[pub] = lg
-        else:
-            values = self.value_fn(pubs, ranges)
+        values, logits = self.value_fn.evaluate(pubs, ranges)
+        for pub, lg in zip(pubs, logits):
+            self.logits[pub] = lg
         self.queries.extend(zip(pubs, np.array(ranges, copy=True)))
         return values
 

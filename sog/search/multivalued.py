@@ -42,7 +42,7 @@ What is implemented here, on the vectorised public tree (`sog.search`):
   the small games; rollouts would estimate the same quantities.
 * **The leaf choice is a real opponent decision of the solved game.** The
   trunk is solved by the existing vectorised CFR (`sog.search.cfr.CFRSolver`,
-  alternating CFR+ by default) with a `ValueFunction` at the frontier that
+  alternating CFR+ by default) with a `FrontierValues` callable at the frontier that
   owns, per (leaf, opponent slot), regrets and an average over the k
   continuations (`_LeafChoice`): each pass it plays the current
   regret-matching mixture, returns the searcher's values under that mixture
@@ -241,7 +241,7 @@ def _uniform_rm(x: np.ndarray) -> np.ndarray:
 
 class _LeafChoice:
     """The opponent's choice among k continuations at each (leaf, opponent slot), as a
-    ValueFunction of the trunk's frontier with its own regrets (see module doc)."""
+    `FrontierValues` of the trunk's frontier with its own regrets (see module doc)."""
 
     def __init__(self, pubs: Sequence[Hashable], U: np.ndarray, opponent: int):
         self.pubs, self.U, self.opponent = tuple(pubs), U, opponent

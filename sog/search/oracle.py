@@ -1,4 +1,4 @@
-"""The exact oracle `PolicyValueFunction`: solve the subgame below each query to the end.
+"""The exact oracle `ValueFunction`: solve the subgame below each query to the end.
 
 For a batch of public belief states (pub, r0, r1) the oracle takes the forest
 of full subtrees below the queried public states (each subtree built once, the
@@ -155,9 +155,6 @@ class ExactValueFunction:
         self.gap_total += self.gap
         self.last_solver = solver
         return values, solver
-
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        return self.solve(pubs, ranges)[0]
 
     def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(values [B, 2, N], logits [B, 2, N, A]): the logits are the log of the subgame

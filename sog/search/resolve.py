@@ -45,9 +45,9 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from sog.games.api import Game
-from sog.search.cfr import ValueFunction
 from sog.search.gtcfr import GTCFR, Gadget, SearchResult
 from sog.search.tree import PublicTree
+from sog.search.value_function import ValueFunction
 
 
 @dataclasses.dataclass
