@@ -9,17 +9,11 @@ import json
 import sys
 import time
 
-
-class UserError(Exception):
-    """An error caused by the command's input; reported without a traceback."""
+from launch.console import UserError, say
 
 
 def emit(result: dict) -> None:
     print(json.dumps(result), flush=True)
-
-
-def say(*args, end: str = "\n") -> None:
-    print(*args, file=sys.stderr, flush=True, end=end)
 
 
 def _game(name: str):
