@@ -149,7 +149,8 @@ def cmd_bench(args) -> dict:
 def cmd_train(args) -> dict:
     from pathlib import Path
 
-    from launch.train import TrainError, train
+    from launch.train import train
+    from launch.training_run import TrainError
     from learners.checkpoint import CheckpointError
     from sog.config import ConfigError, load_config
 
