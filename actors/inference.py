@@ -14,9 +14,10 @@ Three pieces:
   batch picks up. A weight update therefore never waits behind inference,
   and a batch never mixes two versions.
 - `InferenceServer`: that core around a jitted CVPN (`NetworkValueFunction`'s
-  bucketed `apply_padded`), with async methods; `actors.ray_actors` turns it
-  into a Ray async actor (all methods on one event loop, up to 1000
-  concurrent calls). The weights are moved to the device once per version.
+  bucketed `apply_padded`), with async methods; the Ray training run
+  (`launch.ray_run`) makes it a Ray async actor (all methods on one event
+  loop, up to 1000 concurrent calls). The weights are moved to the device
+  once per version.
 - `InferenceClient`: a sog `ValueFunction` (`sog.search.value_function`)
   backed by a server. It encodes the beliefs itself
   (`networks.encoding.encode`) and converts the network's outputs to game
@@ -215,7 +216,8 @@ class InferenceClient:
     """A `ValueFunction` answered by an inference server (see module doc).
 
     submit(inputs, possible) -> (values, logits, version): the transport; use
-    `InferenceClient.for_actor(handle, game)` for a Ray actor handle.
+    `InferenceClient.for_actor(handle, game)` for a Ray actor handle,
+    `InferenceClient.in_process(vf)` for a network in this process.
     """
 
     def __init__(self, submit: Callable, game):
@@ -232,6 +234,14 @@ class InferenceClient:
         def submit(inputs, possible):
             return ray.get(handle.infer.remote(inputs, possible))
         return cls(submit, game)
+
+    @classmethod
+    def in_process(cls, vf) -> InferenceClient:
+        """A client of `vf`, a `NetworkValueFunction` in this process (the Ray-free training run):
+        the same answers as `vf.evaluate`, tagged with `vf`'s current version."""
+        def submit(inputs, possible):
+            return (*vf.apply_padded(inputs, possible), vf.version)
+        return cls(submit, vf.game)
 
     def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         spec = self.game.spec

@@ -2,15 +2,17 @@
 
 | actor | wraps | methods |
 |---|---|---|
-| `InferenceServerActor` | `actors.inference.InferenceServer` (async actor) | infer, set_weights, stats, ping |
-| `ReplayActor` | `actors.replay.ReplayBuffer` | add, try_sample, counters, save, load |
-| `QueryQueueActor` | `actors.queue.QueryQueue` | push, pop, counters, save |
-| `SelfPlayWorker` | `actors.selfplay.SelfPlay` | step: play, push examples and queries |
-| `QuerySolverActor` | `actors.query_solver.QuerySolver` | step: pop, solve, push examples and recursive queries |
+| `actors.inference.InferenceServer` (an async actor as it is) | the CVPN behind batching | infer, set_weights, stats, ping |
+| `ReplayActor` | `actors.replay.ReplayBuffer` | loaded, add, try_sample, counters, save, load |
+| `QueryQueueActor` | `actors.queue.QueryQueue` | loaded, push, pop, counters, save |
+| `ProducerActor` | a producer of `actors.producers` (self-play worker, query solver) | step, ping |
 
-The driver (`launch.train`) keeps one `step` call in flight per worker and
-solver and collects the returned stats (counters, seconds, seconds waiting,
-the weight version used, resident memory).
+The classes here are plain Python; the training run (`launch.ray_run`) makes
+each one a Ray actor class with the options of its role (`launch.roles`:
+resources, restarts). The driver keeps one `step` call in flight per producer
+and collects the returned stats (counters, seconds, seconds waiting, the
+weight version used, resident memory): the stats of the plain producer's
+step, the very method the Ray-free run calls.
 
 Fault tolerance: every actor is created with `max_restarts=-1`, so Ray
 restarts one that dies. The stateless-on-restart services (inference server,
@@ -20,11 +22,11 @@ inserts are idempotent (example ids) so a retried `add` is harmless. The
 replay and the queue reload their persisted files from the run directory
 when (re)started, and a restarted inference server comes back with its
 initial weights until the driver, which checks the server's version every
-progress tick, publishes the latest again. Worker and solver `step` calls are
-not retried (`max_task_retries=0`): the driver gets `RayActorError`, counts
-it, and calls `step` again, which waits until the restarted actor is up. A
-restarted worker or solver draws a fresh seed (the constructor mixes in the
-clock), so it does not replay the games or example ids of its previous life.
+progress tick, publishes the latest again. Producer `step` calls are not
+retried (`max_task_retries=0`): the driver gets `RayActorError`, counts it,
+and calls `step` again, which waits until the restarted actor is up. A
+restarted producer draws a fresh seed (the constructor mixes in the clock),
+so it does not replay the games or example ids of its previous life.
 """
 from __future__ import annotations
 
@@ -35,29 +37,21 @@ from pathlib import Path
 import numpy as np
 import ray
 
-from actors.inference import InferenceClient, InferenceServer
-from actors.query_solver import QuerySolver
+from actors.examples import Produced
+from actors.inference import InferenceClient
 from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
-from actors.selfplay import SelfPlay
 from sog.config import Config
 from sog.games import load_game
 from sog.process import rss_mb
 
-SERVICE = {"max_restarts": -1, "max_task_retries": -1}
-PRODUCER = {"max_restarts": -1, "max_task_retries": 0}
-
-# seed-sequence tags: distinct streams per role
-SELFPLAY, SOLVER = 1, 2
+IDLE_SLEEP = 0.05          # seconds an empty pop waits before answering, so an idle solver does not spin
 
 
 def fresh_seed(*words: int) -> int:
     """A 62-bit seed from `words` and the clock (restarts must not repeat a stream)."""
     ss = np.random.SeedSequence([*map(int, words), time.time_ns() & (2**63 - 1), os.getpid()])
     return int(ss.generate_state(1, np.uint64)[0] >> 2)
-
-
-InferenceServerActor = ray.remote(num_cpus=0, **SERVICE)(InferenceServer)
 
 
 def _restore(store, path: str | None) -> str | None:
@@ -72,7 +66,6 @@ def _restore(store, path: str | None) -> str | None:
     return None
 
 
-@ray.remote(num_cpus=0, **SERVICE)
 class ReplayActor:
     """The replay buffer; reloads `path` (if it exists) when (re)started."""
 
@@ -105,7 +98,6 @@ class ReplayActor:
         return self.counters()
 
 
-@ray.remote(num_cpus=0, **SERVICE)
 class QueryQueueActor:
     """The query queue; reloads `path` (if it exists) when (re)started."""
 
@@ -132,74 +124,47 @@ class QueryQueueActor:
         return path
 
 
-def _push(replay, queue, produced) -> tuple[int, int]:
-    """Send a Produced's examples to the replay and its queries to the queue; (new examples, dropped)."""
-    refs = [replay.add.remote(produced.examples, produced.ids)]
-    if produced.queries and queue is not None:
-        refs.append(queue.push.remote(produced.queries))
-    out = ray.get(refs)
-    return int(out[0]), int(out[1]) if len(out) > 1 else 0
+class RayChannels:
+    """`actors.producers.Channels` to the replay and queue actors (queue None: no solvers, queries
+    are not kept). An empty pop answers after `IDLE_SLEEP` seconds."""
 
-
-@ray.remote(num_cpus=1, **PRODUCER)
-class SelfPlayWorker:
-    """Sound self-play against the inference server; one `step` = one `SelfPlay.play`."""
-
-    def __init__(self, config: Config, index: int, server, replay, queue):
-        self.game = load_game(config.game)
-        self.client = InferenceClient.for_actor(server, self.game)
-        self.selfplay = SelfPlay(self.game, config, self.client, fresh_seed(config.run.seed, SELFPLAY, index))
+    def __init__(self, replay, queue):
         self.replay, self.queue = replay, queue
-        self.index = index
 
-    def step(self) -> dict:
-        t0, w0, q0 = time.perf_counter(), self.client.wait_seconds, self.client.queries
-        produced = self.selfplay.play()
-        t1 = time.perf_counter()
-        new, dropped = _push(self.replay, self.queue, produced)
-        t2 = time.perf_counter()
-        return {**produced.stats, "examples": len(produced.ids), "new_examples": new,
-                "queries_pushed": len(produced.queries), "queries_dropped": dropped,
-                "seconds": t2 - t0, "wait_inference": self.client.wait_seconds - w0,
-                "wait_push": t2 - t1, "network_queries": self.client.queries - q0,
-                "version": self.client.version, "rss_mb": rss_mb(), "pid": os.getpid()}
+    def deliver(self, produced: Produced) -> tuple[int, int]:
+        refs = [self.replay.add.remote(produced.examples, produced.ids)]      # both calls at once
+        if produced.queries and self.queue is not None:
+            refs.append(self.queue.push.remote(produced.queries))
+        out = ray.get(refs)
+        return int(out[0]), int(out[1]) if len(out) > 1 else 0
 
-    def ping(self) -> int:
-        return os.getpid()
-
-
-@ray.remote(num_cpus=1, **PRODUCER)
-class QuerySolverActor:
-    """Query solving against the inference server; one `step` = pop up to k, solve, push."""
-
-    def __init__(self, config: Config, index: int, server, replay, queue, batch: int,
-                 idle_sleep: float = 0.05):
-        self.game = load_game(config.game)
-        self.client = InferenceClient.for_actor(server, self.game)
-        self.solver = QuerySolver(self.game, config, self.client, fresh_seed(config.run.seed, SOLVER, index))
-        self.replay, self.queue = replay, queue
-        self.batch, self.idle_sleep = batch, idle_sleep
-
-    def step(self) -> dict:
-        t0, w0, q0 = time.perf_counter(), self.client.wait_seconds, self.client.queries
-        queries = ray.get(self.queue.pop.remote(self.batch))
-        t1 = time.perf_counter()
+    def pop(self, k: int) -> list:
+        queries = ray.get(self.queue.pop.remote(k))
         if not queries:
-            time.sleep(self.idle_sleep)
-            t2 = time.perf_counter()
-            return {"solves": 0, "examples": 0, "new_examples": 0, "recursive_pushed": 0,
-                    "queries_dropped": 0, "seconds": t2 - t0, "wait_queue": t2 - t0,
-                    "wait_inference": 0.0, "wait_push": 0.0, "version": self.client.version,
-                    "rss_mb": rss_mb(), "pid": os.getpid()}
-        produced = self.solver.solve(queries)
-        t2 = time.perf_counter()
-        new, dropped = _push(self.replay, self.queue, produced)
-        t3 = time.perf_counter()
-        return {**produced.stats, "examples": len(produced.ids), "new_examples": new,
-                "recursive_pushed": len(produced.queries), "queries_dropped": dropped,
-                "seconds": t3 - t0, "wait_queue": t1 - t0,
-                "wait_inference": self.client.wait_seconds - w0, "wait_push": t3 - t2,
-                "network_queries": self.client.queries - q0, "version": self.client.version, "rss_mb": rss_mb(), "pid": os.getpid()}
+            time.sleep(IDLE_SLEEP)
+        return queries
+
+
+class ProducerActor:
+    """A producer of `actors.producers` on Ray: `plain(game, config, client, channels, seed)` with a
+    client of the inference server `server` and `RayChannels(replay, queue)`, seeded afresh from
+    (run.seed, seed_tag, index) and the clock; a `step` call is one call of its method `step`."""
+
+    def __init__(self, plain: type, step: str, config: Config, index: int, seed_tag: int,
+                 server, replay, queue):
+        self.name = f"{plain.__name__}{index}"
+        game = load_game(config.game)
+        client = InferenceClient.for_actor(server, game)
+        producer = plain(game, config, client, RayChannels(replay, queue),
+                         fresh_seed(config.run.seed, seed_tag, index))
+        self._step = getattr(producer, step)
+
+    def step(self) -> dict:
+        return self._step()
 
     def ping(self) -> int:
         return os.getpid()
+
+    def __repr__(self) -> str:
+        """Ray's prefix for this actor's log lines (SelfPlayWorker0 rather than ProducerActor)."""
+        return self.name

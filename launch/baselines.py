@@ -20,8 +20,9 @@ command to an argparse subparsers object, with `run` as its `func`.
 """
 from __future__ import annotations
 
-import sys
 import time
+
+from launch.console import UserError, say
 
 BASELINES = ("outcome", "external", "pluribus", "uct", "smooth_uct", "ismcts")
 
@@ -38,26 +39,14 @@ def add_parser(subparsers):
     return p
 
 
-def _say(*args) -> None:
-    print(*args, file=sys.stderr, flush=True)
-
-
-def _user_error(message: str) -> Exception:
-    try:
-        from launch.cli import UserError
-    except ImportError:  # pragma: no cover - the CLI is always there in this repository
-        return ValueError(message)
-    return UserError(message)
-
-
 def _selected(only: str | None) -> list[str]:
     if not only:
         return list(BASELINES)
     names = [n.strip() for n in only.split(",") if n.strip()]
     unknown = [n for n in names if n not in BASELINES]
     if unknown or not names:
-        raise _user_error(f"unknown baseline(s) {', '.join(unknown) or repr(only)}; "
-                          f"choose from {', '.join(BASELINES)}")
+        raise UserError(f"unknown baseline(s) {', '.join(unknown) or repr(only)}; "
+                        f"choose from {', '.join(BASELINES)}")
     return list(dict.fromkeys(names))
 
 
@@ -111,12 +100,12 @@ def run(args) -> dict:
     from sog.games import UnknownGameError, load_game
 
     if not args.budget > 0:
-        raise _user_error(f"--budget must be positive, got {args.budget}")
+        raise UserError(f"--budget must be positive, got {args.budget}")
     names = _selected(args.only)
     try:
         game = load_game(args.game)
     except UnknownGameError as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     seed = int(getattr(args, "seed", 0) or 0)
     samplers = {"outcome": OutcomeSamplingMCCFR, "external": ExternalSamplingMCCFR,
                 "pluribus": PluribusMCCFR, "uct": UCT, "smooth_uct": SmoothUCT}
@@ -124,7 +113,7 @@ def run(args) -> dict:
              "uct": "episodes", "smooth_uct": "episodes", "ismcts": "simulations per search"}
     rows = []
     for name in names:
-        _say(f"{game.spec.name}: running {name} for {args.budget:g} s ...")
+        say(f"{game.spec.name}: running {name} for {args.budget:g} s ...")
         out = (_run_ismcts(game, args.budget, seed) if name == "ismcts"
                else _run_sampler(samplers[name], game, args.budget, seed))
         row = {"name": name, "units": units[name]}
@@ -144,7 +133,7 @@ def run(args) -> dict:
     best = min(done, key=lambda r: r["exploitability"])["name"] if done else None
     result = {"game": game.spec.name, "budget_seconds": float(args.budget), "seed": seed,
               "baselines": rows, "best": best}
-    _say(_table(result))
+    say(_table(result))
     return result
 
 

@@ -26,8 +26,9 @@ stderr; `bench_mccfr(game, seconds, ...)` is the function behind both.
 """
 from __future__ import annotations
 
-import sys
 import time
+
+from launch.console import UserError, say
 
 VARIANTS = ("outcome", "external", "pluribus")
 OPENSPIEL = {"outcome": "OutcomeSamplingMCCFRSolver", "external": "ExternalSamplingMCCFRSolver"}
@@ -45,10 +46,6 @@ def add_parser(subparsers):
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=run)
     return p
-
-
-def _say(*args, end: str = "\n") -> None:
-    print(*args, file=sys.stderr, flush=True, end=end)
 
 
 class _Ours:
@@ -113,7 +110,7 @@ def _race(runners: list, seconds: float, checkpoints: int, log) -> dict:
 
 
 def bench_mccfr(game, seconds: float, variants=("outcome", "external"), checkpoints: int = 4,
-                seed: int = 0, log=_say) -> dict:
+                seed: int = 0, log=say) -> dict:
     """Rows per variant: ours and OpenSpiel's (None where it has no counterpart or no pyspiel)."""
     import os
 
@@ -163,7 +160,6 @@ def table(result: dict) -> str:
 
 
 def run(args) -> dict:
-    from launch.cli import UserError
     from sog.games import UnknownGameError, load_game
 
     if not args.seconds > 0:
@@ -174,10 +170,10 @@ def run(args) -> dict:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown or not variants:
         raise UserError(f"unknown MCCFR variant(s) {', '.join(unknown) or repr(args.variants)}; "
-                        f"choose from {', '.join(VARIANTS)}")
+                      f"choose from {', '.join(VARIANTS)}")
     try:
         game = load_game(args.game)
     except UnknownGameError as e:
         raise UserError(str(e)) from None
     return bench_mccfr(game, args.seconds, list(dict.fromkeys(variants)), args.checkpoints,
-                       int(args.seed), log=_say)
+                       int(args.seed), log=say)

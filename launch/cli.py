@@ -10,17 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-
-class UserError(Exception):
-    """An error caused by the command's input; reported without a traceback."""
+from launch.console import UserError, say
 
 
 def emit(result: dict) -> None:
     print(json.dumps(result), flush=True)
-
-
-def say(*args, end: str = "\n") -> None:
-    print(*args, file=sys.stderr, flush=True, end=end)
 
 
 def _game(name: str):
@@ -180,7 +174,8 @@ def cmd_bench(args) -> dict:
 
 def cmd_train(args) -> dict:
 
-    from launch.train import TrainError, train
+    from launch.train import train
+    from launch.training_run import TrainError
     from learners.checkpoint import CheckpointError
     from sog.config import ConfigError, load_config
 

@@ -23,15 +23,16 @@ training does, and eval/policy_mbb), and drawn in RUN_DIR/eval.png.
 Re-running skips the (step, search, seeds) rows eval.csv already holds.
 
 `add_parser(subparsers)` adds the command with `run` as its func; `run(args)`
-returns a JSON-able dict; user errors raise `launch.cli.UserError`.
+returns a JSON-able dict; user errors raise `launch.console.UserError`.
 """
 from __future__ import annotations
 
 import csv
 import dataclasses
-import sys
 import time
 from pathlib import Path
+
+from launch.console import UserError, say
 
 EVAL_FILE, PNG_FILE = "eval.csv", "eval.png"
 BUCKETS = (8, 64, 512)   # padded batch sizes of the network: few jit compilations per run
@@ -52,15 +53,6 @@ def add_parser(subparsers):
     return e
 
 
-def _user_error(message: str) -> Exception:
-    from launch.cli import UserError
-    return UserError(message)
-
-
-def _say(*args, end: str = "\n") -> None:
-    print(*args, file=sys.stderr, flush=True, end=end)
-
-
 def checkpoint_steps(run_dir: Path) -> list[int]:
     """Steps of the complete checkpoints in a run directory, oldest first."""
     steps = []
@@ -79,7 +71,7 @@ def _run_config(run_dir: Path):
     try:
         return load_config(path)
     except ConfigError as e:
-        _say(f"sog eval: ignoring {path}: {e}")
+        say(f"sog eval: ignoring {path}: {e}")
         return None
 
 
@@ -93,8 +85,8 @@ def read_rows(path: Path) -> list[dict]:
         if reader.fieldnames is None:
             return []
         if list(reader.fieldnames) != EVAL_FIELDS:
-            raise _user_error(f"{path} has columns {reader.fieldnames}, not the evaluation columns {EVAL_FIELDS}; "
-                              "not touching it")
+            raise UserError(f"{path} has columns {reader.fieldnames}, not the evaluation columns {EVAL_FIELDS}; "
+                            "not touching it")
         return list(reader)
 
 
@@ -151,12 +143,12 @@ def run(args) -> dict:
 
     run_dir = Path(args.run)
     if not run_dir.is_dir():
-        raise _user_error(f"no run directory at {run_dir}")
+        raise UserError(f"no run directory at {run_dir}")
     if args.every < 1:
-        raise _user_error("--every must be at least 1")
+        raise UserError("--every must be at least 1")
     steps = checkpoint_steps(run_dir)
     if not steps:
-        raise _user_error(f"no checkpoints in {run_dir} (expected numbered step directories)")
+        raise UserError(f"no checkpoints in {run_dir} (expected numbered step directories)")
     selected = sorted(set(steps[::args.every]) | {steps[-1]})
     config = _run_config(run_dir)
     searches = args.search
@@ -164,13 +156,13 @@ def run(args) -> dict:
         searches = config.run.eval_search.split(";") if config is not None else ["10,1"]
     seeds = args.seeds if args.seeds is not None else (config.run.eval_seeds if config is not None else 2)
     if seeds < 1:
-        raise _user_error("--seeds must be at least 1")
+        raise UserError("--seeds must be at least 1")
     params = {}
     for text in searches:
         try:
             p = parse_search(text.strip())
         except ValueError as e:
-            raise _user_error(str(e)) from None
+            raise UserError(str(e)) from None
         if config is not None:
             s = config.search
             p = dataclasses.replace(p, puct_c=s.puct_c, prior_temperature=s.prior_temperature,
@@ -180,14 +172,14 @@ def run(args) -> dict:
     try:
         metas = {step: read_metadata(run_dir / str(step)) for step in selected}
     except CheckpointError as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     games = {m["game"] for m in metas.values()}
     if len(games) > 1:
-        raise _user_error(f"{run_dir} holds checkpoints of several games ({', '.join(sorted(games))})")
+        raise UserError(f"{run_dir} holds checkpoints of several games ({', '.join(sorted(games))})")
     try:
         game = load_game(games.pop())
     except UnknownGameError as e:
-        raise _user_error(f"checkpoint game: {e}") from None
+        raise UserError(f"checkpoint game: {e}") from None
     csv_path = run_dir / EVAL_FILE
     rows = read_rows(csv_path)
     done = {_key(r["step"], r["search"], r["seeds"]) for r in rows if r.get("step", "").isdigit()}
@@ -208,7 +200,7 @@ def run(args) -> dict:
             try:
                 loaded = load_value_function(run_dir / str(step), game, buckets=BUCKETS)
             except CheckpointError as e:
-                raise _user_error(str(e)) from None
+                raise UserError(str(e)) from None
             if vf is None or metas[step].get("network") != network:
                 vf, network = loaded, metas[step].get("network")
             else:        # same network shapes: swap the weights in, keep the compiled programs
@@ -217,9 +209,9 @@ def run(args) -> dict:
             results = []
             for name, p in todo:
                 def progress(seed, k, name=name, step=step):
-                    _say(f"\rstep {step}: SoG({name}) seed {seed + 1}/{seeds}: search {k}/{per_seed}", end="")
+                    say(f"\rstep {step}: SoG({name}) seed {seed + 1}/{seeds}: search {k}/{per_seed}", end="")
                 out = search_exploitability(game, ContinualResolver(game, vf, p), seeds, progress)
-                _say()
+                say()
                 results.append({"search": name, "seeds": seeds, "min_mbb": 1000 * out["min"],
                                 "mean_mbb": 1000 * out["mean"], "max_mbb": 1000 * out["max"],
                                 "seconds": round(out["seconds"], 3)})
@@ -244,8 +236,8 @@ def run(args) -> dict:
                     for k in ("mean", "min", "max"):
                         writer.add_scalar(f"{tag}_{k}_mbb", res[f"{k}_mbb"], global_step=step)
                     what = f"SoG({res['search']})"
-                _say(f"step {step} (v{version}): {what} exploitability mean {res['mean_mbb']:.2f} mbb/h "
-                     f"(min {res['min_mbb']:.2f}, max {res['max_mbb']:.2f}) in {res['seconds']:.1f} s")
+                say(f"step {step} (v{version}): {what} exploitability mean {res['mean_mbb']:.2f} mbb/h "
+                    f"(min {res['min_mbb']:.2f}, max {res['max_mbb']:.2f}) in {res['seconds']:.1f} s")
             writer.flush()
     finally:
         if writer is not None:
@@ -254,7 +246,7 @@ def run(args) -> dict:
     good = [r for r in rows if r.get("step", "").isdigit()]
     if good:
         plot(good, png, f"{game.spec.name}: {run_dir.name}")
-    _say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
+    say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
     return {"run": str(run_dir), "game": game.spec.name, "checkpoints": steps, "selected": selected,
             "searches": list(params), "seeds": seeds, "evaluated": evaluated, "skipped": skipped,
             "csv": str(csv_path), "png": str(png) if good else None, "tensorboard": str(run_dir / "tb"),

@@ -14,14 +14,15 @@ lbr: the local best response's win rate against an agent, in mbb/hand with
 its 95% interval (`sog.eval.lbr`).
 
 `add_parser(subparsers)` adds both commands (`run` and `run_lbr` as their
-funcs); both return a JSON-able dict; user errors raise `launch.cli.UserError`.
+funcs); both return a JSON-able dict; user errors raise `launch.console.UserError`.
 """
 from __future__ import annotations
 
 import math
-import sys
 import time
 from pathlib import Path
+
+from launch.console import UserError, say
 
 
 def add_parser(subparsers):
@@ -46,19 +47,10 @@ def add_parser(subparsers):
     return t
 
 
-def _user_error(message: str) -> Exception:
-    from launch.cli import UserError
-    return UserError(message)
-
-
 def setup_agents() -> None:
     """Register the agent kind of launch (`sog:`, whose networks live above sog/)."""
     from launch.values import register_sog_agent
     register_sog_agent()
-
-
-def _say(*args, end: str = "\n") -> None:
-    print(*args, file=sys.stderr, flush=True, end=end)
 
 
 class ProgressBar:
@@ -81,9 +73,9 @@ class ProgressBar:
         rate = played / max(now - self.t0, 1e-9)
         eta = (total - done) / rate if rate > 0 else float("nan")
         eta_text = "-" if math.isnan(eta) else f"{int(eta) // 60}:{int(eta) % 60:02d}"
-        _say(f"\r{self.label} [{bar:<{self.width}}] {done}/{total} games {rate:.1f}/s ETA {eta_text}  ", end="")
+        say(f"\r{self.label} [{bar:<{self.width}}] {done}/{total} games {rate:.1f}/s ETA {eta_text}  ", end="")
         if done >= total:
-            _say()
+            say()
 
 
 def aivat_values(cfg, game):
@@ -98,7 +90,7 @@ def aivat_values(cfg, game):
     try:
         vf = make_value_function(cfg.aivat_value, game)
     except (ValueError, FileNotFoundError) as e:
-        raise _user_error(f"aivat_value: {e}") from None
+        raise UserError(f"aivat_value: {e}") from None
     return network_world_values(game, vf, name=cfg.aivat_value).table
 
 
@@ -114,28 +106,28 @@ def run(args) -> dict:
     try:
         cfg = load_config(args.config, overrides)
     except TournamentError as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     out = args.out or cfg.out or str(Path("tournaments") / Path(args.config).name.removesuffix(".yaml"))
     from sog.eval.tournament import ResultStore
     try:
         ResultStore(out, cfg).check()            # another tournament's results: stop before any work
     except TournamentError as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     game = load_game(cfg.game)
     for name, spec in cfg.agents.items():        # every agent must build (checkpoints, files) before playing
         try:
             make_agent(spec, game)
         except AgentError as e:
-            raise _user_error(f"agent {name!r}: {e}") from None
+            raise UserError(f"agent {name!r}: {e}") from None
     values = aivat_values(cfg, game)
     bar = ProgressBar(f"{cfg.game} {cfg.mode}", quiet=getattr(args, "quiet", False))
     try:
         report = run_tournament(cfg, out, values=values, setup=setup_agents, progress=bar)
     except (TournamentError, AgentError, EloError) as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     from sog.eval.tournament import format_report
-    _say(format_report(report))
-    _say(f"results in {out}/ (games.jsonl, report.txt, report.json, head_to_head.csv, elo.csv, tournament.png)")
+    say(format_report(report))
+    say(f"results in {out}/ (games.jsonl, report.txt, report.json, head_to_head.csv, elo.csv, tournament.png)")
     return report
 
 
@@ -147,24 +139,24 @@ def run_lbr(args) -> dict:
 
     setup_agents()
     if args.hands < 1:
-        raise _user_error("--hands must be at least 1")
+        raise UserError("--hands must be at least 1")
     try:
         game = load_game(args.game)
         agent = make_agent(args.agent, game)
     except (UnknownGameError, AgentError) as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     bets = [b for b in (args.bets or "").split(",") if b.strip()]
 
     def progress(done, total):
-        _say(f"\rLBR vs {args.agent}: {done}/{total} hands", end="")
+        say(f"\rLBR vs {args.agent}: {done}/{total} hands", end="")
 
     try:
         out = lbr_match(game, agent, args.hands, seed=args.seed, bets=bets, progress=progress)
     except LBRError as e:
-        raise _user_error(str(e)) from None
-    _say()
+        raise UserError(str(e)) from None
+    say()
     lo, hi = out["ci95_mbb"]
-    _say(f"LBR ({'fold/call' if not out['bets'] else 'fold/call/' + '/'.join(out['bets'])}) against "
-         f"{args.agent} on {game.spec.name}: {out['mbb_per_hand']:+.1f} mbb/hand, 95% interval "
-         f"[{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s)")
+    say(f"LBR ({'fold/call' if not out['bets'] else 'fold/call/' + '/'.join(out['bets'])}) against "
+        f"{args.agent} on {game.spec.name}: {out['mbb_per_hand']:+.1f} mbb/hand, 95% interval "
+        f"[{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s)")
     return {"agent": args.agent, "seed": args.seed, **out}

@@ -21,7 +21,7 @@ Resume checks: the checkpoint must be of the same game string and network
 (`restore_train_state`). Every other difference (learning rate, budgets,
 self-play settings...) is allowed and listed in `config_changes` so the
 caller can log it. The replay buffer and query queue are not the learner's:
-the caller persists them next to the checkpoints (`launch.train`).
+the caller persists them next to the checkpoints (`launch.training_run`).
 """
 from __future__ import annotations
 

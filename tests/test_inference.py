@@ -155,6 +155,20 @@ def test_client_through_server_matches_network_value_function():
     assert client.version == 4 and client.queries == 5 and stats["version"] == 4
 
 
+
+def test_in_process_client_answers_exactly_as_the_network_value_function():
+    """The Ray-free training run's client: the same numbers as `evaluate`, tagged with the version."""
+    cfg = load_config("tiny_kuhn")
+    game = load_game(cfg.game)
+    vf = NetworkValueFunction(game, cfg.network, init_params(game, cfg.network, 3), version=7)
+    pubs = [game.root()] + [c.pub for c in game.cached("children", game.root())]
+    ranges = np.random.default_rng(0).random((len(pubs), 2, game.spec.num_states))
+    client = InferenceClient.in_process(vf)
+    values, logits = client.evaluate(pubs, ranges)
+    ref_values, ref_logits = vf.evaluate(pubs, ranges)
+    assert np.array_equal(values, ref_values) and np.array_equal(logits, ref_logits)
+    assert client.version == 7 and client.queries == len(pubs) and client.wait_seconds > 0
+
 @pytest.mark.parametrize("capacity", [3])
 def test_query_queue_drops_oldest_and_pops_newest(tmp_path, capacity):
     q = QueryQueue(capacity)

@@ -1,10 +1,15 @@
-"""Sound self-play and the query solver (Ray-free), with a fresh CVPN and the oracle."""
+"""Sound self-play, the query solver and their producer steps (Ray-free), with a fresh CVPN and
+the oracle."""
 import numpy as np
 import pytest
 
 from actors.examples import example_schema
+from actors.inference import InferenceClient
 from actors.merging import MergingValueFunction, run_merged
+from actors.producers import LocalChannels, QuerySolverWorker, SelfPlayWorker
 from actors.query_solver import QuerySolver
+from actors.queue import QueryQueue
+from actors.replay import ReplayBuffer
 from actors.selfplay import SelfPlay
 from networks.cvpn import init_params
 from networks.value_function import NetworkValueFunction
@@ -46,6 +51,31 @@ def test_selfplay_is_seeded(kuhn):
     a, b = (SelfPlay(game, cfg, vf, seed=3).play() for _ in range(2))
     assert np.array_equal(a.ids, b.ids)
     np.testing.assert_array_equal(a.examples["policy_target"], b.examples["policy_target"])
+
+
+def test_producer_steps_deliver_what_their_stats_count(kuhn):
+    """One self-play step and two solver steps into an in-process replay and queue (as the
+    Ray-free run drives them); the stats count what arrived."""
+    cfg, game, vf = kuhn
+    client = InferenceClient.in_process(vf)
+    replay = ReplayBuffer.from_config(example_schema(game), cfg.replay)
+    queue = QueryQueue(cfg.solver.queue_size, game)
+    channels = LocalChannels(replay, queue)
+    s = SelfPlayWorker(game, cfg, client, channels, seed=0).step()
+    assert s["games"] == 3 and s["examples"] == s["new_examples"] == len(replay) == s["searches"]
+    assert s["queries_pushed"] == queue.pushed_total > 0 and s["network_queries"] == client.queries > 0
+    assert s["seconds"] >= s["wait_inference"] + s["wait_push"] and s["version"] == vf.version
+    solver = QuerySolverWorker(game, cfg, client, channels, seed=1)
+    waiting = len(queue)
+    t = solver.step()                                   # a Ray solver's batch: games_per_worker
+    assert t["solves"] == min(3, waiting) == queue.popped_total
+    assert len(replay) == s["examples"] + t["examples"]
+    assert t["recursive_pushed"] == queue.pushed_total - s["queries_pushed"]
+    rejected = queue.rejected_total
+    rest = solver.step(batch=cfg.solver.queue_size)    # the Ray-free run passes its own batch
+    assert rest["solves"] > 0 and len(queue) == rest["recursive_pushed"] - (queue.rejected_total - rejected)
+    idle = solver.step(batch=0)
+    assert idle["solves"] == idle["examples"] == 0 and idle["wait_queue"] == idle["seconds"]
 
 
 def test_query_solver_targets_match_the_oracle_when_it_is_the_value_function():

@@ -1,6 +1,6 @@
 """`sog train` end to end on tiny Kuhn: the synchronous loop (checkpoints, scalars, replay, resume
-equal to an uninterrupted run, refusal of another game) and a real Ray run in which a self-play
-worker and the inference server are killed mid-run."""
+equal to an uninterrupted run, refusal of another game), both runs driving every role of the roles
+table, and a real Ray run in which a self-play worker and the inference server are killed mid-run."""
 import dataclasses
 import json
 import time
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from launch.cli import main as cli_main
+from launch.roles import PRODUCERS, ROLES
 from launch.train import train
 from learners.checkpoint import CheckpointError, latest_step, restore_train_state
 from learners.learner import Learner
@@ -99,9 +100,39 @@ def test_resume_refuses_another_game_or_network(tmp_path, capsys, monkeypatch):
     assert rc == 2
 
 
+def drives_every_role(out, members: dict, config, roles) -> None:
+    """`members` has `count` of each of `roles`, and every producer role's steps reached its wait
+    share and the counter of the examples it made."""
+    assert members == {role.name: role.count(config) for role in roles}
+    for role in PRODUCERS:
+        assert role.name in out["wait_share"] and out["counters"][role.stats["examples"]] > 0, role.name
+
+
+def test_sync_run_drives_every_role_of_the_table(tmp_path):
+    """The Ray-free run builds each service role of `launch.roles` in-process (`count` instances of
+    its plain class) and steps each producer role through the table; a count of 0 (no solvers)
+    leaves the role out, as in a Ray run."""
+    seen = {}
+
+    def on_tick(run):
+        seen.update(run.services)
+
+    config = tiny("run.max_steps=12", "run.eval_every=12")
+    out = train(config, tmp_path / "run", sync=True, log=quiet, tick_seconds=0.0, hooks={"on_tick": on_tick})
+    services = [role for role in ROLES if role.step is None]
+    drives_every_role(out, {name: len(objs) for name, objs in seen.items()}, config, services)
+    for role in services:
+        assert all(isinstance(obj, role.plain) for obj in seen[role.name]), role.name
+    assert [e["step"] for e in out["evals"]] == [0, 12]
+    alone = train(tiny("run.max_steps=12", "solver.solvers=0", "selfplay.p_td1=0.5"), tmp_path / "alone",
+                  sync=True, log=quiet)
+    assert alone["counters"]["solves"] == 0 and "solver" not in alone["wait_share"] and alone["queue"] == {}
+
+
 def test_ray_run_survives_killed_worker_and_server(tmp_path):
     """Real Ray (2 CPUs, local): kill the self-play worker, then the inference server; the run
-    reaches max_steps, both come back, weights reach the server and the workers."""
+    reaches max_steps, both come back, weights reach the server and the workers. Every role of
+    the table runs as its `count` actors."""
     import ray
 
     events = {}
@@ -121,10 +152,12 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
 
     def on_tick(run):
         step = run.learner.step_count
+        events.setdefault("members", {name: len(handles) for name, handles in run.actors.items()})
         if "worker" not in events and step >= 20:
-            old = ray.get(run.workers[0].ping.remote())
-            ray.kill(run.workers[0], no_restart=False)
-            new = new_pid(lambda: ray.get(run.workers[0].ping.remote(), timeout=60), old)
+            worker = run.actors["selfplay"][0]
+            old = ray.get(worker.ping.remote())
+            ray.kill(worker, no_restart=False)
+            new = new_pid(lambda: ray.get(worker.ping.remote(), timeout=60), old)
             events["worker"] = (step, run.counters["games"], old, new)
         elif "worker" in events and "server" not in events and step >= events["worker"][0] + 20:
             old = ray.get(run.server.stats.remote())["pid"]
@@ -133,9 +166,11 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
             events["server"] = (step, old, new)
 
     run_dir = tmp_path / "run"
-    out = train(tiny("run.max_steps=160", "learner.checkpoint_every=40"), run_dir, sync=False, log=quiet,
-                tick_seconds=0.25, hooks={"on_tick": on_tick}, num_cpus=2)
+    config = tiny("run.max_steps=160", "learner.checkpoint_every=40")
+    out = train(config, run_dir, sync=False, log=quiet, tick_seconds=0.25, hooks={"on_tick": on_tick},
+                num_cpus=2)
     assert not ray.is_initialized()            # the run owned its Ray instance and shut it down
+    drives_every_role(out, events["members"], config, ROLES)
     assert out["mode"] == "ray" and out["stop_reason"] == "max_steps" and out["steps"] == 160
     assert events["worker"][2] != events["worker"][3] and events["server"][1] != events["server"][2]
     assert out["counters"]["games"] > events["worker"][1]   # the restarted worker played on

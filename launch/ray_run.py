@@ -1,0 +1,427 @@
+"""The Ray training run (`sog train`, the default): producers and services as Ray actors, the
+learner in the driver.
+
+`ray.init()` embedded and local, or the cluster named by `RAY_ADDRESS` (e.g.
+inside `ray job submit`). Every role of `launch.roles` becomes `count` actors
+with the role's options:
+
+    InferenceServer (async actor, GPU when the cluster has one)
+    ReplayActor, QueryQueueActor (reload their snapshots in the run directory)
+    ProducerActor around SelfPlayWorker x selfplay.workers, QuerySolverWorker x solver.solvers
+    Evaluator (when run.eval_every > 0)
+
+The learner runs in the driver process. It is the one place that needs the
+replay's batches at a high rate and writes the checkpoints and metrics, so
+keeping it there costs no extra copy of the weights or the batches, keeps
+`--sync` and Ray on the same code, and makes "the learner crashed" the same
+event as "the driver crashed": the run directory then holds the last
+checkpoint and the last replay/queue snapshots, and re-running `sog train`
+resumes from them. (On a cluster the driver runs where `ray job submit`
+starts the entrypoint, the head node: give it the GPU the learner should use.)
+
+The driver loop keeps one `step()` call in flight per producer, prefetches
+the next replay sample while the learner steps, and on every learner step may
+publish weights (one `ray.put` per version, handed to every inference server
+and the evaluator; the driver keeps only the newest reference, so older
+versions are freed), checkpoint (replay and queue saved first, then the orbax
+checkpoint), and start an evaluation. A producer or server that dies is
+restarted by Ray; the driver counts the failed call (`actor_failures`) and
+calls again, and re-publishes the newest weights to a server whose version
+went back (a restarted server starts from its initial weights). The
+sample-to-insert limiter lives in the replay buffer
+(`replay.max_updates_per_example`), so the learner waits when it would reuse
+data too much.
+
+Memory: the driver's JAX takes at most `LEARNER_MEM_FRACTION` of a GPU and
+the inference server `launch.roles.INFERENCE_MEM_FRACTION`, so they share
+one; producers and the evaluator run JAX on the CPU.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import time
+
+import ray
+from ray.exceptions import RayActorError, RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from actors.examples import example_schema
+from actors.inference import InferenceServer
+from actors.ray_actors import ProducerActor, QueryQueueActor, ReplayActor
+from launch.roles import PRODUCERS, ROLES, Role
+from launch.training_run import TrainError, TrainingRun
+from learners.metrics import Evaluator
+from sog.config import Config
+
+LEARNER_MEM_FRACTION = "0.45"    # of a GPU, for the driver's JAX (the learner)
+REPUBLISH_AFTER = 30.0           # seconds a server may lag behind the newest version before a re-send
+APP_ERROR_LIMIT = 5              # consecutive exceptions of one actor's step before the run fails
+
+
+class RayRun(TrainingRun):
+    """Actors on Ray, the learner in the driver (see module doc).
+
+    actors: role name -> its actor handles (`count` of each role, in the roles table's order).
+    """
+
+    mode = "ray"
+
+    def __init__(self, config: Config, run_dir, num_cpus: int | None = None, **kwargs):
+        os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", LEARNER_MEM_FRACTION)
+        self.owns_ray = not ray.is_initialized()
+        if self.owns_ray:                 # before the learner starts JAX's threads (Ray forks)
+            address = os.environ.get("RAY_ADDRESS")
+            if address:
+                ray.init(address=address)
+            else:
+                need = 1 + sum(role.ray_options.get("num_cpus", 0) * role.count(config) for role in ROLES)
+                ray.init(num_cpus=num_cpus or max(os.cpu_count() or 1, need), include_dashboard=False,
+                         log_to_driver=True)
+        try:
+            super().__init__(config, run_dir, **kwargs)
+        except BaseException:
+            if self.owns_ray:
+                ray.shutdown()
+            raise
+        version, params = self.learner.current()
+        self.weights_ref = ray.put(params)
+        self.weights_version = version
+        # the server's constructor argument: kept alive for the whole run, or Ray cannot restart it
+        self.initial_weights_ref = self.weights_ref
+        self.actors: dict[str, list] = {}
+        try:
+            gpus = bool(ray.cluster_resources().get("GPU", 0))
+            # services first: the producers are handed the server, replay and queue actors
+            for role in sorted(ROLES, key=lambda role: role.step is not None):
+                self.actors[role.name] = self._start(role, gpus)
+            for role in ROLES:
+                if role.snapshot:
+                    for actor in self.actors[role.name]:
+                        self._check_restored(role, actor)
+        except BaseException:
+            self.close()
+            raise
+        self.eval_ref = None
+        self.eval_pending = None                      # (step, version, weights ref) waiting for the evaluator
+        self._eval_job = None
+        self._replay_counters = {}
+        self._queue_counters = {}
+        self._server_stats = {}
+        self._server_totals = {}
+        self._server_prev = None
+        self._server_pid = None
+        self._published_at = time.monotonic()
+        self.server_restarts = 0
+        self._versions: dict[tuple[str, int], int] = {}
+        self._memory: dict[str, float] = {}
+        self._app_errors: dict[tuple[str, int], int] = collections.defaultdict(int)
+        self._persist_ref = None
+        self._persisted_at = time.monotonic()
+        self.restarts = 0
+        self.pids: dict[tuple[str, int], int] = {}
+
+    def _start(self, role: Role, gpus: bool) -> list:
+        """The `count` actors of `role` with its options (a role with a snapshot on this node:
+        its file is in the run directory, on the driver's disk)."""
+        cfg = self.config
+        options = role.actor_options(gpus)
+        if role.snapshot:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
+                ray.get_runtime_context().get_node_id(), soft=False)
+        n = role.count(cfg)
+        if role.step is not None:
+            actor = ray.remote(ProducerActor).options(**options)
+            return [actor.remote(role.plain, role.step, cfg, i, role.seed_tag, self.server, self.replay,
+                                 self.queue) for i in range(n)]
+        path = str(self.snapshot_path(role)) if role.snapshot else None
+        services = {           # role -> (the class the actor runs, its constructor arguments)
+            "inference": lambda: (InferenceServer, (cfg, self.weights_ref, self.weights_version)),
+            "replay": lambda: (ReplayActor, (example_schema(self.game), cfg.replay, path)),
+            "queue": lambda: (QueryQueueActor, (cfg.solver.queue_size, cfg.game, path)),
+            "evaluator": lambda: (Evaluator, (cfg,)),
+        }
+        cls, args = services[role.name]()
+        actor = ray.remote(cls).options(**options)
+        return [actor.remote(*args) for _ in range(n)]
+
+    def _check_restored(self, role: Role, actor) -> None:
+        path = self.snapshot_path(role)
+        state = ray.get(actor.loaded.remote())
+        if state["error"]:
+            raise TrainError(f"{state['error']} (move {path} away to start that part afresh)")
+        if path.is_file():
+            self.log(f"restored the {role.title}: {state['size']} items from {path}")
+
+    def _first(self, name: str):
+        """The (first) actor of role `name`, or None when the config has none."""
+        members = self.actors.get(name)
+        return members[0] if members else None
+
+    @property
+    def server(self):
+        return self._first("inference")
+
+    @property
+    def replay(self):
+        return self._first("replay")
+
+    @property
+    def queue(self):
+        return self._first("queue")
+
+    @property
+    def evaluator(self):
+        return self._first("evaluator")
+
+    # ------------------------------------------------------------ counters from actors
+
+    def _get(self, ref, default, timeout: float = 30.0):
+        try:
+            return ray.get(ref, timeout=timeout)
+        except Exception as e:  # noqa: BLE001 - a dead/restarting actor: keep the last value
+            self.log_line(f"warning: {type(e).__name__} while reading actor stats; going on")
+            return default
+
+    def replay_counters(self) -> dict:
+        return self._replay_counters
+
+    def queue_counters(self) -> dict:
+        return self._queue_counters
+
+    def server_stats(self) -> dict:
+        return self._server_stats
+
+    def versions_in_use(self) -> list[int]:
+        return [v for v in self._versions.values() if v >= 0]
+
+    def memory(self) -> dict:
+        return self._memory
+
+    def refresh(self) -> None:
+        """Read replay, queue and server counters (once per tick); re-publish to a restarted server."""
+        refs = [self.replay.counters.remote(), self.server.stats.remote()]
+        if self.queue is not None:
+            refs.append(self.queue.counters.remote())
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0)
+        if refs[0] in ready:
+            self._replay_counters = self._get(refs[0], self._replay_counters)
+            self._memory["replay"] = self._replay_counters.pop("rss_mb", 0.0)
+            self._replay_counters.pop("ratio", None)
+        if refs[1] in ready:
+            stats = self._get(refs[1], None)
+            if stats is not None:
+                self._update_server(stats)
+        if self.queue is not None and refs[2] in ready:
+            self._queue_counters = self._get(refs[2], self._queue_counters)
+
+    def _update_server(self, stats: dict) -> None:
+        prev = self._server_prev
+        self._memory["inference"] = stats.get("rss_mb", 0.0)
+        out = {"version": stats["version"]}
+        if prev is not None and stats["batches"] >= prev["batches"] and stats["seconds"] > prev["seconds"]:
+            batches = stats["batches"] - prev["batches"]
+            out["mean_batch"] = (stats["queries"] - prev["queries"]) / batches if batches else 0.0
+            out["busy_share"] = (stats["busy_seconds"] - prev["busy_seconds"]) / (stats["seconds"] - prev["seconds"])
+        else:
+            out["mean_batch"] = stats["mean_batch"]
+            out["busy_share"] = stats["busy_seconds"] / max(stats["seconds"], 1e-9)
+        self._server_prev = stats
+        self._server_stats = out
+        self._server_totals = stats
+        restarted = self._server_pid is not None and stats.get("pid") != self._server_pid
+        stale = (stats["version"] < self.weights_version
+                 and time.monotonic() - self._published_at > REPUBLISH_AFTER)
+        self._server_pid = stats.get("pid")
+        if restarted or stale:          # a restarted server starts from its initial weights: send the newest
+            if restarted:
+                self.server_restarts += 1
+            self.log_line(f"inference server {'restarted' if restarted else 'behind'} at version "
+                          f"{stats['version']} < {self.weights_version}: publishing again")
+            for s in self.actors["inference"]:
+                s.set_weights.remote(self.weights_ref, self.weights_version)
+
+    # ------------------------------------------------------------ publishing, evaluation, checkpoints
+
+    def publish(self, version: int, params) -> None:
+        ref = ray.put(params)                 # one object-store put per version
+        for s in self.actors["inference"]:
+            s.set_weights.remote(ref, version)
+        self.weights_ref, self.weights_version = ref, version   # the previous ref is dropped
+        self._published_at = time.monotonic()
+
+    def request_eval(self) -> None:
+        if self.evaluator is None:
+            return
+        step = self.learner.step_count
+        if step == self.last_eval_step or (self._eval_job and self._eval_job[0] == step):
+            return
+        if self.learner.version == self.weights_version and self.learner.step_count % \
+                self.config.learner.publish_every == 0:
+            ref = self.weights_ref
+        else:
+            ref = ray.put(self.learner.params())
+        self.eval_pending = (step, self.learner.version, ref)
+        self._start_eval()
+
+    def _start_eval(self) -> None:
+        if self.eval_ref is not None or self.eval_pending is None:
+            return
+        step, version, ref = self.eval_pending
+        self.eval_pending = None
+        self.eval_ref = self.evaluator.exploitability.remote(ref, version)
+        self._eval_job = (step, version)
+
+    def _finish_eval(self) -> None:
+        step, version = self._eval_job
+        ref, self.eval_ref, self._eval_job = self.eval_ref, None, None
+        try:
+            rows = ray.get(ref)
+        except Exception as e:  # noqa: BLE001 - an evaluation failure must not end training
+            self.log_line(f"warning: evaluation at step {step} failed: {type(e).__name__}: {e}")
+        else:
+            self.record_eval(step, version, rows)
+        self._start_eval()
+
+    def _save_snapshots(self) -> list:
+        """Start saving every role with a snapshot; the refs of the calls."""
+        return [actor.save.remote() for role in ROLES if role.snapshot for actor in self.actors[role.name]]
+
+    def save_buffers(self) -> None:
+        ray.get(self._save_snapshots(), timeout=120)
+        self._persisted_at = time.monotonic()
+
+    def checkpoint(self) -> None:
+        self.refresh()
+        super().checkpoint()
+
+    def summary(self) -> dict:
+        out = super().summary()
+        out["actor_restarts_seen"] = self.restarts
+        out["server_restarts_seen"] = self.server_restarts
+        out["versions_in_use"] = {f"{role}{i}": v for (role, i), v in self._versions.items()}
+        inference = dict(self._server_totals)
+        if inference.get("seconds"):
+            inference["busy_share"] = inference["busy_seconds"] / inference["seconds"]
+            out["wait_share"]["inference"] = 1.0 - inference["busy_share"]
+        out["inference"] = inference
+        return out
+
+    # ------------------------------------------------------------ the loop
+
+    def _submit(self, role: Role, index: int) -> None:
+        self.inflight[self.actors[role.name][index].step.remote()] = (role, index)
+
+    def _collect(self, ref) -> None:
+        role, index = self.inflight.pop(ref)
+        key = (role.name, index)
+        try:
+            stats = ray.get(ref)
+        except RayActorError as e:
+            self.counters["actor_failures"] += 1
+            self.log_line(f"{role.name} {index} died ({type(e).__name__}); Ray restarts it, the run goes on")
+        except RayTaskError as e:
+            self.counters["actor_failures"] += 1
+            self._app_errors[key] += 1
+            if self._app_errors[key] >= APP_ERROR_LIMIT:
+                raise TrainError(f"{role.name} {index} failed {APP_ERROR_LIMIT} times in a row; "
+                                 f"last error:\n{e}") from None
+            self.log_line(f"{role.name} {index} raised {type(e.cause).__name__ if e.cause else 'an error'}; "
+                          "retrying")
+        else:
+            self._app_errors[key] = 0
+            self.add_stats(role, stats)
+            self._versions[key] = int(stats.get("version", -1))
+            self._memory[f"{role.name}{index}"] = float(stats.get("rss_mb", 0.0))
+            pid = stats.get("pid")
+            if key in self.pids and pid != self.pids[key]:
+                self.restarts += 1
+            self.pids[key] = pid
+        if self.stop_reason is None:
+            self._submit(role, index)
+
+    def run(self) -> None:
+        cfg = self.config
+        batch_size = cfg.learner.batch_size
+        self.inflight: dict = {}
+        for role in PRODUCERS:
+            for i in range(len(self.actors[role.name])):
+                self._submit(role, i)
+        if cfg.run.eval_every and self.learner.step_count == 0:
+            self.request_eval()
+        self.refresh()
+        next_sample_at = time.monotonic()
+        sample_ref = None
+        want_since = time.monotonic()           # the learner is ready for a batch since then
+        while not self.should_stop():
+            now = time.monotonic()
+            if sample_ref is None and now >= next_sample_at:
+                sample_ref = self.replay.try_sample.remote(batch_size, self.learner.sample_seed())
+            waits = list(self.inflight)
+            if sample_ref is not None:
+                waits.append(sample_ref)
+            if self.eval_ref is not None:
+                waits.append(self.eval_ref)
+            timeout = max(0.0, min(self._tick_at + self.tick_seconds - now,
+                                   (next_sample_at - now) if sample_ref is None else 1.0, 1.0))
+            ready, _ = ray.wait(waits, num_returns=1, timeout=timeout) if waits else ([], [])
+            for ref in ready:
+                if ref is sample_ref or (sample_ref is not None and ref == sample_ref):
+                    sample_ref = None
+                    try:
+                        batch = ray.get(ref)
+                    except Exception as e:  # noqa: BLE001 - the replay actor restarting
+                        self.log_line(f"warning: sampling the replay failed ({type(e).__name__}); retrying")
+                        batch = None
+                    if batch is None:
+                        next_sample_at = time.monotonic() + 0.02
+                        continue
+                    t0 = time.monotonic()
+                    waited = t0 - want_since
+                    # prefetch the next batch while this one trains
+                    step = self.learner.step_count
+                    if not (cfg.run.max_steps and step + 1 >= cfg.run.max_steps):
+                        sample_ref = self.replay.try_sample.remote(batch_size, self.learner.sample_seed(step + 1))
+                    losses = self.learner.step(batch)
+                    self.after_step(losses)
+                    want_since = time.monotonic()
+                    self._wait["learner"] += waited
+                    self._spent["learner"] += want_since - t0 + waited
+                elif ref == self.eval_ref:
+                    self._finish_eval()
+                elif ref in self.inflight:
+                    self._collect(ref)
+            if cfg.replay.persist_every and time.monotonic() - self._persisted_at >= cfg.replay.persist_every:
+                self._persist_async()
+            if time.monotonic() - self._tick_at >= self.tick_seconds:
+                self.refresh()
+                self.tick()
+        self.refresh()
+
+    def _persist_async(self) -> None:
+        if self._persist_ref is not None:
+            ready, _ = ray.wait(self._persist_ref, num_returns=len(self._persist_ref), timeout=0)
+            if len(ready) < len(self._persist_ref):
+                return                                  # the previous snapshot is still being written
+        self._persist_ref = self._save_snapshots()
+        self._persisted_at = time.monotonic()
+
+    def finish_evals(self, timeout: float = 600.0) -> None:
+        """Wait for the evaluation in flight and the pending one (at the end of a run)."""
+        end = time.monotonic() + timeout
+        while self.eval_ref is not None and time.monotonic() < end:
+            ready, _ = ray.wait([self.eval_ref], timeout=max(0.0, end - time.monotonic()))
+            if ready:
+                self._finish_eval()
+
+    def close(self) -> None:
+        """Kill every actor (and Ray, when this run started it), then release the driver's part."""
+        for handles in self.actors.values():
+            for handle in handles:
+                try:
+                    ray.kill(handle, no_restart=True)
+                except Exception:  # noqa: BLE001, S110 - already gone
+                    pass
+        if self.owns_ray:
+            ray.shutdown()
+        super().close()

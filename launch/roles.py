@@ -1,0 +1,125 @@
+"""The roles of a training run: one table that both runs drive.
+
+| role | plain class (does the work) | step | how many | seed tag |
+|---|---|---|---|---|
+| inference | `networks.value_function.NetworkValueFunction` | - | 1 | - |
+| replay | `actors.replay.ReplayBuffer` | - | 1 | - |
+| queue | `actors.queue.QueryQueue` | - | 1 with solvers, else 0 | - |
+| selfplay | `actors.producers.SelfPlayWorker` | step | `selfplay.workers` | 1 |
+| solver | `actors.producers.QuerySolverWorker` | step | `solver.solvers` | 2 |
+| evaluator | `learners.metrics.Evaluator` | - | 1 with `run.eval_every`, else 0 | - |
+
+Producers (the roles with a step method) make the training data; both runs
+drive them from this table alone. The Ray run (`launch.ray_run`) starts
+`count` actors of each (`actors.ray_actors.ProducerActor` around the plain
+class, seeded from run.seed, the seed tag, the index and the clock) and
+keeps one `step` call in flight on each; the Ray-free run (`launch.sync_run`)
+calls the same method on one in-process instance per production round, in
+table order, seeded from run.seed, the seed tag and the round. Either way a
+step's stats are folded into the run's counters as `stats` maps them, and
+its seconds and seconds waiting into the role's wait share.
+
+Services (no step method) answer the producers and the learner: each run
+builds `count` of each, the Ray run as actors with the role's options (the
+inference server is `actors.inference.InferenceServer`, batching around the
+network; the replay and the queue actors are placed on the driver's node,
+where their `snapshot` files live in the run directory), the Ray-free run in
+its own process. A role with a `snapshot` is restored from that file when the
+run starts and saved to it at checkpoints.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+from actors.producers import QuerySolverWorker, SelfPlayWorker
+from actors.queue import QueryQueue
+from actors.replay import ReplayBuffer
+from learners.metrics import Evaluator
+from networks.value_function import NetworkValueFunction
+from sog.config import Config
+
+INFERENCE_MEM_FRACTION = "0.35"  # of a GPU, for the inference server's JAX (the learner takes 0.45)
+MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (each is a thread)
+WAIT_STATS = ("wait_inference", "wait_push", "wait_queue")   # a producer's seconds spent waiting
+
+SERVICE = {"max_restarts": -1, "max_task_retries": -1}   # restarted; calls in flight retried there
+PRODUCER = {"max_restarts": -1, "max_task_retries": 0}   # restarted; the driver calls `step` again
+
+
+def _no_step_args(config: Config, pushed: int) -> tuple:
+    return ()
+
+
+def _sync_solve_batch(config: Config, pushed: int) -> tuple:
+    """The Ray-free round's solver step solves as many queries as the round pushed, at least
+    `selfplay.games_per_worker` (a Ray solver's batch), at most `MAX_SOLVE_BATCH`."""
+    return (min(MAX_SOLVE_BATCH, max(config.selfplay.games_per_worker, pushed)),)
+
+
+@dataclasses.dataclass(frozen=True)
+class Role:
+    """One kind of process in a training run (see module doc).
+
+    name: its name in counters, wait shares and log lines; title: its name for people.
+    plain: the Ray-free class that does the work. count: how many a run has, from the config.
+    step: producers: the method a run calls over and over (returns the stats dict of
+    `actors.producers`); None for a service. seed_tag: producers: the seed-sequence word
+    that keeps their random streams apart. stats: producers: step stat -> the run counter it
+    adds to. extra_waits: producers: further wait shares, name -> the stat that measures the
+    waiting (over the step's seconds). sync_step_args: the Ray-free run's arguments to `step`,
+    given the config and the queries pushed so far in the round (a Ray step takes none).
+    snapshot: the file in the run directory it is saved to and restored from.
+    ray_options: its Ray actor options; gpu_share: the share of a GPU it asks for when the
+    cluster has one (its JAX then takes `INFERENCE_MEM_FRACTION` of it); jax: it runs JAX,
+    on the CPU unless it got a GPU share.
+    """
+
+    name: str
+    title: str
+    plain: type
+    count: Callable[[Config], int]
+    step: str | None = None
+    seed_tag: int | None = None
+    stats: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    extra_waits: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    sync_step_args: Callable[[Config, int], tuple] = _no_step_args
+    snapshot: str | None = None
+    ray_options: Mapping = dataclasses.field(default_factory=dict)
+    gpu_share: float = 0.0
+    jax: bool = False
+
+    def actor_options(self, gpus: bool) -> dict:
+        """Its Ray actor options on a cluster with (`gpus`) or without GPUs."""
+        out = dict(self.ray_options)
+        if self.gpu_share and gpus:
+            out["num_gpus"] = self.gpu_share
+            out["runtime_env"] = {"env_vars": {"XLA_PYTHON_CLIENT_MEM_FRACTION": INFERENCE_MEM_FRACTION}}
+        elif self.jax:
+            out["runtime_env"] = {"env_vars": {"JAX_PLATFORMS": "cpu"}}
+        return out
+
+
+ROLES = (
+    Role("inference", "inference server", NetworkValueFunction, lambda c: 1,
+         ray_options={"num_cpus": 0, **SERVICE, "max_concurrency": 1000}, gpu_share=0.5, jax=True),
+    Role("replay", "replay buffer", ReplayBuffer, lambda c: 1, snapshot="replay.npz",
+         ray_options={"num_cpus": 0, **SERVICE}),
+    Role("queue", "query queue", QueryQueue, lambda c: 1 if c.solver.solvers else 0, snapshot="queue.pkl",
+         ray_options={"num_cpus": 0, **SERVICE}),
+    Role("selfplay", "self-play worker", SelfPlayWorker, lambda c: c.selfplay.workers, step="step",
+         seed_tag=1,
+         stats={"games": "games", "searches": "searches", "moves": "moves",
+                "examples": "selfplay_examples", "queries_pushed": "queries_pushed",
+                "queries_dropped": "queries_dropped", "network_queries": "network_queries"},
+         ray_options={"num_cpus": 1, **PRODUCER}, jax=True),
+    Role("solver", "query solver", QuerySolverWorker, lambda c: c.solver.solvers, step="step",
+         seed_tag=2,
+         stats={"solves": "solves", "examples": "solver_examples", "recursive_pushed": "recursive_pushed",
+                "queries_dropped": "queries_dropped", "network_queries": "network_queries"},
+         extra_waits={"solver_queue_empty": "wait_queue"}, sync_step_args=_sync_solve_batch,
+         ray_options={"num_cpus": 1, **PRODUCER}, jax=True),
+    Role("evaluator", "evaluator", Evaluator, lambda c: 1 if c.run.eval_every else 0,
+         ray_options={"num_cpus": 0, **SERVICE}, jax=True),
+)
+PRODUCERS = tuple(role for role in ROLES if role.step is not None)

@@ -1,0 +1,144 @@
+"""The Ray-free training run (`sog train --sync`): the whole loop in one process.
+
+Every role of `launch.roles` lives in this process: the network answers
+queries directly (an in-process `InferenceClient`), the replay buffer and the
+query queue are plain objects, the evaluator evaluates at once. While the
+replay's limiter allows, the learner steps; otherwise a production round runs
+one step of each producer role in table order (one `SelfPlayWorker.step`,
+then one `QuerySolverWorker.step` of as many queries as the round pushed, at
+least `selfplay.games_per_worker`): the step methods the Ray actors call.
+
+Each round's producers are seeded from `run.seed`, their role's seed tag and
+the round counter, and the replay sample seed comes from the learner's RNG key
+and step, so the run is deterministic given the config, and one stopped by
+`run.max_steps` and resumed matches an uninterrupted one (when the stop step is
+a multiple of `learner.publish_every`, so the resumed run serves the same
+weights).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from actors.examples import example_schema
+from actors.inference import InferenceClient
+from actors.producers import LocalChannels
+from actors.queue import QueryQueue
+from actors.replay import ReplayBuffer
+from launch.roles import PRODUCERS, ROLES, Role
+from launch.training_run import TrainError, TrainingRun
+from learners.metrics import Evaluator
+from networks.value_function import NetworkValueFunction, bucket_sizes
+from sog.config import Config
+
+
+def derive_seed(*words: int) -> int:
+    """A 62-bit seed from `words` (the same words, the same seed)."""
+    return int(np.random.SeedSequence([int(w) for w in words]).generate_state(1, np.uint64)[0] >> 2)
+
+
+class SyncRun(TrainingRun):
+    """The whole loop in one process, deterministic given the config (see module doc).
+
+    services: role name -> its in-process objects (`count` of each service role).
+    """
+
+    mode = "sync"
+
+    def __init__(self, config: Config, run_dir, **kwargs):
+        super().__init__(config, run_dir, **kwargs)
+        version, params = self.learner.current()
+        build = {
+            "inference": lambda: NetworkValueFunction(self.game, config.network, params, version=version,
+                                                      buckets=bucket_sizes(config.inference.max_batch)),
+            "replay": lambda: ReplayBuffer.from_config(example_schema(self.game), config.replay),
+            "queue": lambda: QueryQueue(config.solver.queue_size, self.game),
+            "evaluator": lambda: Evaluator(config),
+        }
+        self.services = {role.name: [build[role.name]() for _ in range(role.count(config))]
+                         for role in ROLES if role.step is None}
+        for role in ROLES:
+            if role.snapshot:
+                for store in self.services[role.name]:
+                    self._restore(role, store)
+        self.vf = self.services["inference"][0]
+        self.replay = self.services["replay"][0]
+        self.queue = next(iter(self.services["queue"]), None)
+        self.evaluator = next(iter(self.services["evaluator"]), None)
+        self.client = InferenceClient.in_process(self.vf)
+        self.channels = LocalChannels(self.replay, self.queue)
+        self._persisted_at = time.monotonic()
+
+    def _restore(self, role: Role, store) -> None:
+        """Load `store` (of `role`) from its snapshot file, if there is one."""
+        path = self.snapshot_path(role)
+        if path.is_file():
+            try:
+                store.load(path)
+            except ValueError as e:
+                self.close()
+                raise TrainError(f"{e} (move {path} away to start that part afresh)") from None
+            self.log(f"restored the {role.title}: {len(store)} items from {path}")
+
+    def replay_counters(self) -> dict:
+        return self.replay.counters()
+
+    def queue_counters(self) -> dict:
+        return self.queue.counters() if self.queue is not None else {}
+
+    def save_buffers(self) -> None:
+        for role in ROLES:
+            if role.snapshot:
+                for store in self.services[role.name]:
+                    store.save(self.snapshot_path(role))
+        self._persisted_at = time.monotonic()
+
+    def versions_in_use(self) -> list[int]:
+        return [self.vf.version]
+
+    def server_stats(self) -> dict:
+        return {"version": self.vf.version}
+
+    def publish(self, version: int, params) -> None:
+        self.vf.set_params(params, version)
+
+    def request_eval(self) -> None:
+        step = self.learner.step_count
+        if self.evaluator is None or step == self.last_eval_step:
+            return
+        rows = self.evaluator.exploitability(self.learner.params(), self.learner.version)
+        self.record_eval(step, self.learner.version, rows)
+
+    def finish_evals(self, timeout: float = 600.0) -> None:
+        """Nothing to wait for: `request_eval` evaluates at once."""
+
+    def production_round(self) -> None:
+        """One step of each producer role with members (table order), seeded by the round."""
+        cfg = self.config
+        r = self.counters["rounds"]
+        self.counters["rounds"] += 1
+        pushed = 0
+        for role in PRODUCERS:
+            if not role.count(cfg):
+                continue
+            seed = derive_seed(cfg.run.seed, role.seed_tag, r)
+            producer = role.plain(self.game, cfg, self.client, self.channels, seed)
+            stats = getattr(producer, role.step)(*role.sync_step_args(cfg, pushed))
+            self.add_stats(role, stats)
+            pushed += int(stats.get("queries_pushed", 0))
+
+    def run(self) -> None:
+        cfg = self.config
+        batch_size = cfg.learner.batch_size
+        if cfg.run.eval_every and self.learner.step_count == 0 and self.last_eval_step < 0:
+            self.request_eval()        # the untrained network's figure: the curve's starting point
+        while not self.should_stop():
+            if self.replay.can_sample(batch_size):
+                batch = self.replay.sample(batch_size, np.random.default_rng(self.learner.sample_seed()))
+                self.after_step(self.learner.step(batch))
+            else:
+                self.production_round()
+            if cfg.replay.persist_every and time.monotonic() - self._persisted_at >= cfg.replay.persist_every:
+                self.save_buffers()
+            self.tick()

@@ -1,0 +1,314 @@
+"""What both training runs share: the learner, counters, metrics, stop rule, checkpoints, progress.
+
+`TrainingRun` is the interface `launch.train.train` talks to; `SyncRun`
+(`launch.sync_run`, one process) and `RayRun` (`launch.ray_run`) implement
+its hooks: where the replay and queue counters come from, how new weights
+reach whatever answers network queries, how an evaluation runs, how the
+buffers are saved, and `run()`, the loop itself. Both fold the stats of
+every producer step into the counters the same way (`add_stats`, driven by
+the roles table `launch.roles`).
+
+The counters in `COUNTERS` are carried across resumes (in the checkpoint's
+extra). Every `tick_seconds` the run writes scalars to tensorboard and
+metrics.jsonl (losses, rates, replay, queue, weight lag, wait shares, memory),
+redraws the progress line on stderr and calls `hooks["on_tick"](run)`.
+"""
+from __future__ import annotations
+
+import abc
+import collections
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from launch.console import say
+from launch.roles import WAIT_STATS, Role
+from learners.learner import Learner
+from learners.metrics import Metrics
+from sog.config import Config, config_to_dict, dump_config
+from sog.games import load_game
+from sog.process import rss_mb
+
+# counters carried across resumes (in the checkpoint's extra)
+COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "solver_examples",
+            "queries_pushed", "recursive_pushed", "queries_dropped", "network_queries",
+            "actor_failures", "rounds", "evals", "published")
+
+
+class TrainError(RuntimeError):
+    """The run cannot go on (a producer keeps raising, an actor cannot start)."""
+
+
+def _fmt_time(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m:02d}:{s:02d}"
+
+
+class TrainingRun(abc.ABC):
+    """What both modes share (see module doc); `run()` is the loop, the other hooks its parts."""
+
+    mode = "?"
+
+    def __init__(self, config: Config, run_dir: str | Path, log: Callable = say,
+                 tick_seconds: float = 5.0, hooks: dict | None = None):
+        self.config, self.log = config, log
+        self.run_dir = Path(run_dir).absolute()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.game = load_game(config.game)
+        self.learner = Learner(self.game, config, self.run_dir)
+        self.start_step = self.learner.step_count
+        self.counters = {k: int(self.learner.counters.get(k, 0)) for k in COUNTERS}
+        dump_config(config, self.run_dir / "config.yaml")
+        self.metrics = Metrics(self.run_dir)
+        self.tick_seconds, self.hooks = tick_seconds, dict(hooks or {})
+        self.started = time.monotonic()
+        self.deadline = self.started + 60.0 * config.run.minutes
+        self.stop_reason = None
+        self.last_losses: dict = {}
+        self.eval_results: list[dict] = []
+        self.last_eval_step = -1
+        self.checkpoints: list[int] = []
+        # per-tick accumulators
+        self._loss_sums: dict = collections.defaultdict(float)
+        self._loss_n = 0
+        self._spent = collections.defaultdict(float)    # role -> seconds accounted (busy + waiting)
+        self._wait = collections.defaultdict(float)     # role -> of which waiting
+        self._totals_spent = collections.defaultdict(float)
+        self._totals_wait = collections.defaultdict(float)
+        self._tick_at = self.started
+        self._tick_snapshot = self._snapshot()
+        self._first_snapshot = dict(self._tick_snapshot, time=self.started)
+        self._last_line = ""
+        if self.learner.resumed:
+            log(f"resuming {self.run_dir} at learner step {self.start_step}, weight version "
+                f"{self.learner.version}")
+            for change in self.learner.config_changes:
+                log(f"  config change since the checkpoint: {change}")
+        else:
+            log(f"new run in {self.run_dir}")
+
+    # ------------------------------------------------------------ hooks for subclasses
+
+    @abc.abstractmethod
+    def replay_counters(self) -> dict:
+        """The replay buffer's counters."""
+
+    @abc.abstractmethod
+    def queue_counters(self) -> dict:
+        """The query queue's counters."""
+
+    def server_stats(self) -> dict:
+        return {}
+
+    @abc.abstractmethod
+    def save_buffers(self) -> None:
+        """Persist the replay buffer and the query queue to the run directory."""
+
+    @abc.abstractmethod
+    def run(self) -> None:
+        """The loop: learner steps and production until `should_stop()`."""
+
+    def snapshot_path(self, role: Role) -> Path:
+        """The file in the run directory `role` is saved to and restored from."""
+        return self.run_dir / role.snapshot
+
+    # ------------------------------------------------------------ shared logic
+
+    def should_stop(self) -> bool:
+        if self.stop_reason:
+            return True
+        max_steps = self.config.run.max_steps
+        if max_steps and self.learner.step_count >= max_steps:
+            self.stop_reason = "max_steps"
+        elif time.monotonic() >= self.deadline:
+            self.stop_reason = "minutes"
+        return self.stop_reason is not None
+
+    def add_stats(self, role: Role, stats: dict) -> None:
+        """Fold one step's stats of a producer of `role` into the counters and the wait accounting."""
+        for key, counter in role.stats.items():
+            self.counters[counter] += int(stats.get(key, 0))
+        seconds = float(stats.get("seconds", 0.0))
+        self._spent[role.name] += seconds
+        self._wait[role.name] += sum(float(stats.get(k, 0.0)) for k in WAIT_STATS)
+        for share, key in role.extra_waits.items():
+            self._wait[share] += float(stats.get(key, 0.0))
+            self._spent[share] += seconds
+
+    def after_step(self, losses: dict) -> None:
+        """Bookkeeping after one learner step: metrics, publish, checkpoint, evaluation."""
+        self.last_losses = losses
+        for k, v in losses.items():
+            self._loss_sums[k] += v
+        self._loss_n += 1
+        published = self.learner.publish()
+        if published is not None:
+            self.counters["published"] += 1
+            self.publish(*published)
+        if self.learner.checkpoint_due():
+            self.checkpoint()
+        every = self.config.run.eval_every
+        if every and self.learner.step_count % every == 0:
+            self.request_eval()
+
+    @abc.abstractmethod
+    def publish(self, version: int, params) -> None:
+        """Send a new weight version to whatever answers network queries."""
+
+    @abc.abstractmethod
+    def request_eval(self) -> None:
+        """Start an exploitability evaluation of the latest weights."""
+
+    @abc.abstractmethod
+    def finish_evals(self, timeout: float = 600.0) -> None:
+        """Wait (at most `timeout` seconds) for the evaluations still running."""
+
+    def record_eval(self, step: int, version: int, rows: list[dict]) -> None:
+        self.counters["evals"] += 1
+        self.last_eval_step = step
+        self.metrics.eval_rows(step, version, rows)
+        for row in rows:
+            self.eval_results.append({"step": step, "version": version, **row})
+            self.log_line(f"eval at step {step} (v{version}): SoG({row['search']}) exploitability "
+                          f"{row['mean_mbb']:.1f} mbb/h (min {row['min_mbb']:.1f}, max {row['max_mbb']:.1f}, "
+                          f"{row['seeds']} seeds, {row['seconds']:.1f} s)")
+
+    def checkpoint(self) -> None:
+        try:
+            self.save_buffers()
+        except Exception as e:  # noqa: BLE001 - the checkpoint is still worth writing
+            self.log_line(f"warning: could not save the replay/queue snapshot: {e}")
+        counters = dict(self.counters, replay=self.replay_counters(), queue=self.queue_counters())
+        if self.learner.checkpoint(counters):
+            self.checkpoints.append(self.learner.step_count)
+
+    def log_line(self, text: str) -> None:
+        """A message that does not garble the progress line."""
+        if self._last_line:
+            self.log("\r" + " " * len(self._last_line) + "\r", end="")
+        self.log(text)
+        if self._last_line:
+            self.log(self._last_line, end="")
+
+    def _snapshot(self) -> dict:
+        return {**{k: self.counters[k] for k in COUNTERS}, "steps": self.learner.step_count}
+
+    def tick(self, force: bool = False) -> None:
+        """Every `tick_seconds`: scalars to tensorboard / metrics.jsonl, the progress line, hooks."""
+        now = time.monotonic()
+        if not force and now - self._tick_at < self.tick_seconds:
+            return
+        dt = max(now - self._tick_at, 1e-9)
+        snap = self._snapshot()
+        prev = self._tick_snapshot
+        rate = {k: (snap[k] - prev[k]) / dt for k in snap}
+        replay, queue, server = self.replay_counters(), self.queue_counters(), self.server_stats()
+        version = self.learner.version
+        used = self.versions_in_use()
+        scalars = {
+            "learner/steps_per_s": rate["steps"], "learner/lr": self.last_losses.get("learning_rate", math.nan),
+            "throughput/searches_per_s": rate["searches"], "throughput/games_per_s": rate["games"],
+            "throughput/queries_per_s": rate["network_queries"], "throughput/solves_per_s": rate["solves"],
+            "throughput/examples_per_s": rate["selfplay_examples"] + rate["solver_examples"],
+            "replay/size": replay.get("size", 0), "replay/inserted": replay.get("inserted_total", 0),
+            "replay/sampled": replay.get("sampled_total", 0),
+            "replay/sample_to_insert": (replay.get("sampled_total", 0) / replay["inserted_total"]
+                                        if replay.get("inserted_total") else 0.0),
+            "queue/size": queue.get("size", 0), "queue/dropped": queue.get("dropped_total", 0),
+            "queue/rejected": queue.get("rejected_total", 0),
+            "weights/version": version, "weights/lag": (version - min(used)) if used else 0,
+            "failures/actors": self.counters["actor_failures"],
+            "memory/driver_mb": rss_mb(),
+        }
+        if self._loss_n:
+            for k, name in (("loss", "loss/total"), ("value_loss", "loss/value"),
+                            ("policy_loss", "loss/policy"), ("grad_norm", "loss/grad_norm")):
+                scalars[name] = self._loss_sums[k] / self._loss_n
+        for role, busy in self._spent.items():
+            if busy > 0:
+                scalars[f"wait/{role}"] = self._wait[role] / busy
+        for k in ("mean_batch", "version", "busy_share", "batch_window"):
+            if k in server:
+                scalars[f"inference/{k}"] = server[k]
+        for k, v in self.memory().items():
+            scalars[f"memory/{k}_mb"] = v
+        self.metrics.scalars(self.learner.step_count, scalars)
+        for role in self._spent:
+            self._totals_spent[role] += self._spent[role]
+            self._totals_wait[role] += self._wait[role]
+        self._spent.clear()
+        self._wait.clear()
+        self._loss_sums.clear()
+        self._loss_n = 0
+        self._tick_at, self._tick_snapshot = now, snap
+        self.last_scalars = scalars
+        self._progress(scalars, now)
+        hook = self.hooks.get("on_tick")
+        if hook is not None:
+            hook(self)
+
+    def _progress(self, s: dict, now: float) -> None:
+        cfg = self.config
+        total = f"/{cfg.run.max_steps}" if cfg.run.max_steps else ""
+        loss = s.get("loss/total")
+        line = (f"[{self.mode}] step {self.learner.step_count}{total} v{self.learner.version}"
+                f" | loss {loss:.4f}" if loss is not None else
+                f"[{self.mode}] step {self.learner.step_count}{total} v{self.learner.version} | loss -")
+        line += (f" | {s['learner/steps_per_s']:.1f} steps/s | {s['throughput/searches_per_s']:.1f} searches/s"
+                 f" | {s['throughput/queries_per_s']:.0f} queries/s")
+        if "inference/mean_batch" in s:
+            line += f" batch {s['inference/mean_batch']:.1f}"
+        line += (f" | replay {int(s['replay/size'])} x{s['replay/sample_to_insert']:.1f}"
+                 f" | queue {int(s['queue/size'])} | lag {int(s['weights/lag'])}"
+                 f" | {_fmt_time(now - self.started)}/{_fmt_time(60 * cfg.run.minutes)}")
+        pad = max(0, len(self._last_line) - len(line))
+        self.log("\r" + line + " " * pad, end="")
+        self._last_line = line
+
+    def versions_in_use(self) -> list[int]:
+        return []
+
+    def memory(self) -> dict:
+        return {}
+
+    def summary(self) -> dict:
+        now = time.monotonic()
+        elapsed = max(now - self.started, 1e-9)
+        first = self._first_snapshot
+        snap = self._snapshot()
+        steps = snap["steps"] - first["steps"]
+        for role in self._spent:
+            self._totals_spent[role] += self._spent[role]
+            self._totals_wait[role] += self._wait[role]
+        self._spent.clear()
+        self._wait.clear()
+        wait_share = {role: self._totals_wait[role] / busy for role, busy in self._totals_spent.items() if busy > 0}
+        out = {
+            "run_dir": str(self.run_dir), "mode": self.mode, "game": self.config.game,
+            "resumed": self.learner.resumed, "stop_reason": self.stop_reason,
+            "start_step": self.start_step, "steps": self.learner.step_count, "steps_this_run": steps,
+            "version": self.learner.version, "seconds": elapsed,
+            "learner_steps_per_s": steps / elapsed,
+            "searches_per_s": (snap["searches"] - first["searches"]) / elapsed,
+            "games_per_s": (snap["games"] - first["games"]) / elapsed,
+            "queries_per_s": (snap["network_queries"] - first["network_queries"]) / elapsed,
+            "solves_per_s": (snap["solves"] - first["solves"]) / elapsed,
+            "wait_share": wait_share,
+            "counters": dict(self.counters), "replay": self.replay_counters(), "queue": self.queue_counters(),
+            "losses": self.last_losses, "checkpoints": self.checkpoints,
+            "last_checkpoint": self.learner.store.latest_step(), "evals": self.eval_results,
+            "config": config_to_dict(self.config),
+        }
+        return out
+
+    def finish(self) -> None:
+        if self._last_line:
+            self.log("")
+            self._last_line = ""
+        self.metrics.flush()
+
+    def close(self) -> None:
+        """Release what the run holds (metrics files, the learner; actors in a Ray run)."""
+        self.metrics.close()
+        self.learner.close()
