@@ -16,7 +16,7 @@ import numpy as np
 
 from actors.examples import Produced
 from actors.merging import run_merged
-from actors.selfplay import sample_count, search_params
+from actors.selfplay import sample_count
 from sog.config import Config
 from sog.games.api import TERMINAL, Game
 from sog.search.gtcfr import GTCFR
@@ -29,7 +29,6 @@ class QuerySolver:
     def __init__(self, game: Game, config: Config, value_fn, seed: int):
         self.game, self.config, self.value_fn = game, config, value_fn
         self.rng = np.random.default_rng(seed)
-        self.params = search_params(config)
 
     def solve(self, queries: list) -> Produced:
         t0 = time.perf_counter()
@@ -49,8 +48,5 @@ class QuerySolver:
 
     def _solve(self, value_fn, query, seed: int):
         pub, ranges = query
-        p = self.params
-        search = GTCFR(self.game, value_fn, PublicTree(self.game, [pub]), ranges, puct_c=p.puct_c,
-                       prior_temperature=p.prior_temperature, top_k=p.top_k,
-                       alternating=p.alternating, seed=seed)
-        return search.run(p.simulations, p.per_phase)
+        return GTCFR(self.game, value_fn, PublicTree(self.game, [pub]), ranges,
+                     settings=self.config.search, seed=seed).run()

@@ -28,13 +28,6 @@ from sog.config import Config
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
 from sog.agents.sog_agent import SoGAgent
-from sog.search.resolve import SearchParams
-
-
-def search_params(config: Config) -> SearchParams:
-    s = config.search
-    return SearchParams(s.simulations, s.per_phase, s.puct_c, s.prior_temperature,
-                        s.top_k or None, s.gadget_alpha, s.alternating)
 
 
 def sample_count(rng: np.random.Generator, mean: float) -> int:
@@ -48,7 +41,6 @@ class SelfPlay:
     def __init__(self, game: Game, config: Config, value_fn, seed: int):
         self.game, self.config, self.value_fn = game, config, value_fn
         self.rng = np.random.default_rng(seed)
-        self.params = search_params(config)
 
     def play(self) -> Produced:
         t0 = time.perf_counter()
@@ -68,7 +60,7 @@ class SelfPlay:
     def _game(self, value_fn, seed: int) -> dict:
         game, cfg = self.game, self.config.selfplay
         rng = np.random.default_rng(seed)
-        agents = [SoGAgent(game, value_fn, self.params) for _ in (0, 1)]
+        agents = [SoGAgent(game, value_fn, self.config.search) for _ in (0, 1)]
         for p, agent in enumerate(agents):
             agent.reset(p, int(rng.integers(2**62)))
         world = W.deal(game, rng)

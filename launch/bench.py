@@ -116,23 +116,22 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
     """Searches/s, CFR iterations/s, queries/s, mean batch and the share of time outside
     the network, for SoG(s, c) searches from the root with each value function.
 
-    Every setting runs `searches` full searches from the game's root (seeds 0..);
+    `settings`: SearchSettings. Every setting runs `searches` full searches from the
+    game's root (seeds 0..);
     one warm-up search per (value function, setting) is not timed (jit compilation).
     """
     from sog.search.gtcfr import GTCFR
     rows = []
     for vname, vf in value_fns.items():
         for p in settings:
-            GTCFR(game, vf, seed=-1 % 2**31).run(p.simulations, p.per_phase)
+            GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
             timed = _Timed(vf)
             iterations = 0
             t0 = time.perf_counter()
             for seed in range(searches):
-                iterations += GTCFR(game, timed, seed=seed, puct_c=p.puct_c,
-                                    prior_temperature=p.prior_temperature).run(
-                    p.simulations, p.per_phase).iterations
+                iterations += GTCFR(game, timed, settings=p, seed=seed).run().iterations
             wall = time.perf_counter() - t0
-            row = dict(value=vname, search=f"{p.simulations},{p.per_phase:g}", searches=searches,
+            row = dict(value=vname, search=p.label, searches=searches,
                        seconds=wall, searches_per_s=searches / wall, iterations_per_s=iterations / wall,
                        queries_per_s=timed.queries / wall,
                        mean_batch=timed.queries / max(timed.calls, 1),

@@ -104,10 +104,10 @@ def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_toleran
         raise UserError(str(e)) from None
 
 
-def _search_params(text: str, alternating: bool = False):
-    from sog.search.resolve import parse_search
+def _search_settings(text: str, alternating: bool = False):
+    from sog.search.settings import SearchSettings, parse_search
     try:
-        return parse_search(text, alternating)
+        return parse_search(text, SearchSettings(alternating=alternating))
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -122,9 +122,9 @@ def _search_agent_exploitability(game, args) -> dict:
     if args.seeds < 1:
         raise UserError("--seeds must be at least 1")
     _check_out_folder(args.out)
-    params = _search_params(args.search, args.alternating)
+    settings = _search_settings(args.search, args.alternating)
     value_fn = _value_function(game, args.value, args.oracle_iterations, args.oracle_tolerance)
-    resolver = ContinualResolver(game, value_fn, params)
+    resolver = ContinualResolver(game, value_fn, settings)
     total = decision_state_count(game)
 
     def progress(seed, k):
@@ -139,7 +139,7 @@ def _search_agent_exploitability(game, args) -> dict:
     on_policy = None if paths is None else (lambda seed, policy: save_policy(policy, paths[seed]))
     out = search_exploitability(game, resolver, args.seeds, progress, args.workers, on_policy)
     say()
-    say(f"SoG({params.simulations}, {params.per_phase:g}) on {game.spec.name}: exploitability "
+    say(f"SoG({settings.simulations}, {settings.per_phase:g}) on {game.spec.name}: exploitability "
         f"min {1000 * out['min']:.2f} / mean {1000 * out['mean']:.2f} / max {1000 * out['max']:.2f} "
         f"mbb/h over {args.seeds} seeds in {out['seconds']:.1f} s")
     result = dict(game=game.spec.name, agent="sog", search=args.search, value=args.value,
@@ -167,7 +167,7 @@ def cmd_bench(args) -> dict:
         values = {"oracle": _value_function(game, "oracle")}
         values["cvpn" if args.value == "fresh" else args.value] = (
             bench.fresh_cvpn(game) if args.value == "fresh" else _value_function(game, args.value))
-        return bench.bench_search(game, values, [_search_params(s) for s in args.search],
+        return bench.bench_search(game, values, [_search_settings(s) for s in args.search],
                                   args.searches, log=say)
     raise UserError(f"unknown benchmark {args.what!r}")
 

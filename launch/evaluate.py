@@ -28,7 +28,6 @@ returns a JSON-able dict; user errors raise `launch.console.UserError`.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import time
 from pathlib import Path
 
@@ -139,7 +138,8 @@ def run(args) -> dict:
     from sog.search.full_tree import exploitability
     from sog.eval.search_policy import decision_state_count, search_exploitability
     from sog.games import UnknownGameError, load_game
-    from sog.search.resolve import ContinualResolver, parse_search
+    from sog.search.resolve import ContinualResolver
+    from sog.search.settings import SearchSettings, parse_search
 
     run_dir = Path(args.run)
     if not run_dir.is_dir():
@@ -157,17 +157,14 @@ def run(args) -> dict:
     seeds = args.seeds if args.seeds is not None else (config.run.eval_seeds if config is not None else 2)
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
+    base = config.search if config is not None else SearchSettings()
     params = {}
     for text in searches:
         try:
-            p = parse_search(text.strip())
+            p = parse_search(text.strip(), base)
         except ValueError as e:
             raise UserError(str(e)) from None
-        if config is not None:
-            s = config.search
-            p = dataclasses.replace(p, puct_c=s.puct_c, prior_temperature=s.prior_temperature,
-                                    top_k=s.top_k or None, gadget_alpha=s.gadget_alpha, alternating=s.alternating)
-        params[f"{p.simulations},{p.per_phase:g}"] = p
+        params[p.label] = p
     temperature = config.search.prior_temperature if config is not None else 1.0
     try:
         metas = {step: read_metadata(run_dir / str(step)) for step in selected}

@@ -22,13 +22,13 @@ def _sog_agent(game: Game, arg: str | None, params: dict):
     from sog.agents.api import AgentError
     from sog.agents.registry import take_params
     from sog.agents.sog_agent import SoGAgent
-    from sog.search.resolve import SearchParams
+    from sog.search.settings import SearchSettings
 
     p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},
                     minimum={"s": 1, "oracle_iterations": 1})
     try:
-        search = SearchParams(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
-                              gadget_alpha=p.get("alpha", 0.5))
+        search = SearchSettings(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
+                                gadget_alpha=p.get("alpha", 0.5))
         value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
     except ValueError as e:
         raise AgentError(f"agent 'sog': {e}") from None

@@ -123,7 +123,8 @@ class Evaluator:
 
         self.config = config
         self.game = load_game(config.game)
-        self.searches = parse_eval_search(config.run.eval_search)
+        # the training search's settings, with S and C replaced
+        self.searches = parse_eval_search(config.run.eval_search, config.search)
         self.vf = NetworkValueFunction(self.game, config.network,
                                        init_params(self.game, config.network, config.run.seed))
 
@@ -131,23 +132,15 @@ class Evaluator:
         """The exploitability of SoG(s, c) with weights `params` (of weight `version`), one row
         per (s, c): search ('S,C'), seeds, min/mean/max_mbb (1000 x game units: mbb per hand in
         poker), seconds."""
-        import dataclasses
-
         from sog.eval.search_policy import search_exploitability
-        from sog.search.resolve import ContinualResolver, SearchParams
+        from sog.search.resolve import ContinualResolver
 
-        s = self.config.search
         self.vf.set_params(params, version)
         rows = []
-        for sims, per_phase in self.searches:
-            # the training search's knobs (as actors.selfplay.search_params), with S and C replaced
-            knobs = {f.name: getattr(s, f.name) for f in dataclasses.fields(SearchParams)
-                     if hasattr(s, f.name)}
-            knobs.update(simulations=sims, per_phase=per_phase, top_k=s.top_k or None)
-            params_ = SearchParams(**knobs)
-            out = search_exploitability(self.game, ContinualResolver(self.game, self.vf, params_),
+        for settings in self.searches:
+            out = search_exploitability(self.game, ContinualResolver(self.game, self.vf, settings),
                                         self.config.run.eval_seeds)
-            rows.append({"search": f"{sims},{per_phase:g}", "seeds": self.config.run.eval_seeds,
+            rows.append({"search": settings.label, "seeds": self.config.run.eval_seeds,
                          "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
                          "max_mbb": 1000 * out["max"], "seconds": out["seconds"]})
         return rows

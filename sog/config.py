@@ -23,7 +23,7 @@ expected:
 `config_to_dict` / `config_from_dict` store a config in a checkpoint and
 restore it exactly; `dump_config` writes a YAML file `load_config` reads back
 to an equal `Config`. This module imports nothing but the standard library,
-PyYAML and `sog.games`.
+PyYAML, `sog.games` and `sog.search.settings`.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ import yaml
 
 from sog.files import atomic_write
 from sog.games import load_game
+from sog.search.settings import InvalidSetting, SearchSettings, parse_search
 
 
 class ConfigError(ValueError):
@@ -73,18 +74,6 @@ class LearnerConfig:
     keep_checkpoints: int = 3        # the last N checkpoints are kept
     keep_period: int = 0             # learner steps; checkpoints whose step is a multiple of this
                                      # are never deleted (for exploitability-vs-steps curves); 0 = none
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchConfig:
-    simulations: int = 100           # s: expansion simulations per search
-    per_phase: float = 1.0           # c: simulations per regret update phase (may be < 1)
-    prior_temperature: float = 1.0   # T_prior: prior = softmax(logits / T_prior)
-    puct_c: float = 1.0              # PUCT exploration constant
-    top_k: int = 0                   # children added per expansion by prior; 0 = the paper's
-                                     # (all for imperfect-information games, 1 for perfect information)
-    gadget_alpha: float = 0.5        # re-solving: opponent range alpha*r + (1-alpha)*r_prev
-    alternating: bool = False        # alternating CFR+ updates in the regret phase (the paper: simultaneous)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +122,7 @@ class Config:
     game: str
     network: NetworkConfig = NetworkConfig()
     learner: LearnerConfig = LearnerConfig()
-    search: SearchConfig = SearchConfig()
+    search: SearchSettings = SearchSettings()
     selfplay: SelfPlayConfig = SelfPlayConfig()
     solver: SolverConfig = SolverConfig()
     replay: ReplayConfig = ReplayConfig()
@@ -275,19 +264,14 @@ def config_diff(a: Config, b: Config) -> list[str]:
     return out
 
 
-def parse_eval_search(text: str) -> list[tuple[int, float]]:
-    """'10,1;100,1' -> [(10, 1.0), (100, 1.0)]: the (simulations, per_phase) of evaluated agents."""
+def parse_eval_search(text: str, base: SearchSettings = SearchSettings()) -> list[SearchSettings]:
+    """'10,1;100,1' -> the settings of the evaluated SoG(s, c) agents: `base` with each S,C."""
     out = []
     for item in text.split(";"):
-        m = re.fullmatch(r"\s*(\d+)\s*,\s*([0-9.eE+-]+)\s*", item)
         try:
-            s, c = int(m.group(1)), float(m.group(2))
-        except (AttributeError, ValueError):
-            raise ConfigError(f"bad SoG(S,C) spec {item.strip()!r} in {text!r}; expected e.g. '10,1' "
-                              f"or '10,1;100,1'") from None
-        if s <= 0 or not (c > 0 and math.isfinite(c)) or s < math.ceil(c):
-            raise ConfigError(f"bad SoG(S,C) spec {item.strip()!r}: need S >= ceil(C) >= 1, C > 0")
-        out.append((s, c))
+            out.append(parse_search(item, base))
+        except ValueError as e:
+            raise ConfigError(f"{e}; several are written '10,1;100,1'") from None
     return out
 
 
@@ -354,7 +338,12 @@ def _build(raw: dict, source: str, sources: dict[str, str]) -> Config:
                 raise ConfigError(f"unknown key {dotted!r} in {where(dotted)}; "
                                   f"known keys of {name}: {', '.join(known)}")
             kwargs[key] = _coerce(value, hints[key], dotted, where(dotted))
-        sections[name] = cls(**kwargs)
+        try:
+            sections[name] = cls(**kwargs)
+        except InvalidSetting as e:      # the search section checks itself
+            dotted = f"{name}.{e.field}"
+            raise ConfigError(f"{dotted} in {where(dotted)}: expected {e.expectation}, "
+                              f"got {e.value!r}") from None
     cfg = Config(game=game, **sections)
     _validate(cfg, where)
     return cfg
@@ -372,8 +361,8 @@ def _validate(cfg: Config, where) -> None:
     except (ValueError, OSError, KeyError, TypeError) as e:
         raise ConfigError(f"game in {where('game')}: {e}") from None
 
-    n, lr, s, sp, sv, rp, inf, run = (cfg.network, cfg.learner, cfg.search, cfg.selfplay,
-                                      cfg.solver, cfg.replay, cfg.inference, cfg.run)
+    n, lr, sp, sv, rp, inf, run = (cfg.network, cfg.learner, cfg.selfplay, cfg.solver, cfg.replay,
+                                   cfg.inference, cfg.run)
     check(n.kind in NETWORK_KINDS, "network.kind", f"one of {', '.join(NETWORK_KINDS)}")
     check(n.hidden >= 1, "network.hidden", "an int >= 1")
     check(n.layers >= 1, "network.layers", "an int >= 1")
@@ -393,15 +382,6 @@ def _validate(cfg: Config, where) -> None:
     check(lr.checkpoint_every >= 1, "learner.checkpoint_every", "an int >= 1")
     check(lr.keep_checkpoints >= 1, "learner.keep_checkpoints", "an int >= 1")
     check(lr.keep_period >= 0, "learner.keep_period", "an int >= 0 (0 = none)")
-
-    check(s.simulations >= 1, "search.simulations", "an int >= 1")
-    check(s.per_phase > 0, "search.per_phase", "a float > 0")
-    check(s.simulations >= math.ceil(s.per_phase), "search.per_phase",
-          f"ceil(per_phase) <= search.simulations ({s.simulations}), else no iteration runs")
-    check(s.prior_temperature > 0, "search.prior_temperature", "a float > 0")
-    check(s.puct_c >= 0, "search.puct_c", "a float >= 0")
-    check(s.top_k >= 0, "search.top_k", "an int >= 0 (0 = all children)")
-    check(0 <= s.gadget_alpha <= 1, "search.gadget_alpha", "a float in [0, 1]")
 
     check(sp.workers >= 1, "selfplay.workers", "an int >= 1")
     check(sp.games_per_worker >= 1, "selfplay.games_per_worker", "an int >= 1")

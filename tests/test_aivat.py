@@ -194,9 +194,9 @@ def test_network_values_are_a_valid_aivat_value_function(kuhn):
 def test_sog_agent_strategy_table_covers_every_slot_and_probes_leave_it_unchanged(kuhn):
     from sog.agents.sog_agent import SoGAgent
     from sog.search.oracle import ExactValueFunction
-    from sog.search.resolve import SearchParams
+    from sog.search.settings import SearchSettings
 
-    agent = SoGAgent(kuhn, ExactValueFunction(kuhn, iterations=20), SearchParams(4, 1))
+    agent = SoGAgent(kuhn, ExactValueFunction(kuhn, iterations=20), SearchSettings(4, 1))
     agent.reset(0, seed=7)
     table, full = strategy_table(agent, (kuhn.root(),), 1)
     assert full and table.shape == (3, 2) and np.allclose(table.sum(1), 1)

@@ -53,7 +53,9 @@ def test_overrides(tmp_path):
     assert cfg.game == "kuhn_poker"
     assert cfg.selfplay.epsilon == 0.0 and isinstance(cfg.selfplay.epsilon, float)
     assert cfg.network.activation == "gelu"
-    assert parse_eval_search(cfg.run.eval_search) == [(10, 1.0), (100, 1.0)]
+    evaluated = parse_eval_search(cfg.run.eval_search, cfg.search)
+    assert [s.label for s in evaluated] == ["10,1", "100,1"]
+    assert evaluated[0] == dataclasses.replace(cfg.search, simulations=10, per_phase=1.0)
     # the last override of a key wins; the game string may hold '=' and ','
     cfg = load_config(path, ["search.simulations=7", "search.simulations=8",
                              "game=liars_dice(numdice=1,dice_sides=6)"])
@@ -98,6 +100,10 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "network": {"kind": "resnet"}}, [], ["network.kind", "one of mlp", "'resnet'"]),
     ({"game": "kuhn_poker", "search": {"per_phase": 0}}, [], ["search.per_phase", "> 0"]),
     ({"game": "kuhn_poker", "search": {"simulations": 3, "per_phase": 5}}, [], ["search.per_phase"]),
+    ({"game": "kuhn_poker"}, ["search.top_k=-1"], ["search.top_k", ">= 0", "override"]),
+    ({"game": "kuhn_poker", "search": {"gadget_alpha": 1.5}}, [], ["search.gadget_alpha", "[0, 1]"]),
+    ({"game": "kuhn_poker", "search": {"puct_c": -1}}, [], ["search.puct_c", ">= 0"]),
+    ({"game": "kuhn_poker", "search": {"alternating": 1}}, [], ["search.alternating", "bool"]),
     ({"game": "kuhn_poker", "selfplay": {"epsilon": 1.5}}, [], ["selfplay.epsilon", "[0, 1]"]),
     ({"game": "kuhn_poker", "selfplay": {"p_td1": -0.1}}, [], ["selfplay.p_td1", "[0, 1]"]),
     ({"game": "kuhn_poker", "solver": {"q_recursive": 1.0}}, [], ["solver.q_recursive"]),
@@ -158,7 +164,7 @@ def test_shipped_configs_load():
     assert leduc.game == "leduc_poker" and leduc.run.minutes <= 60
     assert leduc.selfplay.workers == 1 and leduc.solver.solvers == 1
     assert 10 <= leduc.search.simulations <= 20
-    assert parse_eval_search(leduc.run.eval_search)[0] == (10, 1.0) and leduc.run.eval_every > 0
+    assert parse_eval_search(leduc.run.eval_search)[0].label == "10,1" and leduc.run.eval_every > 0
     sy = load_config("scotland_yard")
     assert (sy.learner.batch_size, sy.learner.optimizer, sy.learner.learning_rate) == (1024, "sgd", 0.1)
     assert (sy.selfplay.q_search, sy.solver.q_recursive, sy.replay.max_updates_per_example) == (0.3, 0.1, 5.0)

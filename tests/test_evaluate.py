@@ -104,7 +104,7 @@ def test_bad_runs_and_files_fail_clearly(kuhn_run, tmp_path):
         run_eval("--run", run, "--search", "2,1")
     assert (run / "eval.csv").read_text() == "a,b\n1,2\n" and not (run / "eval.png").exists()
     (run / "eval.csv").unlink()
-    with pytest.raises(UserError, match="bad --search"):
+    with pytest.raises(UserError, match="bad search"):
         run_eval("--run", run, "--search", "2")
     with pytest.raises(UserError, match="--seeds"):
         run_eval("--run", run, "--seeds", 0)

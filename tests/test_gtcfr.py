@@ -13,7 +13,8 @@ from sog.agents.sog_agent import SoGAgent
 from sog.search.cfr import CFRConfig, CFRSolver, evaluate_policy
 from sog.search.gtcfr import GTCFR, Gadget
 from sog.search.oracle import ExactValueFunction
-from sog.search.resolve import ContinualResolver, SearchParams, parse_search
+from sog.search.resolve import ContinualResolver
+from sog.search.settings import SearchSettings, parse_search
 from sog.search.tree import PublicTree, compile_tree
 
 
@@ -30,8 +31,8 @@ def test_regret_update_on_a_full_tree_is_public_tree_cfr_plus():
 
 def test_one_batched_value_call_per_iteration_and_queries_recorded():
     game = load_game("leduc_poker")
-    search = GTCFR(game, ExactValueFunction(game, iterations=20))
-    result = search.run(simulations=8, per_phase=0.5)          # 8 phases of 2 iterations
+    search = GTCFR(game, ExactValueFunction(game, iterations=20), settings=SearchSettings(8, 0.5))
+    result = search.run()                                      # 8 phases of 2 iterations
     assert search.recorder.calls == result.iterations == 16
     assert len(result.queries) >= 16 and all(r.shape == (2, 6) for _, r in result.queries)
     assert result.nodes > 1 and result.policy.shape == (6, 3)
@@ -40,10 +41,11 @@ def test_one_batched_value_call_per_iteration_and_queries_recorded():
 def test_fractional_and_multi_simulation_phases():
     game = load_game("kuhn_poker")
     oracle = ExactValueFunction(game, iterations=20)
-    assert GTCFR(game, oracle).run(10, 0.1).iterations == 100
-    assert GTCFR(game, oracle).run(10, 5).iterations == 2     # two phases of 5 simulations
-    with pytest.raises(ValueError, match="invalid GT-CFR budget"):
-        GTCFR(game, oracle).run(2, 3)
+    assert GTCFR(game, oracle, settings=SearchSettings(10, 0.1)).run().iterations == 100
+    # two phases of 5 simulations
+    assert GTCFR(game, oracle, settings=SearchSettings(10, 5)).run().iterations == 2
+    with pytest.raises(ValueError, match=r"per_phase: expected ceil\(per_phase\) <= simulations \(2\)"):
+        SearchSettings(2, 3)
 
 
 def test_oracle_gap_and_tolerance():
@@ -111,7 +113,7 @@ def test_oracle_values_are_iteration_averaged_or_best_responses():
 
 def test_root_values_reach_the_game_value_on_kuhn():
     game = load_game("kuhn_poker")
-    result = GTCFR(game, ExactValueFunction(game, iterations=100)).run(400, 1)
+    result = GTCFR(game, ExactValueFunction(game, iterations=100), settings=SearchSettings(400, 1)).run()
     init = game.initial_ranges()
     assert init[0] @ result.values[0] == pytest.approx(-1 / 18, abs=5e-3)
     assert init[1] @ result.values[1] == pytest.approx(1 / 18, abs=5e-3)
@@ -120,7 +122,7 @@ def test_root_values_reach_the_game_value_on_kuhn():
 def test_search_agent_exploitability_falls_with_s_on_kuhn():
     game = load_game("kuhn_poker")
     oracle = ExactValueFunction(game, iterations=30)
-    means = [search_exploitability(game, ContinualResolver(game, oracle, SearchParams(s, 1)), 4)["mean"]
+    means = [search_exploitability(game, ContinualResolver(game, oracle, SearchSettings(s, 1)), 4)["mean"]
              for s in (10, 100, 300)]
     assert means[0] > means[1] > means[2]
     assert means[2] < 0.015
@@ -170,13 +172,13 @@ def test_resolving_chain_on_full_trees_keeps_both_seats_close_to_the_first_solve
     policy 1.74, player 0's 1.71). With the gadget updated outside its player's own pass
     and summary values from the other player's pass, player 1, whose searches are all
     re-solves, was 6.8x worse: 6.68 mbb/h (11.66 vs 1.71)."""
-    def full_run(self, simulations, per_phase=1.0):
+    def full_run(self):
         self.tree.expand_all()
-        self.regret_update(simulations)
+        self.regret_update(self.settings.simulations)
         return self.result()
 
     monkeypatch.setattr(GTCFR, "run", full_run)
-    resolver = ContinualResolver(leduc, None, SearchParams(300, 1, alternating=True))
+    resolver = ContinualResolver(leduc, None, SearchSettings(300, 1, alternating=True))
     br = best_response_values(leduc, search_policy(leduc, resolver, seed=0))
     game_value = -0.0856064
     gain_vs_p1, gain_vs_p0 = br[0] - game_value, br[1] + game_value
@@ -186,7 +188,7 @@ def test_resolving_chain_on_full_trees_keeps_both_seats_close_to_the_first_solve
 
 def test_resolver_continues_from_the_previous_summary():
     game = load_game("leduc_poker")
-    resolver = ContinualResolver(game, ExactValueFunction(game, iterations=20), SearchParams(6, 1))
+    resolver = ContinualResolver(game, ExactValueFunction(game, iterations=20), SearchSettings(6, 1))
     root = game.root()
     first, summary, _ = resolver.search([root], 0, None, seed=0)
     child = game.children(root)[-1].pub                      # player 0 raises
@@ -199,7 +201,7 @@ def test_resolver_continues_from_the_previous_summary():
 
 def test_sog_agent_is_seeded_and_rejects_bad_calls():
     game = load_game("kuhn_poker")
-    agent = SoGAgent(game, ExactValueFunction(game, iterations=20), SearchParams(5, 1))
+    agent = SoGAgent(game, ExactValueFunction(game, iterations=20), SearchSettings(5, 1))
     actions = []
     for _ in range(2):
         agent.reset(0, seed=7)
@@ -208,9 +210,9 @@ def test_sog_agent_is_seeded_and_rejects_bad_calls():
     agent.reset(1, seed=0)
     with pytest.raises(IllegalActionError, match="does not act"):
         agent.act([game.root()], 0)
-    with pytest.raises(ValueError, match="bad --search"):
+    with pytest.raises(ValueError, match="bad search '10'"):
         parse_search("10")
-    with pytest.raises(ValueError, match="invalid search"):
+    with pytest.raises(ValueError, match="invalid search setting simulations"):
         parse_search("0,1")
 
 
@@ -220,7 +222,7 @@ def test_first_decision_below_the_root_resolves_from_one_initial_solve(monkeypat
     first decisions, and player 0 (who acts at the root) needs none."""
     game = load_game("kuhn_poker")
     def resolver():
-        return ContinualResolver(game, ExactValueFunction(game, iterations=20), SearchParams(5, 1))
+        return ContinualResolver(game, ExactValueFunction(game, iterations=20), SearchSettings(5, 1))
     root = game.root()
     history = [root, game.children(root)[0].pub]
     results = [resolver().search(history, 1, None, seed=4) for _ in range(2)]
@@ -243,7 +245,7 @@ def test_leduc_search_agent_exploitability():
     falls with s and SoG(1000, 1) is below 5 mbb/h (0.73 on seed 0 when measured)."""
     game = load_game("leduc_poker")
     means = [search_exploitability(game, ContinualResolver(game, ExactValueFunction(game, iterations=10),
-                                                           SearchParams(s, 1, alternating=True)), 1)["mean"]
+                                                           SearchSettings(s, 1, alternating=True)), 1)["mean"]
              for s in (10, 100, 1000)]
     assert means[0] > means[1] > means[2]
     assert means[2] < 0.005
@@ -254,7 +256,7 @@ def test_search_policy_in_worker_processes_equals_one_process(leduc):
     same composed policy and the same oracle call count as one process."""
     def run(workers):
         oracle = ExactValueFunction(leduc, iterations=10)
-        resolver = ContinualResolver(leduc, oracle, SearchParams(30, 1, alternating=True))
+        resolver = ContinualResolver(leduc, oracle, SearchSettings(30, 1, alternating=True))
         seen = []
         policy = search_policy(leduc, resolver, seed=3, progress=seen.append, workers=workers)
         return policy, oracle.calls, seen

@@ -45,10 +45,10 @@ def test_lbr_against_a_sog_agent_is_seeded(kuhn):
     """LBR asks the SoG agent hypothetical questions (its strategy after a bet LBR considers)."""
     from sog.agents.sog_agent import SoGAgent
     from sog.search.oracle import ExactValueFunction
-    from sog.search.resolve import SearchParams
+    from sog.search.settings import SearchSettings
 
     def games():
-        agent = SoGAgent(kuhn, ExactValueFunction(kuhn, iterations=20), SearchParams(3, 1))
+        agent = SoGAgent(kuhn, ExactValueFunction(kuhn, iterations=20), SearchSettings(3, 1))
         lbr = LocalBestResponse(kuhn, bets=["bet"])
         return [play_lbr_game(kuhn, lbr, agent, seat, seed)["history"] for seed in range(3) for seat in (0, 1)]
 

@@ -6,6 +6,7 @@ import pytest
 from sog.eval.minimax import minimax_values
 from sog.games import load_game
 from sog.search.gtcfr import GTCFR
+from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 
 
@@ -39,9 +40,10 @@ POSITIONS = [((0, 4, 8, 3), [5]), ((4, 0, 8), [2, 6]), ((0, 1), None)]
 def test_k1_search_finds_the_minimax_value_and_move(ttt, moves, best):
     game, oracle = ttt
     pub = tuple(moves)
-    search = GTCFR(game, oracle, PublicTree(game, [pub]), np.ones((2, 1)), seed=0)
+    search = GTCFR(game, oracle, PublicTree(game, [pub]), np.ones((2, 1)), settings=SearchSettings(1000, 1),
+                   seed=0)
     assert search.top_k == 1
-    result = search.run(1000, 1)
+    result = search.run()
     value = oracle.values[pub]
     assert result.values[0, 0] == pytest.approx(value, abs=0.05)
     policy = result.policy[0]

@@ -8,7 +8,7 @@ from sog.config import NetworkConfig
 from sog.eval.match import play_game
 from sog.games import load_game
 from sog.agents.sog_agent import SoGAgent
-from sog.search.resolve import SearchParams
+from sog.search.settings import SearchSettings
 
 GAMES = ["kuhn_poker", "leduc_poker", "liars_dice", "scotland_yard", "tic_tac_toe"]
 
@@ -18,7 +18,7 @@ def test_fresh_cvpn_agent_plays_complete_seeded_games(name):
     game = load_game(name)
     config = NetworkConfig(hidden=32, layers=1)
     vf = NetworkValueFunction(game, config, init_params(game, config, seed=0))
-    agents = [SoGAgent(game, vf, SearchParams(4, 1)) for _ in (0, 1)]
+    agents = [SoGAgent(game, vf, SearchSettings(4, 1)) for _ in (0, 1)]
     first = play_game(game, agents, seed=5)
     again = play_game(game, agents, seed=5)
     assert first["history"] == again["history"] and first["returns"] == again["returns"]

@@ -17,16 +17,17 @@ import numpy as np
 from sog.agents.api import Agent
 from sog.games.api import DECISION, Game
 from sog.games.world import IllegalActionError
-from sog.search.resolve import ContinualResolver, SearchParams, Summary
+from sog.search.resolve import ContinualResolver, Summary
+from sog.search.settings import SearchSettings
 from sog.search.value_function import ValueFunction
 
 
 class SoGAgent(Agent):
     """SoG(s, c) with `value_fn`; `last_result` keeps the latest search's result."""
 
-    def __init__(self, game: Game, value_fn: ValueFunction, params: SearchParams = SearchParams()):
+    def __init__(self, game: Game, value_fn: ValueFunction, settings: SearchSettings = SearchSettings()):
         self.game = game
-        self.resolver = ContinualResolver(game, value_fn, params)
+        self.resolver = ContinualResolver(game, value_fn, settings)
         self.prev: Summary | None = None
         self.last_result = None
         self._policy_at: tuple | None = None

@@ -27,11 +27,12 @@ reach at the node and by the game's utility bound (the opponent reach ignores
 card removal), the prior `softmax(logits / T_prior)` from the value function's
 latest evaluation of that public state (uniform if it was never evaluated),
 and pi_CFR the average policy. A walk ends at a leaf, where the top-k children
-by prior are added (all children when k = 0, as for imperfect-information
-games), or, below a partially expanded node, where the selected action's
-missing child is added. Visit counts n are incremented along the path; within
-one phase a virtual loss of 1 (in units of the utility bound) per pending
-visit keeps simulations apart.
+by prior are added (k = 0, the default, is the paper's: all children for
+imperfect-information games, 1 for perfect information), or, below a
+partially expanded node, where the selected action's missing child is added.
+Visit counts n are incremented along the path; within one phase a virtual
+loss of 1 (in units of the utility bound) per pending visit keeps
+simulations apart.
 
 The search returns the search node's iteration-averaged counterfactual values
 for both players, its average policy, and every network query it made.
@@ -49,6 +50,7 @@ import numpy as np
 
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, full_policy, propagate_ranges, regret_matching
+from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree, compile_tree
 from sog.search.value_function import ValueFunction
 
@@ -140,16 +142,17 @@ class GTCFR:
     root_ranges: float [2, N] reach at the root (the gadget replaces the
       opponent's part each iteration).
     search_node: node id below which expansion happens (default the root).
-    top_k: children added per expansion by prior; 0 = all.
-    alternating: alternate the players' regret updates (two value calls per
-      iteration) instead of the paper's simultaneous updates; converges much
-      faster on poker (full-tree Leduc after 1000 iterations: 0.25 vs 6.9 mbb/h).
+    settings: SoG(s, c) and the knobs (`sog.search.settings`); with
+      `settings.alternating` the players' regret updates alternate (two value
+      calls per iteration) instead of the paper's simultaneous updates, which
+      converges much faster on poker (full-tree Leduc after 1000 iterations:
+      0.25 vs 6.9 mbb/h). `gadget_alpha` is the gadget's (`Gadget.alpha`).
+    top_k (attribute): children an expansion adds at a decision leaf, None for all.
     """
 
     def __init__(self, game: Game, value_fn: ValueFunction, tree: PublicTree | None = None,
                  root_ranges: np.ndarray | None = None, search_node: int | None = None,
-                 gadget: Gadget | None = None, puct_c: float = 1.0, prior_temperature: float = 1.0,
-                 top_k: int | None = None, alternating: bool = False, seed: int = 0):
+                 gadget: Gadget | None = None, settings: SearchSettings = SearchSettings(), seed: int = 0):
         self.game = game
         self.tree = tree if tree is not None else PublicTree(game, [game.root()])
         self.root = self.tree.roots[0]
@@ -158,10 +161,10 @@ class GTCFR:
                                     dtype=np.float64)
         self.gadget = gadget
         self.recorder = _Recorder(value_fn, game.spec.num_actions)
-        self.puct_c, self.temperature = puct_c, prior_temperature
-        self.top_k = (1 if game.spec.perfect_information else 0) if top_k is None else top_k
+        self.settings = settings
+        self.top_k = settings.children_per_expansion(game.spec.perfect_information)
         self.rng = np.random.default_rng(seed)
-        self.config = CFRConfig("cfr+", alternating=alternating)
+        self.config = CFRConfig("cfr+", alternating=settings.alternating)
         self.t = 0
         N, A = game.spec.num_states, game.spec.num_actions
         self._node_arrays = dict(
@@ -184,13 +187,12 @@ class GTCFR:
             self._alloc(2 * self.tree.size)
 
     # ---- the search ---------------------------------------------------------
-    def run(self, simulations: int, per_phase: float = 1.0) -> SearchResult:
-        """`simulations` expansion simulations, `per_phase` (c) of them per regret update phase."""
-        if simulations < 1 or per_phase <= 0 or math.ceil(per_phase) > simulations:
-            raise ValueError(f"invalid GT-CFR budget s={simulations}, c={per_phase}: need s >= 1, "
-                             "c > 0 and ceil(c) <= s")
+    def run(self) -> SearchResult:
+        """`settings.simulations` (s) expansion simulations, `settings.per_phase` (c) of them per
+        regret update phase."""
+        per_phase = self.settings.per_phase
         sims, its = math.ceil(per_phase), math.ceil(1 / per_phase)
-        for _ in range(simulations // sims):
+        for _ in range(self.settings.simulations // sims):
             self.regret_update(its)
             self.grow(sims)
         return self.result()
@@ -260,7 +262,7 @@ class GTCFR:
         logits = self.recorder.logits.get(self.tree.pubs[node])
         if logits is None:
             return legal / max(legal.sum(), 1)
-        z = np.where(legal, logits[self.tree.actor[node], slot] / self.temperature, -np.inf)
+        z = np.where(legal, logits[self.tree.actor[node], slot] / self.settings.prior_temperature, -np.inf)
         z = np.exp(z - z[legal].max()) if legal.any() else np.zeros_like(z)
         return z / max(z.sum(), 1e-300)
 
@@ -314,7 +316,7 @@ class GTCFR:
 
     def _expand_leaf(self, node: int, slots: list[int]) -> None:
         tree = self.tree
-        if tree.kind[node] != DECISION or self.top_k == 0:
+        if tree.kind[node] != DECISION or self.top_k is None:
             tree.expand(node)
             return
         s = slots[int(tree.actor[node])]
@@ -334,7 +336,7 @@ class GTCFR:
             q = self.q[node, s] / scale
             vl = np.array([virtual.get((node, s, a), 0) for a in range(len(legal))])
             n = self.visits[node, s] + vl
-            u = q - vl + self.puct_c * self.prior(node, s) * math.sqrt(n.sum() + 1) / (1 + n)
+            u = q - vl + self.settings.puct_c * self.prior(node, s) * math.sqrt(n.sum() + 1) / (1 + n)
             return int(np.flatnonzero(legal)[np.argmax(u[legal])])
         pi = self.average_policy(node)[s]
         if not tree.present[node, s].any():

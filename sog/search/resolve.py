@@ -46,6 +46,7 @@ import numpy as np
 
 from sog.games.api import Game
 from sog.search.gtcfr import GTCFR, Gadget, SearchResult
+from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction
 
@@ -59,47 +60,17 @@ class Summary:
     values: dict[Hashable, np.ndarray]
 
 
-@dataclasses.dataclass(frozen=True)
-class SearchParams:
-    """SoG(s, c) and the GT-CFR knobs; see `sog.search.gtcfr`."""
-
-    simulations: int = 100
-    per_phase: float = 1.0
-    puct_c: float = 1.0
-    prior_temperature: float = 1.0
-    top_k: int | None = None          # None: 1 for perfect-information games, all otherwise
-    gadget_alpha: float = 0.5
-    alternating: bool = False         # alternating instead of simultaneous CFR+ updates
-
-    def __post_init__(self):
-        if self.simulations < 1 or not self.per_phase > 0 or np.ceil(self.per_phase) > self.simulations:
-            raise ValueError(f"invalid search S,C = {self.simulations},{self.per_phase}: need S >= 1, "
-                             "C > 0 and ceil(C) <= S")
-        if not 0 <= self.gadget_alpha <= 1:
-            raise ValueError(f"gadget alpha must be in [0, 1], got {self.gadget_alpha}")
-
-
 def derived_seed(seed: int, *tags: int) -> int:
     """A seed for a sub-task of the task seeded `seed` (the initial solve of a search, ...),
     independent of it and of other tags."""
     return int(np.random.SeedSequence([seed, *tags]).generate_state(1)[0])
 
 
-def parse_search(text: str, alternating: bool = False) -> SearchParams:
-    """'S,C' (e.g. '100,1' or '10,0.01') -> SearchParams; ValueError naming the problem."""
-    try:
-        s, c = text.split(",")
-        return SearchParams(simulations=int(s), per_phase=float(c), alternating=alternating)
-    except ValueError as err:
-        raise ValueError(f"bad --search {text!r}: expected S,C with integer S >= 1 and C > 0 "
-                         f"({err})") from None
-
-
 class ContinualResolver:
     """Runs re-solving searches for one game and value function (see module doc)."""
 
-    def __init__(self, game: Game, value_fn: ValueFunction, params: SearchParams = SearchParams()):
-        self.game, self.value_fn, self.params = game, value_fn, params
+    def __init__(self, game: Game, value_fn: ValueFunction, settings: SearchSettings = SearchSettings()):
+        self.game, self.value_fn, self.settings = game, value_fn, settings
 
     def initial_solve(self, root: Hashable, seed: int) -> Summary:
         """The summary of a GT-CFR search at the game's first public state `root`, with the
@@ -109,7 +80,7 @@ class ContinualResolver:
 
     def _initial_search(self, root: Hashable, seed: int) -> GTCFR:
         search = self._gtcfr(PublicTree(self.game, [root]), self.game.initial_ranges(), None, None, seed)
-        search.run(self.params.simulations, self.params.per_phase)
+        search.run()
         return search
 
     def search(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
@@ -118,7 +89,7 @@ class ContinualResolver:
         (None at the seat's first decision: below the game's first public state, the search
         then re-solves from `initial_solve`, seeded from `seed`, and the result's queries
         include the initial solve's)."""
-        game, p = self.game, self.params
+        game = self.game
         initial_queries = []
         if prev is None and len(history) > 1:
             first = self._initial_search(history[0], derived_seed(seed, 1))
@@ -132,7 +103,7 @@ class ContinualResolver:
             root_ranges = prev.ranges[s_prev].copy()
             possible = game.cached("possible_mask", s_prev)[1 - player]
             gadget = Gadget(1 - player, prev.values[s_prev][1 - player], prev.ranges[s_prev][1 - player],
-                            possible, p.gadget_alpha)
+                            possible, self.settings.gadget_alpha)
         tree = PublicTree(game, [history[k]])
         node = tree.roots[0]
         for pub in history[k + 1:]:
@@ -142,17 +113,15 @@ class ContinualResolver:
                 raise ValueError(f"{pub!r} is not a child of {tree.pubs[kids[0]] if kids else None!r}: "
                                  "the history is not a path of the game")
         search = self._gtcfr(tree, root_ranges, node, gadget, seed)
-        result = search.run(p.simulations, p.per_phase)
+        result = search.run()
         if initial_queries:
             result = dataclasses.replace(result, queries=initial_queries + result.queries)
         return result, summarize(search), search
 
     def _gtcfr(self, tree: PublicTree, root_ranges: np.ndarray, node: int | None, gadget: Gadget | None,
                seed: int) -> GTCFR:
-        p = self.params
         return GTCFR(self.game, self.value_fn, tree, root_ranges, search_node=node, gadget=gadget,
-                     puct_c=p.puct_c, prior_temperature=p.prior_temperature, top_k=p.top_k,
-                     alternating=p.alternating, seed=seed)
+                     settings=self.settings, seed=seed)
 
 
 def summarize(search: GTCFR) -> Summary:

@@ -1,0 +1,90 @@
+"""Search settings: SoG(s, c) and the GT-CFR knobs, one frozen value for every search.
+
+`SearchSettings` is the YAML config's `search:` section (`sog.config`), and
+what GT-CFR (`sog.search.gtcfr`), continual re-solving (`sog.search.resolve`),
+the SoG agent, self-play, the query solver, the evaluator and the benchmarks
+take whole. It checks itself once, when made: a bad value raises
+`InvalidSetting` (a ValueError naming the field, what it expects and the
+value). `parse_search` reads the command line's 'S,C'.
+
+This module imports nothing but the standard library.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+
+
+class InvalidSetting(ValueError):
+    """A search setting out of range: `field`, what it expects (`expectation`), its `value`."""
+
+    def __init__(self, field: str, expectation: str, value):
+        super().__init__(f"invalid search setting {field}: expected {expectation}, got {value!r}")
+        self.field, self.expectation, self.value = field, expectation, value
+
+
+def _require(ok: bool, field: str, expectation: str, value) -> None:
+    if not ok:
+        raise InvalidSetting(field, expectation, value)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """SoG(s, c) and the GT-CFR knobs (every field's meaning in its comment); checked when made."""
+
+    simulations: int = 100           # s: expansion simulations per search
+    per_phase: float = 1.0           # c: simulations per regret update phase (may be < 1: then
+                                     # ceil(1/c) CFR iterations per simulation)
+    prior_temperature: float = 1.0   # T_prior: prior = softmax(logits / T_prior)
+    puct_c: float = 1.0              # PUCT exploration constant
+    top_k: int = 0                   # children added per expansion by prior; 0 = the paper's
+                                     # (all for imperfect-information games, 1 for perfect information)
+    gadget_alpha: float = 0.5        # re-solving: opponent range alpha*r + (1-alpha)*r_prev
+    alternating: bool = False        # alternating CFR+ updates in the regret phase (the paper: simultaneous)
+
+    def __post_init__(self):
+        s, c = self.simulations, self.per_phase
+        _require(_is_int(s) and s >= 1, "simulations", "an int >= 1", s)
+        _require(_is_real(c) and 0 < c < math.inf, "per_phase", "a float > 0", c)
+        _require(math.ceil(c) <= s, "per_phase",
+                 f"ceil(per_phase) <= simulations ({s}), else no iteration runs", c)
+        _require(_is_real(self.prior_temperature) and self.prior_temperature > 0, "prior_temperature",
+                 "a float > 0", self.prior_temperature)
+        _require(_is_real(self.puct_c) and self.puct_c >= 0, "puct_c", "a float >= 0", self.puct_c)
+        _require(_is_int(self.top_k) and self.top_k >= 0, "top_k",
+                 "an int >= 0 (0 = the paper's: all children, or 1 for perfect information)", self.top_k)
+        _require(_is_real(self.gadget_alpha) and 0 <= self.gadget_alpha <= 1, "gadget_alpha",
+                 "a float in [0, 1]", self.gadget_alpha)
+        _require(isinstance(self.alternating, bool), "alternating", "a bool", self.alternating)
+
+    def children_per_expansion(self, perfect_information: bool) -> int | None:
+        """How many children (by prior) an expansion adds at a decision leaf: `top_k`, or for
+        0 the paper's, 1 in perfect-information games and all of them (None) otherwise."""
+        if self.top_k:
+            return self.top_k
+        return 1 if perfect_information else None
+
+    @property
+    def label(self) -> str:
+        """'S,C' as `parse_search` reads it, e.g. '100,1' or '10,0.01'."""
+        return f"{self.simulations},{self.per_phase:g}"
+
+
+def parse_search(text: str, base: SearchSettings = SearchSettings()) -> SearchSettings:
+    """'S,C' (e.g. '100,1' or '10,0.01') -> `base` with simulations S and per_phase C;
+    ValueError naming the problem."""
+    try:
+        s, c = text.split(",")
+        return dataclasses.replace(base, simulations=int(s), per_phase=float(c))
+    except ValueError as err:
+        raise ValueError(f"bad search {text!r}: expected S,C with integer S >= 1, C > 0 and "
+                         f"ceil(C) <= S ({err})") from None

@@ -1,0 +1,42 @@
+"""SearchSettings: checked once when made, the 'S,C' parser, top_k's one meaning."""
+import pytest
+
+from sog.search.settings import InvalidSetting, SearchSettings, parse_search
+
+
+@pytest.mark.parametrize("knobs,field", [
+    ({"simulations": 0}, "simulations"),
+    ({"simulations": 2.0}, "simulations"),
+    ({"per_phase": 0.0}, "per_phase"),
+    ({"per_phase": float("nan")}, "per_phase"),
+    ({"per_phase": float("inf")}, "per_phase"),
+    ({"simulations": 2, "per_phase": 2.5}, "per_phase"),
+    ({"prior_temperature": 0.0}, "prior_temperature"),
+    ({"puct_c": -0.5}, "puct_c"),
+    ({"top_k": -1}, "top_k"),
+    ({"top_k": True}, "top_k"),
+    ({"gadget_alpha": 1.01}, "gadget_alpha"),
+    ({"alternating": 1}, "alternating"),
+])
+def test_a_bad_value_is_named(knobs, field):
+    with pytest.raises(InvalidSetting, match=f"invalid search setting {field}: expected") as info:
+        SearchSettings(**knobs)
+    assert info.value.field == field and isinstance(info.value, ValueError)
+
+
+def test_parse_search_replaces_s_and_c_only():
+    base = SearchSettings(puct_c=2.0, top_k=3, gadget_alpha=0.25, alternating=True)
+    s = parse_search("10,0.01", base)
+    assert (s.simulations, s.per_phase, s.puct_c, s.top_k, s.gadget_alpha, s.alternating) == (
+        10, 0.01, 2.0, 3, 0.25, True)
+    assert s.label == "10,0.01" and parse_search(s.label, base) == s
+    assert parse_search("100,1") == SearchSettings()
+    for bad in ("10", "ten,1", "0,1", "3,5", "10,-1"):
+        with pytest.raises(ValueError, match=f"bad search '{bad}'"):
+            parse_search(bad)
+
+
+def test_top_k_zero_is_the_papers():
+    assert SearchSettings().children_per_expansion(perfect_information=False) is None   # all
+    assert SearchSettings().children_per_expansion(perfect_information=True) == 1
+    assert SearchSettings(top_k=2).children_per_expansion(perfect_information=False) == 2
