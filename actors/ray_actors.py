@@ -43,18 +43,13 @@ from actors.selfplay import SelfPlay
 from sog.config import Config
 from sog.games import load_game
 from sog.process import rss_mb
+from sog.seeding import fresh_seed
 
 SERVICE = {"max_restarts": -1, "max_task_retries": -1}
 PRODUCER = {"max_restarts": -1, "max_task_retries": 0}
 
 # seed-sequence tags: distinct streams per role
 SELFPLAY, SOLVER = 1, 2
-
-
-def fresh_seed(*words: int) -> int:
-    """A 62-bit seed from `words` and the clock (restarts must not repeat a stream)."""
-    ss = np.random.SeedSequence([*map(int, words), time.time_ns() & (2**63 - 1), os.getpid()])
-    return int(ss.generate_state(1, np.uint64)[0] >> 2)
 
 
 InferenceServerActor = ray.remote(num_cpus=0, **SERVICE)(InferenceServer)

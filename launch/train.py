@@ -61,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from sog.config import Config, config_to_dict, dump_config
+from sog.seeding import derive_seed
 
 LEARNER_MEM_FRACTION = "0.45"
 INFERENCE_MEM_FRACTION = "0.35"
@@ -77,10 +78,6 @@ COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "solver
 
 class TrainError(RuntimeError):
     """The run cannot go on (a producer keeps raising, an actor cannot start)."""
-
-
-def derive_seed(*words: int) -> int:
-    return int(np.random.SeedSequence([int(w) for w in words]).generate_state(1, np.uint64)[0] >> 2)
 
 
 def _stderr(text: str, end: str = "\n") -> None:

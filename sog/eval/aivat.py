@@ -66,6 +66,7 @@ from sog.eval.policy import TabularPolicy
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.games.world import World
+from sog.seeding import derive_seed
 
 __all__ = ["AIVATError", "WorldValues", "aivat_estimate", "aivat_match", "equilibrium_policy",
            "equilibrium_values", "network_policy", "network_world_values", "play_recorded",
@@ -467,11 +468,9 @@ def aivat_match(game: Game, a: Agent, b: Agent, games: int, values: WorldValues,
     Returns dict(raw, aivat: summary dicts of a's return per unit; variance_reduction:
     var(raw) / var(aivat); values, aivat_values: per game lists).
     """
-    from sog.eval.match import _seeds
-
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
-    seeds = _seeds(seed, (games + 1) // 2 if duplicate else games)
+    seeds = [derive_seed(seed, i) for i in range((games + 1) // 2 if duplicate else games)]
     raw, est = [], []
     for i in range(games):
         seat = i % 2

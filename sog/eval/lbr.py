@@ -45,10 +45,12 @@ from sog.eval.aivat import (
     strategy_table,
     summary,
 )
+from sog.eval.match import game_seeds
 from sog.eval.policy import TabularPolicy
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.games.world import IllegalActionError, World
+from sog.seeding import derive_seed
 
 __all__ = ["LBRError", "LocalBestResponse", "lbr_match", "play_lbr_game"]
 
@@ -233,9 +235,7 @@ def _opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
 def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat: int, seed: int) -> dict:
     """One game of LBR (seat `lbr_seat`) against `opponent`, with play_game's seeding (the same
     seed gives the same cards in either seat). Returns dict(value: LBR's return, history, pubs, deal)."""
-    from sog.eval.match import _seeds
-
-    chance_seed, seed0, seed1 = _seeds(seed, 3)
+    chance_seed, seed0, seed1 = game_seeds(seed)
     rng = np.random.default_rng(chance_seed)
     opponent.reset(1 - lbr_seat, seed1 if lbr_seat == 0 else seed0)
     world = W.deal(game, rng)
@@ -272,15 +272,14 @@ def lbr_match(game: Game, opponent: Agent, hands: int, seed: int = 0, bets: Sequ
     Returns dict(mbb_per_hand, ci95_mbb, stderr_mbb, seat_mbb [LBR as player 0, as player 1],
     hands, deals, chips_per_hand, seconds, bets).
     """
-    from sog.eval.match import _seeds
-
     if hands < 1:
         raise LBRError(f"hands must be at least 1, got {hands}")
     lbr = LocalBestResponse(game, bets)
     deals = math.ceil(hands / 2)
     t0 = time.perf_counter()
     per_deal, seat_values = [], ([], [])
-    for k, s in enumerate(_seeds(seed, deals)):
+    for k in range(deals):
+        s = derive_seed(seed, k)
         pair = []
         for seat in (0, 1):
             v = play_lbr_game(game, lbr, opponent, seat, s)["value"]
