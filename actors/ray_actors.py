@@ -44,14 +44,10 @@ from actors.replay import ReplayBuffer
 from sog.config import Config
 from sog.games import load_game
 from sog.process import rss_mb
+from sog.seeding import fresh_seed
 
 IDLE_SLEEP = 0.05          # seconds an empty pop waits before answering, so an idle solver does not spin
 
-
-def fresh_seed(*words: int) -> int:
-    """A 62-bit seed from `words` and the clock (restarts must not repeat a stream)."""
-    ss = np.random.SeedSequence([*map(int, words), time.time_ns() & (2**63 - 1), os.getpid()])
-    return int(ss.generate_state(1, np.uint64)[0] >> 2)
 
 
 def _restore(store, path: str | None) -> str | None:

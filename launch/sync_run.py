@@ -31,11 +31,7 @@ from launch.training_run import TrainError, TrainingRun
 from learners.metrics import Evaluator
 from networks.value_function import NetworkValueFunction, bucket_sizes
 from sog.config import Config
-
-
-def derive_seed(*words: int) -> int:
-    """A 62-bit seed from `words` (the same words, the same seed)."""
-    return int(np.random.SeedSequence([int(w) for w in words]).generate_state(1, np.uint64)[0] >> 2)
+from sog.seeding import derive_seed
 
 
 class SyncRun(TrainingRun):

@@ -46,6 +46,7 @@ from sog.config import (
     config_to_dict,
 )
 from sog.games.api import Game
+from sog.seeding import derive_seed
 
 
 class ResumeError(CheckpointError):
@@ -110,7 +111,7 @@ class Learner:
         if self._rng_words is None:
             self._rng_words = np.asarray(jax.device_get(self.state.rng), np.uint32).tolist()
         step = self.step_count if step is None else int(step)
-        return int(np.random.SeedSequence([*self._rng_words, step]).generate_state(1, np.uint64)[0] >> 2)
+        return derive_seed(*self._rng_words, step)
 
     def step(self, batch: dict) -> dict[str, float]:
         """One optimizer step on `batch` (a dict of numpy arrays, `networks.batch` keys)."""

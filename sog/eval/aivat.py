@@ -64,13 +64,14 @@ import numpy as np
 from sog.agents.api import Agent, AgentError
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.agents.sog_agent import SoGAgent
-from sog.eval.match import _seeds, play_game
+from sog.eval.match import play_game
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.games.world import World
 from sog.policy import TabularPolicy
 from sog.search.cfr import full_policy, propagate_ranges
 from sog.search.full_tree import equilibrium_policy, full_tree, tabular_from_array
+from sog.seeding import derive_seed
 
 __all__ = ["AIVATError", "WorldValues", "aivat_estimate", "aivat_match", "equilibrium_policy",
            "equilibrium_values", "network_policy", "network_world_values", "play_recorded",
@@ -453,7 +454,7 @@ def aivat_match(game: Game, a: Agent, b: Agent, games: int, values: WorldValues,
 
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
-    seeds = _seeds(seed, (games + 1) // 2 if duplicate else games)
+    seeds = [derive_seed(seed, i) for i in range((games + 1) // 2 if duplicate else games)]
     raw, est = [], []
     for i in range(games):
         seat = i % 2

@@ -45,12 +45,13 @@ from sog.eval.aivat import (
     strategy_table,
     summary,
 )
-from sog.eval.match import _seeds
+from sog.eval.match import game_seeds
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.games.poker import Poker, is_poker
 from sog.games.world import IllegalActionError, World
 from sog.policy import TabularPolicy
+from sog.seeding import derive_seed
 
 __all__ = ["LBRError", "LocalBestResponse", "lbr_match", "play_lbr_game"]
 
@@ -227,7 +228,7 @@ def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat:
     """One game of LBR (seat `lbr_seat`) against `opponent`, with play_game's seeding (the same
     seed gives the same cards in either seat). Returns dict(value: LBR's return, history, pubs, deal)."""
 
-    chance_seed, seed0, seed1 = _seeds(seed, 3)
+    chance_seed, seed0, seed1 = game_seeds(seed)
     rng = np.random.default_rng(chance_seed)
     opponent.reset(1 - lbr_seat, seed1 if lbr_seat == 0 else seed0)
     world = W.deal(game, rng)
@@ -271,7 +272,8 @@ def lbr_match(game: Game, opponent: Agent, hands: int, seed: int = 0, bets: Sequ
     deals = math.ceil(hands / 2)
     t0 = time.perf_counter()
     per_deal, seat_values = [], ([], [])
-    for k, s in enumerate(_seeds(seed, deals)):
+    for k in range(deals):
+        s = derive_seed(seed, k)
         pair = []
         for seat in (0, 1):
             v = play_lbr_game(game, lbr, opponent, seat, s)["value"]

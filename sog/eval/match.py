@@ -26,16 +26,17 @@ from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
 from sog.policy import TabularPolicy
 from sog.search.full_tree import full_tree, policy_value
+from sog.seeding import derive_seed
 
-__all__ = ["Z95", "IllegalActionError", "play_game", "play_match", "policy_pair_value"]
+__all__ = ["Z95", "IllegalActionError", "game_seeds", "play_game", "play_match", "policy_pair_value"]
 
 Z95 = 1.959963984540054
 
 
-def _seeds(seed: int, n: int) -> list[int]:
-    """n independent 63-bit seeds derived from `seed` (and only from it)."""
-    state = np.random.SeedSequence(int(seed)).generate_state(2 * n, dtype=np.uint32)
-    return [int(state[2 * i]) << 31 ^ int(state[2 * i + 1]) for i in range(n)]
+def game_seeds(seed: int) -> tuple[int, int, int]:
+    """The (chance, player 0, player 1) seeds of the game seeded `seed` (`play_game`'s, and
+    LBR's, so that a seed deals the same cards whoever plays)."""
+    return derive_seed(seed, 0), derive_seed(seed, 1), derive_seed(seed, 2)
 
 
 def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1_000_000,
@@ -52,7 +53,7 @@ def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1
     """
     if len(agents) != 2:
         raise ValueError(f"play_game needs two agents, got {len(agents)}")
-    chance_seed, seed0, seed1 = _seeds(seed, 3)
+    chance_seed, seed0, seed1 = game_seeds(seed)
     rng = np.random.default_rng(chance_seed)
     for player, (agent, s) in enumerate(zip(agents, (seed0, seed1))):
         agent.reset(player, s)
@@ -102,8 +103,8 @@ def play_match(game: Game, a: Agent, b: Agent, games: int, seed: int = 0) -> dic
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     results, values = [], []
-    for i, s in enumerate(_seeds(seed, games)):
-        seat = i % 2
+    for i in range(games):
+        s, seat = derive_seed(seed, i), i % 2
         pair = (a, b) if seat == 0 else (b, a)
         g = play_game(game, pair, s)
         value = g["returns"][seat]

@@ -22,7 +22,10 @@ import numpy as np
 from sog.search.full_tree import exploitability, full_tree
 from sog.policy import TabularPolicy
 from sog.games.api import DECISION, TERMINAL, Game
-from sog.search.resolve import ContinualResolver, derived_seed
+from sog.search.resolve import ContinualResolver
+from sog.seeding import derive_seed
+
+INITIAL_SOLVE_TAG, SEARCH_TAG = 2, 3     # derive_seed tags: the seats' initial solves, the searches
 
 
 def decision_state_count(game: Game) -> int:
@@ -34,8 +37,8 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
                   progress: Callable[[int], None] | None = None, workers: int = 1) -> TabularPolicy:
     """The composed policy of `resolver`'s searches at every decision public state.
 
-    Each search's seed is `seed * 1_000_003 + its breadth-first index`. With `workers` > 1
-    the searches near the root run here until the breadth-first queue holds at least
+    Each search's seed is `derive_seed(seed, SEARCH_TAG, its breadth-first index)`. With
+    `workers` > 1 the searches near the root run here until the breadth-first queue holds at least
     `workers` subtrees, which are then searched by that many processes (balanced by
     decision states), each with a copy of the resolver: searches in different subtrees
     depend only on their common ancestors' searches, and the exact oracle's warm start is
@@ -50,8 +53,8 @@ def search_policy(game: Game, resolver: ContinualResolver, seed: int,
     first = game.cached("actor", root) if game.cached("kind", root) == DECISION else None
     # a seat that does not act at the root re-solves its first decisions from one initial solve
     # there, shared by all of them (a predecessor of every search)
-    prev0 = tuple(None if p == first else resolver.initial_solve(root, derived_seed(seed, 2, p))
-                  for p in (0, 1))
+    prev0 = tuple(None if p == first else
+                  resolver.initial_solve(root, derive_seed(seed, INITIAL_SOLVE_TAG, p)) for p in (0, 1))
     table = {}
     queue = collections.deque([([root], prev0)])
     done = _search_breadth_first(game, resolver, seed, index, queue, table, progress,
@@ -78,7 +81,8 @@ def _search_breadth_first(game: Game, resolver: ContinualResolver, seed: int, in
             continue
         if kind == DECISION:
             p = game.cached("actor", pub)
-            result, summary, _ = resolver.search(history, p, prev[p], seed=seed * 1_000_003 + index[pub])
+            seed_here = derive_seed(seed, SEARCH_TAG, index[pub])
+            result, summary, _ = resolver.search(history, p, prev[p], seed_here)
             table[pub] = result.policy
             prev = (summary, prev[1]) if p == 0 else (prev[0], summary)
             done += 1

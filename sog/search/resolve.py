@@ -49,6 +49,7 @@ from sog.search.gtcfr import GTCFR, Gadget, SearchResult
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction
+from sog.seeding import derive_seed
 
 
 @dataclasses.dataclass
@@ -58,12 +59,6 @@ class Summary:
 
     ranges: dict[Hashable, np.ndarray]
     values: dict[Hashable, np.ndarray]
-
-
-def derived_seed(seed: int, *tags: int) -> int:
-    """A seed for a sub-task of the task seeded `seed` (the initial solve of a search, ...),
-    independent of it and of other tags."""
-    return int(np.random.SeedSequence([seed, *tags]).generate_state(1)[0])
 
 
 class ContinualResolver:
@@ -92,7 +87,7 @@ class ContinualResolver:
         game = self.game
         initial_queries = []
         if prev is None and len(history) > 1:
-            first = self._initial_search(history[0], derived_seed(seed, 1))
+            first = self._initial_search(history[0], derive_seed(seed, 1))
             prev, initial_queries = summarize(first), first.recorder.queries
         gadget = None
         if prev is None:

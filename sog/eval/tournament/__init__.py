@@ -4,8 +4,7 @@ from sog.eval.tournament.config import (
                                         FORMAT,
                                         TournamentConfig,
                                         TournamentError,
-                                        deal_seed,
-                                        fingerprint,
+                                                                                fingerprint,
                                         load_config,
                                         pairs,
                                         parse_config,
@@ -14,6 +13,6 @@ from sog.eval.tournament.config import (
 from sog.eval.tournament.play import ResultStore, run_tournament
 from sog.eval.tournament.report import format_report, make_report, write_report
 
-__all__ = ["FORMAT", "ResultStore", "TournamentConfig", "TournamentError", "deal_seed", "fingerprint",
+__all__ = ["FORMAT", "ResultStore", "TournamentConfig", "TournamentError", "fingerprint",
            "format_report", "load_config", "make_report", "pairs", "parse_config", "run_tournament",
            "schedule", "write_report"]

@@ -32,14 +32,13 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
-
 from sog.agents.api import AgentError
 from sog.agents.registry import parse_spec
 from sog.games import UnknownGameError, load_game
 from sog.games.poker import is_poker
+from sog.seeding import derive_seed
 
-FORMAT = "sog-tournament/1"
+FORMAT = "sog-tournament/2"      # 2: deal seeds from sog.seeding.derive_seed
 MODES = ("round_robin", "gauntlet")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
@@ -146,7 +145,7 @@ def parse_config(raw, source: str = "config") -> TournamentConfig:
         game=game.spec.name if "(" not in str(raw["game"]) else str(raw["game"]).strip(), agents=clean, mode=mode,
         opponents=opponents,
         games_per_pair=get("games_per_pair", int, 100, lambda v: v >= 1, "must be at least 1"),
-        seed=get("seed", int, 0),
+        seed=get("seed", int, 0, lambda v: v >= 0, "must be at least 0"),
         anchor=None if anchor is None else str(anchor),
         anchor_rating=get("anchor_rating", float, 0.0, math.isfinite, "must be finite"),
         duplicate=get("duplicate", bool, not game.spec.perfect_information),
@@ -187,18 +186,13 @@ def pairs(cfg: TournamentConfig) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
 
 
-def deal_seed(seed: int, k: int) -> int:
-    state = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(k)]).generate_state(2, dtype=np.uint32)
-    return int(state[0]) << 31 ^ int(state[1])
-
-
 def schedule(cfg: TournamentConfig) -> list[dict]:
     """Every game of the tournament: dict(id, a, b, deal, seat_a, seed), pair by pair."""
     tasks = []
     for a, b in pairs(cfg):
         for g in range(cfg.games_per_pair):
             k, seat = (g // 2, g % 2)
-            seed = deal_seed(cfg.seed, k if cfg.duplicate else g)
+            seed = derive_seed(cfg.seed, k if cfg.duplicate else g)
             deal = k if cfg.duplicate else g
             tasks.append({"id": f"{a}|{b}|{deal}|{seat}", "a": a, "b": b, "deal": deal, "seat_a": seat,
                           "seed": seed})
