@@ -58,7 +58,7 @@ def test_search_agent_policy_file_is_the_one_measured(tmp_path):
 
 
 def test_search_agent_policy_files_per_seed(tmp_path):
-    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "3,1",
+    rc, stdout, _ = run_sog("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "4,1",
                             "--seeds", "2", "--out", str(tmp_path / "p.json"))
     assert rc == 0
     run = json.loads(stdout)
