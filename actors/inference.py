@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from networks.encoding import encode, to_game_units
+from sog.games import load_game
 from sog.process import rss_mb
 
 ApplyFn = Callable[[object, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -181,7 +182,6 @@ class InferenceServer:
         import jax
 
         from networks.value_function import NetworkValueFunction, bucket_sizes
-        from sog.games import load_game
 
         self._jax = jax
         game = load_game(config.game)

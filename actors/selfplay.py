@@ -24,10 +24,10 @@ import numpy as np
 
 from actors.examples import Produced
 from actors.merging import run_merged
+from sog.agents.sog_agent import SoGAgent
 from sog.config import Config
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
-from sog.agents.sog_agent import SoGAgent
 
 
 def sample_count(rng: np.random.Generator, mean: float) -> int:

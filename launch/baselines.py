@@ -23,6 +23,12 @@ from __future__ import annotations
 import time
 
 from launch.console import UserError, say
+from sog.agents.common import decision_infostates
+from sog.agents.ismcts import ISMCTS, ismcts_policy
+from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
+from sog.agents.uct import UCT, SmoothUCT
+from sog.games import UnknownGameError, load_game
+from sog.search.full_tree import best_response_values
 
 BASELINES = ("outcome", "external", "pluribus", "uct", "smooth_uct", "ismcts")
 
@@ -60,8 +66,6 @@ def _run_sampler(cls, game, budget: float, seed: int) -> dict:
 
 
 def _run_ismcts(game, budget: float, seed: int) -> dict:
-    from sog.agents.common import decision_infostates
-    from sog.agents.ismcts import ISMCTS, ismcts_policy
 
     t0 = time.perf_counter()
     infos = [(pub, int(s)) for pub, _, slots in decision_infostates(game) for s in slots]
@@ -90,14 +94,6 @@ def _run_ismcts(game, budget: float, seed: int) -> dict:
 
 
 def run(args) -> dict:
-    from sog.agents.mccfr import (
-        ExternalSamplingMCCFR,
-        OutcomeSamplingMCCFR,
-        PluribusMCCFR,
-    )
-    from sog.agents.uct import UCT, SmoothUCT
-    from sog.search.full_tree import best_response_values
-    from sog.games import UnknownGameError, load_game
 
     if not args.budget > 0:
         raise UserError(f"--budget must be positive, got {args.budget}")

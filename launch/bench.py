@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import time
 
+from sog.config import NetworkConfig
+from sog.search.cfr import CFRConfig, CFRSolver
+from sog.search.full_tree import exploitability, full_tree
+from sog.search.gtcfr import GTCFR
+
 
 def _checkpoints(limit: int = 10**7):
     it = 1
@@ -40,8 +45,6 @@ def _time_to_target(make, step_to, exploitability_mbb, target_mbb, max_seconds, 
 
 
 def bench_cfr(game, target_mbb: float = 1.0, max_seconds: float = 120.0, log=print) -> dict:
-    from sog.search.full_tree import exploitability, full_tree
-    from sog.search.cfr import CFRConfig, CFRSolver
 
     result = dict(benchmark="cfr", game=game.spec.name, target_mbb=target_mbb)
 
@@ -105,9 +108,8 @@ class _Timed:
 
 def fresh_cvpn(game, seed: int = 0):
     """An initialised, untrained CVPN of the default network config (CPU if no accelerator)."""
-    from networks.value_function import NetworkValueFunction
     from networks.cvpn import init_params
-    from sog.config import NetworkConfig
+    from networks.value_function import NetworkValueFunction
     config = NetworkConfig()
     return NetworkValueFunction(game, config, init_params(game, config, seed))
 
@@ -120,7 +122,6 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
     game's root (seeds 0..);
     one warm-up search per (value function, setting) is not timed (jit compilation).
     """
-    from sog.search.gtcfr import GTCFR
     rows = []
     for vname, vf in value_fns.items():
         for p in settings:

@@ -29,6 +29,9 @@ from __future__ import annotations
 import time
 
 from launch.console import UserError, say
+from sog.agents.policy_agents import MCCFR_VARIANTS
+from sog.games import UnknownGameError, load_game
+from sog.search.full_tree import exploitability
 
 VARIANTS = ("outcome", "external", "pluribus")
 OPENSPIEL = {"outcome": "OutcomeSamplingMCCFRSolver", "external": "ExternalSamplingMCCFRSolver"}
@@ -52,7 +55,6 @@ class _Ours:
     label = "sog"
 
     def __init__(self, cls, game, seed: int):
-        from sog.search.full_tree import exploitability
         self.name, self.solver, self.game, self._expl = cls.__name__, cls(game, seed=seed), game, exploitability
 
     @property
@@ -114,7 +116,6 @@ def bench_mccfr(game, seconds: float, variants=("outcome", "external"), checkpoi
     """Rows per variant: ours and OpenSpiel's (None where it has no counterpart or no pyspiel)."""
     import os
 
-    from sog.agents.policy_agents import MCCFR_VARIANTS
     try:
         import pyspiel
     except ImportError:   # pragma: no cover - open_spiel is a test dependency
@@ -160,7 +161,6 @@ def table(result: dict) -> str:
 
 
 def run(args) -> dict:
-    from sog.games import UnknownGameError, load_game
 
     if not args.seconds > 0:
         raise UserError(f"--seconds must be positive, got {args.seconds}")

@@ -10,7 +10,24 @@ import sys
 import time
 from pathlib import Path
 
+from launch import baselines, bench, bench_mccfr, evaluate, tournament
 from launch.console import UserError, say
+from launch.values import make_value_function, register_sog_agent
+from sog.config import ConfigError, load_config
+from sog.eval.search_policy import decision_state_count, search_exploitability
+from sog.games import UnknownGameError, load_game
+from sog.policy import PolicyError
+from sog.policy.files import load_policy, save_policy
+from sog.search.cfr import CFRConfig, CFRSolver
+from sog.search.full_tree import (
+    best_response_values,
+    exploitability,
+    full_tree,
+    policy_value,
+    tabular_from_array,
+)
+from sog.search.resolve import ContinualResolver
+from sog.search.settings import SearchSettings, parse_search
 
 
 def emit(result: dict) -> None:
@@ -18,7 +35,6 @@ def emit(result: dict) -> None:
 
 
 def _game(name: str):
-    from sog.games import UnknownGameError, load_game
     try:
         return load_game(name)
     except UnknownGameError as e:
@@ -26,9 +42,6 @@ def _game(name: str):
 
 
 def cmd_solve(args) -> dict:
-    from sog.search.full_tree import exploitability, full_tree, policy_value, tabular_from_array
-    from sog.policy.files import save_policy
-    from sog.search.cfr import CFRConfig, CFRSolver
 
     if args.iterations < 1:
         raise UserError("--iterations must be at least 1")
@@ -73,9 +86,6 @@ def _seed_paths(path: str, seeds: int) -> list[str]:
 
 
 def cmd_exploitability(args) -> dict:
-    from sog.search.full_tree import best_response_values, policy_value
-    from sog.policy import PolicyError
-    from sog.policy.files import load_policy
 
     game = _game(args.game)
     if args.agent is not None:
@@ -97,7 +107,6 @@ def cmd_exploitability(args) -> dict:
 
 
 def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_tolerance: float | None = None):
-    from launch.values import make_value_function
     try:
         return make_value_function(spec, game, oracle_iterations, oracle_tolerance)
     except (ValueError, FileNotFoundError) as e:
@@ -105,7 +114,6 @@ def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_toleran
 
 
 def _search_settings(text: str, alternating: bool = False):
-    from sog.search.settings import SearchSettings, parse_search
     try:
         return parse_search(text, SearchSettings(alternating=alternating))
     except ValueError as e:
@@ -113,9 +121,6 @@ def _search_settings(text: str, alternating: bool = False):
 
 
 def _search_agent_exploitability(game, args) -> dict:
-    from sog.policy import save_policy
-    from sog.eval.search_policy import decision_state_count, search_exploitability
-    from sog.search.resolve import ContinualResolver
 
     if args.agent != "sog":
         raise UserError(f"unknown search agent {args.agent!r}; the only one is 'sog'")
@@ -158,7 +163,6 @@ def _search_agent_exploitability(game, args) -> dict:
 
 
 def cmd_bench(args) -> dict:
-    from launch import bench
     if args.what == "cfr":
         return bench.bench_cfr(_game(args.game), target_mbb=args.target_mbb,
                                max_seconds=args.max_seconds, log=say)
@@ -173,11 +177,10 @@ def cmd_bench(args) -> dict:
 
 
 def cmd_train(args) -> dict:
-
+    # the training modules import JAX and Ray (seconds): only for `sog train`
     from launch.train import train
     from launch.training_run import TrainError
     from learners.checkpoint import CheckpointError
-    from sog.config import ConfigError, load_config
 
     try:
         config = load_config(args.config, args.set or [])
@@ -241,7 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     b.set_defaults(func=cmd_bench)
 
-    from launch import baselines, bench_mccfr, evaluate, tournament
     baselines.add_parser(sub)
     bench_mccfr.add_parser(sub)
     evaluate.add_parser(sub)
@@ -258,7 +260,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from launch.values import register_sog_agent
     register_sog_agent()
     args = build_parser().parse_args(argv)
     try:

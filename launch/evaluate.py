@@ -32,6 +32,13 @@ import time
 from pathlib import Path
 
 from launch.console import UserError, say
+from sog.config import ConfigError, load_config
+from sog.eval.aivat import network_policy
+from sog.eval.search_policy import decision_state_count, search_exploitability
+from sog.games import UnknownGameError, load_game
+from sog.search.full_tree import exploitability
+from sog.search.resolve import ContinualResolver
+from sog.search.settings import SearchSettings, parse_search
 
 EVAL_FILE, PNG_FILE = "eval.csv", "eval.png"
 BUCKETS = (8, 64, 512)   # padded batch sizes of the network: few jit compilations per run
@@ -66,7 +73,6 @@ def _run_config(run_dir: Path):
     path = run_dir / "config.yaml"
     if not path.is_file():
         return None
-    from sog.config import ConfigError, load_config
     try:
         return load_config(path)
     except ConfigError as e:
@@ -134,12 +140,6 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
 
 def run(args) -> dict:
     from learners.checkpoint import CheckpointError, load_value_function, read_metadata
-    from sog.eval.aivat import network_policy
-    from sog.search.full_tree import exploitability
-    from sog.eval.search_policy import decision_state_count, search_exploitability
-    from sog.games import UnknownGameError, load_game
-    from sog.search.resolve import ContinualResolver
-    from sog.search.settings import SearchSettings, parse_search
 
     run_dir = Path(args.run)
     if not run_dir.is_dir():

@@ -23,6 +23,19 @@ import time
 from pathlib import Path
 
 from launch.console import UserError, say
+from sog.agents.api import AgentError
+from sog.agents.registry import make_agent
+from sog.eval.aivat import equilibrium_values, network_world_values
+from sog.eval.elo import EloError
+from sog.eval.lbr import LBRError, lbr_match
+from sog.eval.tournament import (
+    ResultStore,
+    TournamentError,
+    format_report,
+    load_config,
+    run_tournament,
+)
+from sog.games import UnknownGameError, load_game
 
 
 def add_parser(subparsers):
@@ -80,7 +93,6 @@ class ProgressBar:
 
 def aivat_values(cfg, game):
     """The AIVAT value table {pub: float [N, N]} of a config (fixed before any game is played)."""
-    from sog.eval.aivat import equilibrium_values, network_world_values
 
     if not cfg.aivat:
         return None
@@ -95,11 +107,6 @@ def aivat_values(cfg, game):
 
 
 def run(args) -> dict:
-    from sog.agents.api import AgentError
-    from sog.agents.registry import make_agent
-    from sog.eval.elo import EloError
-    from sog.eval.tournament import TournamentError, load_config, run_tournament
-    from sog.games import load_game
 
     setup_agents()
     overrides = {"workers": args.workers, "games_per_pair": args.games}
@@ -108,7 +115,6 @@ def run(args) -> dict:
     except TournamentError as e:
         raise UserError(str(e)) from None
     out = args.out or cfg.out or str(Path("tournaments") / Path(args.config).name.removesuffix(".yaml"))
-    from sog.eval.tournament import ResultStore
     try:
         ResultStore(out, cfg).check()            # another tournament's results: stop before any work
     except TournamentError as e:
@@ -125,17 +131,12 @@ def run(args) -> dict:
         report = run_tournament(cfg, out, values=values, setup=setup_agents, progress=bar)
     except (TournamentError, AgentError, EloError) as e:
         raise UserError(str(e)) from None
-    from sog.eval.tournament import format_report
     say(format_report(report))
     say(f"results in {out}/ (games.jsonl, report.txt, report.json, head_to_head.csv, elo.csv, tournament.png)")
     return report
 
 
 def run_lbr(args) -> dict:
-    from sog.agents.api import AgentError
-    from sog.agents.registry import make_agent
-    from sog.eval.lbr import LBRError, lbr_match
-    from sog.games import UnknownGameError, load_game
 
     setup_agents()
     if args.hands < 1:

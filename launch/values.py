@@ -1,7 +1,12 @@
 """Value functions named on the command line: `oracle` or a checkpoint PATH."""
 from __future__ import annotations
 
+from sog.agents.api import AgentError
+from sog.agents.registry import register, take_params
+from sog.agents.sog_agent import SoGAgent
 from sog.games.api import Game
+from sog.search.oracle import ExactValueFunction
+from sog.search.settings import SearchSettings
 
 
 def make_value_function(spec: str, game: Game, oracle_iterations: int = 50,
@@ -10,19 +15,14 @@ def make_value_function(spec: str, game: Game, oracle_iterations: int = 50,
     at most `oracle_tolerance`: see `sog.search.oracle`); anything else is a run directory
     or checkpoint of a CVPN for `game` (ValueError with a clear message if it is not)."""
     if spec == "oracle":
-        from sog.search.oracle import ExactValueFunction
         return ExactValueFunction(game, iterations=oracle_iterations, tolerance=oracle_tolerance,
                                   max_iterations=max(10_000, oracle_iterations))
-    from learners.checkpoint import load_value_function
+    from learners.checkpoint import load_value_function  # JAX and orbax: only for a checkpoint
     return load_value_function(spec, game)
 
 
 def _sog_agent(game: Game, arg: str | None, params: dict):
     """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, or `oracle`; default oracle)."""
-    from sog.agents.api import AgentError
-    from sog.agents.registry import take_params
-    from sog.agents.sog_agent import SoGAgent
-    from sog.search.settings import SearchSettings
 
     p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},
                     minimum={"s": 1, "oracle_iterations": 1})
@@ -37,5 +37,4 @@ def _sog_agent(game: Game, arg: str | None, params: dict):
 
 def register_sog_agent() -> None:
     """Make `sog:PATH?s=S&c=C` available to `sog.agents.registry.make_agent`."""
-    from sog.agents.registry import register
     register("sog", _sog_agent, replace=True)

@@ -34,6 +34,7 @@ from learners.checkpoint import (
     CheckpointError,
     CheckpointStore,
     latest_step,
+    read_metadata,
     restore_train_state,
 )
 from learners.train_state import init_train_state, make_train_step
@@ -81,7 +82,6 @@ class Learner:
         where = self.run_dir / str(step)
         saved = None
         try:
-            from learners.checkpoint import read_metadata
             saved_dict = read_metadata(where).get("extra", {}).get("config")
             if saved_dict is not None:
                 saved = config_from_dict(saved_dict, source=str(where))

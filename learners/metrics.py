@@ -35,6 +35,11 @@ import struct
 import time
 from pathlib import Path
 
+from sog.config import parse_eval_search
+from sog.eval.search_policy import search_exploitability
+from sog.games import load_game
+from sog.search.resolve import ContinualResolver
+
 EVAL_FIELDS = ["step", "version", "search", "seeds", "min_mbb", "mean_mbb", "max_mbb", "seconds", "wall"]
 
 
@@ -118,8 +123,6 @@ class Evaluator:
     def __init__(self, config):
         from networks.cvpn import init_params
         from networks.value_function import NetworkValueFunction
-        from sog.config import parse_eval_search
-        from sog.games import load_game
 
         self.config = config
         self.game = load_game(config.game)
@@ -132,8 +135,6 @@ class Evaluator:
         """The exploitability of SoG(s, c) with weights `params` (of weight `version`), one row
         per (s, c): search ('S,C'), seeds, min/mean/max_mbb (1000 x game units: mbb per hand in
         poker), seconds."""
-        from sog.eval.search_policy import search_exploitability
-        from sog.search.resolve import ContinualResolver
 
         self.vf.set_params(params, version)
         rows = []
