@@ -204,6 +204,23 @@ class Game(abc.ABC):
         """float [N, N]: chance_weights * utility, player 0's terminal payoff per slot pair."""
         return self.chance_weights(pub) * self.utility(pub)
 
+    dense_payoffs: bool = True
+    """Whether solvers build the [N, N] payoff matrix of every terminal (fine for small N);
+    when False they call `terminal_values` instead (hold'em: N = 1326)."""
+
+    def terminal_values(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
+        """float [T, 2, N]: both players' counterfactual values at terminals `pubs` given both
+        players' ranges [T, 2, N]: v0 = P r1, v1 = -P^T r0 with P the payoff matrix, zero at
+        impossible slots. This default multiplies the dense matrices; a game with structure
+        (poker: `sog.games.poker`) overrides it with an O(N log N) form."""
+        out = np.zeros(np.shape(ranges))
+        for t, pub in enumerate(pubs):
+            pay = self.cached("payoff_matrix", pub)
+            possible = self.cached("possible_mask", pub)
+            out[t, 0] = np.where(possible[0], pay @ np.where(possible[1], ranges[t, 1], 0.0), 0.0)
+            out[t, 1] = np.where(possible[1], -(np.where(possible[0], ranges[t, 0], 0.0) @ pay), 0.0)
+        return out
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec.name}>"
 

@@ -13,15 +13,17 @@ import numpy as np
 
 from sog.games.api import (CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
                            identity_maps, single_action_map)
-from sog.games.poker import Betting, Poker
+from sog.games.poker import Betting, Poker, PokerTerminal
 
 PASS, BET = 0, 1
 CARDS = "JQK"
 
 
-class KuhnPoker(Game, Poker):
+class KuhnPoker(Poker, Game):
     spec = GameSpec(name="kuhn_poker", num_states=3, num_actions=2, feature_size=8, max_utility=2.0)
     bet_names = ("bet",)
+    hand_cards = np.arange(3)[:, None]
+    deal_weight = 1.5
 
     def betting(self, pub):
         """Facing a bet: pass folds, bet calls; otherwise pass checks and bet bets."""
@@ -65,6 +67,13 @@ class KuhnPoker(Game, Poker):
             return -np.ones((3, 3))
         stake = 2.0 if BET in pub else 1.0
         return stake * winner0
+
+    def poker_terminal(self, pub):
+        if pub == (BET, PASS):
+            return PokerTerminal(fold_value=1.0)
+        if pub == (PASS, BET, PASS):
+            return PokerTerminal(fold_value=-1.0)
+        return PokerTerminal(stake=2.0 if BET in pub else 1.0, strengths=np.arange(3.0), board=())
 
     def features(self, pub):
         f = np.zeros(8, dtype=np.float32)

@@ -53,7 +53,7 @@ import numpy as np
 
 from sog.games.api import (CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
                            single_action_map)
-from sog.games.poker import Betting, Poker
+from sog.games.poker import Betting, Poker, PokerTerminal
 
 FOLD, CALL, RAISE = 0, 1, 2
 ACTION_NAMES = ("Fold", "Call", "Raise")
@@ -146,10 +146,12 @@ def _hand_strength(cards: np.ndarray, board: int) -> np.ndarray:
     return np.where(ranks == board // 2, 10 + ranks, ranks)
 
 
-class LeducPoker(Game, Poker):
+class LeducPoker(Poker, Game):
     spec = GameSpec(name="leduc_poker", num_states=NUM_CARDS, num_actions=NUM_ACTIONS,
                     feature_size=FEATURE_SIZE, max_utility=MAX_UTILITY)
     bet_names = ("raise",)
+    hand_cards = np.arange(NUM_CARDS)[:, None]
+    deal_weight = NUM_CARDS / (NUM_CARDS - 1)
 
     def betting(self, pub):
         legal = _info(pub).legal
@@ -226,6 +228,16 @@ class LeducPoker(Game, Poker):
         possible = self.possible_mask(pub)
         valid = (cards[:, None] != cards[None, :]) & possible[0][:, None] & possible[1][None, :]
         return np.where(valid, u, 0.0)
+
+    def poker_terminal(self, pub):
+        info = _info(pub)
+        if info.kind != TERMINAL:
+            raise ValueError(f"{pub!r} is not terminal")
+        c0, c1 = info.commits
+        if info.folded >= 0:
+            return PokerTerminal(fold_value=-float(c0) if info.folded == 0 else float(c1))
+        return PokerTerminal(stake=float(c0), strengths=_hand_strength(np.arange(NUM_CARDS), pub[1]).astype(float),
+                             board=pub[1])
 
     def features(self, pub):
         info = _info(pub)

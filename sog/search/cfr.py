@@ -5,7 +5,8 @@ One iteration (simultaneous updates, both players at once):
 1. `regret_matching_entries`: the current policy sigma from the regrets.
 2. `propagate_ranges`: ranges [n, 2, N] flow down, one segment sum per depth.
 3. `leaf_values`: terminals exactly (one weighted sum over the payoff matrices'
-   entries); frontier leaves with one batched `FrontierValues` call for all of them.
+   entries, or the game's `terminal_values` where it has no dense payoffs: hold'em);
+   frontier leaves with one batched `FrontierValues` call for all of them.
 4. `propagate_entries`: counterfactual values [n, 2, N] and the actor's action
    values q flow up, one gather and segment sum per depth. The actor's value is
    sum_a sigma q (CFR) or max_a q (best response, same pass).
@@ -123,11 +124,15 @@ class Levels:
         # terminal values as one weighted sum over the payoffs' nonzero entries between possible
         # slots: values.flat[dst] += k * ranges.flat[src] (player 0's values from player 1's
         # ranges with k = payoff, then player 1's from player 0's with k = -payoff)
-        pos = ct.possible[ct.terminals]
-        t, i, j = np.nonzero((ct.payoffs != 0) & pos[:, 0, :, None] & pos[:, 1, None, :])
-        k, at = ct.payoffs[t, i, j], ct.terminals[t] * 2 * N
-        self.payoff_index = (np.concatenate([k, -k]), np.concatenate([at + N + j, at + i]),
-                             np.concatenate([at + i, at + N + j]))
+        # (None without dense payoffs: `leaf_values` asks `Game.terminal_values` then)
+        self.payoff_index = None
+        if ct.payoffs is not None:
+            pos = ct.possible[ct.terminals]
+            t, i, j = np.nonzero((ct.payoffs != 0) & pos[:, 0, :, None] & pos[:, 1, None, :])
+            k, at = ct.payoffs[t, i, j], ct.terminals[t] * 2 * N
+            self.payoff_index = (np.concatenate([k, -k]), np.concatenate([at + N + j, at + i]),
+                                 np.concatenate([at + i, at + N + j]))
+        self.terminal_pubs = [ct.pub(p) for p in ct.terminals] if ct.payoffs is None else None
         # decision positions per depth (callers walking the tree a level at a time)
         self.dec_by_level = [np.flatnonzero((dec >= b[d]) & (dec < b[d + 1])) for d in range(ct.depth)]
 
@@ -178,9 +183,14 @@ def propagate_ranges(lv: Levels, pol: np.ndarray, root_ranges: np.ndarray) -> np
 def leaf_values(lv: Levels, ranges: np.ndarray, value_fn: FrontierValues | None) -> np.ndarray:
     """float [n, 2, N]: exact terminal values and frontier values; zeros elsewhere."""
     ct = lv.ct
-    k, src, dst = lv.payoff_index
-    values = np.bincount(dst, k * ranges.reshape(-1)[src], minlength=ranges.size).reshape(ranges.shape)
-    values = values.astype(np.float64, copy=False)   # (an empty bincount is int)
+    if lv.payoff_index is None:
+        values = np.zeros(ranges.shape)
+        if len(ct.terminals):
+            values[ct.terminals] = ct.game.terminal_values(lv.terminal_pubs, ranges[ct.terminals])
+    else:
+        k, src, dst = lv.payoff_index
+        values = np.bincount(dst, k * ranges.reshape(-1)[src], minlength=ranges.size).reshape(ranges.shape)
+        values = values.astype(np.float64, copy=False)   # (an empty bincount is int)
     if len(ct.frontier):
         if value_fn is None:
             raise ValueError("the tree has frontier leaves but no value function was given")

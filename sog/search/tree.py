@@ -204,7 +204,8 @@ class CompiledTree:
     possible: np.ndarray           # bool [n, 2, N]
     roots: np.ndarray              # int [R] positions
     terminals: np.ndarray          # int [T] positions
-    payoffs: np.ndarray            # float [T, N, N] player 0's payoff per slot pair
+    payoffs: np.ndarray | None     # float [T, N, N] player 0's payoff per slot pair; None for a
+                                   # game without dense payoffs (`Game.terminal_values` instead)
     frontier: np.ndarray           # int [F] positions
     edges: list[dict]              # per depth d >= 1: src, dst, pol, w (see module doc)
     decision: np.ndarray           # int [n_dec] positions of internal decision nodes
@@ -275,8 +276,11 @@ def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: di
     return ct
 
 
-def _payoffs(game: Game, terminals: Sequence) -> np.ndarray:
-    """float [T, N, N]: the payoff matrices of terminal public states."""
+def _payoffs(game: Game, terminals: Sequence) -> np.ndarray | None:
+    """float [T, N, N]: the payoff matrices of terminal public states (None when the game's
+    solvers use `Game.terminal_values` instead: `Game.dense_payoffs` False)."""
+    if not game.dense_payoffs:
+        return None
     N = game.spec.num_states
     return np.stack([game.cached("payoff_matrix", pub) for pub in terminals]) if len(terminals) \
         else np.zeros((0, N, N))
@@ -364,6 +368,7 @@ class FullSubtrees:
                     dst=tree.e_dst[e], action=tree.e_action[e], w=tree.e_w[e])
         order = np.argsort(depth, kind="stable")
         terminals = order[tree.kind[sel][order] == TERMINAL]
+        payoffs = None if self.payoffs is None else self.payoffs[self.payoff_row[sel[terminals]]]
         ct = _compile(self.game, [tree.pubs[i] for i in sel], node, np.flatnonzero(is_root), edge,
-                      self.payoffs[self.payoff_row[sel[terminals]]])
+                      payoffs)
         return ct, sel[ct.node_of]
