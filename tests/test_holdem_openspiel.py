@@ -237,7 +237,7 @@ def test_exploitability_computed_by_openspiel_equals_ours(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [c for c in CONFIGS if load_game(c).openspiel_recall])
+@pytest.mark.parametrize("name", [CONFIGS[i] for i in (0, 1, 2, 3, 6)])  # 4: OpenSpiel's CFR+ takes 12 min
 def test_cfr_plus_matches_openspiel(name):
     """Both CFR+ runs reach the same exploitability and game value. They are not equal
     iteration by iteration: regret-matching+ turns exact ties (regrets 0 in exact
