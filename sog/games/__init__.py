@@ -13,6 +13,7 @@ from sog.games.api import Game
 # name -> "module:Class"; modules are imported on first use.
 GAMES = {
     "kuhn_poker": "sog.games.kuhn:KuhnPoker",
+    "holdem": "sog.games.holdem:Holdem",
     "leduc_poker": "sog.games.leduc:LeducPoker",
     "liars_dice": "sog.games.liars_dice:LiarsDice",
     "scotland_yard": "sog.games.scotland_yard:ScotlandYard",

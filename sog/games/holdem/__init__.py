@@ -1,0 +1,10 @@
+"""Two-player hold'em with OpenSpiel universal_poker's parameters, rules and action ids.
+
+`holdem(numRanks=3,numSuits=2,betting=limit,...)` (see `params` for the parameters):
+`params` validates the rules, `betting` plays the ACPC server's betting, `cards` holds
+the deck, the hands (slots) and the ACPC hand ranking, `game` is the public-tree game.
+"""
+from sog.games.holdem.game import Holdem
+from sog.games.holdem.params import HoldemParameterError
+
+__all__ = ["Holdem", "HoldemParameterError"]

@@ -1,0 +1,251 @@
+"""Two-player hold'em on the public-tree API, with OpenSpiel universal_poker's rules and ids.
+
+Public state: a tuple of events, each an action id (int, see `sog.games.holdem.betting`)
+or the board cards one chance node dealt (a sorted tuple of card ids). The root `()`
+follows the private deal; it is a chance node when round 0 deals board cards.
+
+Slots: the N = C(deck, numHoleCards) hands (`Deck.hands`), the same for both players.
+Maps are the identity; a hand holding a board card is impossible from then on
+(`possible_mask`) and maps to -1 at the chance node dealing it. Each chance node deals
+all the cards of one round at once (after an all-in, all the cards still to come): its
+children are keyed by the dealt cards, with `prob = 1 / C(cards left given both hands, k)`.
+`chance_weights` is C(deck, h) / C(deck - h, h) for disjoint hands, 0 for hands sharing a card.
+
+Units: utilities are player 0's net winnings in big blinds (chips / max(blind)), as
+`sog.games.poker` expects (1000 x utility is mbb/hand); `big_blind` converts to the chips
+of OpenSpiel's returns. Showdowns rank hand + board as the ACPC server does
+(`cards.rank_cardsets`); the strengths of all hands on a board are computed once per
+board (memoised, bounded). A player all-in for less than the other's bet wins or loses
+only what it put in (the ACPC side pot).
+
+Actions, legality and `info_state_string` (at every node) are universal_poker's, so
+policies move between the two libraries (`openspiel_name`), with one exception. OpenSpiel
+writes the board as one set of cards, so where more than one round deals board cards
+(e.g. flop, turn, river) its strings merge histories whose cards came in different rounds
+(flop AKQ turn 2 and flop AK2 turn Q): its game forgets the order, ours does not. There
+our strings show the board per deal (`[Public: KdQc|Ac]`, unique keys as policy files
+need) and `openspiel_name` is None (`rules.openspiel_name()` still names the rules).
+Poker protocol bet names:
+limit "raise"; fcpa "pot", "allin"; fullgame "min", "half_pot", "pot", "allin" (each
+the raise-to action of that size where it is legal; the other sizes have no name).
+
+Features (float32 [D + R + 6], D cards, R rounds):
+  [0:D]          board cards one-hot
+  [D:D+2]        chips each player has put in / its stack (limit: / the most it can put in)
+  [D+2:D+5]      next to act: player 0, player 1, chance (zero at terminals)
+  [D+5:D+5+R]    betting round one-hot (the round about to be dealt at chance nodes)
+  [D+5+R]        the pot / both stacks (limit: / twice the most one player can put in)
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from math import comb
+
+import numpy as np
+
+from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, single_action_map
+from sog.games.holdem import betting as B
+from sog.games.holdem.cards import Deck
+from sog.games.holdem.params import Rules
+from sog.games.poker import Betting, Poker
+
+STATE_CACHE = 1 << 18       # betting states kept (public states replayed)
+STRENGTH_CACHE = 4096       # boards whose hand strengths are kept
+TERMINAL_PLAYER = -4        # OpenSpiel's "Player" of a terminal state
+
+
+class Holdem(Game, Poker):
+    """Hold'em with universal_poker's parameters (see `sog.games.holdem.params`)."""
+
+    def __init__(self, **params):
+        self.rules = rules = Rules.parse(**params)
+        self.deck = Deck(rules.num_ranks, rules.num_suits, rules.hole)
+        n = self.deck.num_hands
+        if rules.limit:
+            num_actions, self.bet_names = 3, ("raise",)
+        elif rules.abstraction == "fcpa":
+            num_actions, self.bet_names = 4, ("pot", "allin")
+        else:
+            num_actions, self.bet_names = max(rules.stacks) + 1, ("min", "half_pot", "pot", "allin")
+        self.big_blind = rules.big_blind
+        max_chips = rules.max_commitment if rules.limit else min(rules.stacks)
+        self.spec = GameSpec(name=rules.name(), num_states=n, num_actions=num_actions,
+                             feature_size=self.deck.size + rules.num_rounds + 6,
+                             max_utility=max_chips / rules.big_blind)
+        masks = self.deck.hand_masks
+        self._disjoint = (masks[:, None] & masks[None, :]) == 0                          # [N, N]
+        self._chance_weights = self._disjoint * (comb(self.deck.size, rules.hole)
+                                                 / comb(self.deck.size - rules.hole, rules.hole))
+        self._chance_weights.setflags(write=False)
+        # OpenSpiel's board string (one set) is a unique key only if one round deals board cards
+        self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
+        self._state = functools.lru_cache(maxsize=STATE_CACHE)(self._replay)
+        self._strengths = functools.lru_cache(maxsize=STRENGTH_CACHE)(self.deck.strengths)
+
+    # ---- the betting state of a public state ------------------------------
+    def _replay(self, pub) -> B.State:
+        if not pub:
+            return B.initial(self.rules)
+        st, event = self._state(pub[:-1]), pub[-1]
+        if isinstance(event, tuple):
+            due = B.cards_due(self.rules, st)
+            if len(event) != due or len(set(event) | set(self.board(pub[:-1]))) != st.dealt + due:
+                raise ValueError(f"holdem: deal {event} at {pub[:-1]!r} (due: {due} new cards)")
+            return B.deal(st, len(event))
+        return B.apply(self.rules, st, event)
+
+    def board(self, pub) -> tuple[int, ...]:
+        """The board cards dealt so far, sorted."""
+        return tuple(sorted(c for event in pub if isinstance(event, tuple) for c in event))
+
+    def _board_mask(self, pub) -> np.uint64:
+        return self.deck.card_masks(np.array([self.board(pub)], dtype=np.int64))[0]
+
+    # ---- the game API -------------------------------------------------------
+    def root(self):
+        return ()
+
+    def initial_ranges(self):
+        """float [2, N]: every hand 1/N."""
+        return np.full((2, self.spec.num_states), 1 / self.spec.num_states)
+
+    def kind(self, pub):
+        return B.kind(self.rules, self._state(pub))
+
+    def actor(self, pub):
+        st = self._state(pub)
+        return B.actor(self.rules, st) if B.kind(self.rules, st) == DECISION else CHANCE_PLAYER
+
+    def legal_actions(self, pub) -> tuple[int, ...]:
+        """The legal action ids at a decision public state (the same for every hand)."""
+        return B.legal_actions(self.rules, self._state(pub))
+
+    def legal_mask(self, pub):
+        """bool [N, A]: the same legal actions in every row (legality is public)."""
+        mask = np.zeros((self.spec.num_states, self.spec.num_actions), dtype=bool)
+        if self.kind(pub) == DECISION:
+            mask[:, list(self.legal_actions(pub))] = True
+        return mask
+
+    def possible_mask(self, pub):
+        """bool [2, N]: the hands sharing no card with the board."""
+        free = (self.deck.hand_masks & self._board_mask(pub)) == 0
+        return np.stack([free, free])
+
+    def children(self, pub):
+        k = self.kind(pub)
+        n = self.spec.num_states
+        possible = self.possible_mask(pub)
+        maps = np.where(possible, np.arange(n)[None, :], -1)
+        if k == DECISION:
+            actor = self.actor(pub)
+            legal = self.legal_mask(pub) & possible[actor][:, None]
+            return [Child(pub + (a,), self.action_name(pub, a), 1.0,
+                          single_action_map(n, a, self.spec.num_actions, legal), maps)
+                    for a in self.legal_actions(pub)]
+        if k == CHANCE:
+            st = self._state(pub)
+            due = B.cards_due(self.rules, st)
+            board = set(self.board(pub))
+            left = [c for c in range(self.deck.size) if c not in board]
+            deals = np.array(list(itertools.combinations(left, due)), dtype=np.int64)          # [C, k]
+            blocked = (self.deck.hand_masks[None, :] & self.deck.card_masks(deals)[:, None]) != 0  # [C, N]
+            prob = 1 / comb(self.deck.size - 2 * self.rules.hole - st.dealt, due)
+            return [Child(pub + (tuple(d),), self.deck.cards_name(d), prob, None,
+                          np.where(b[None, :], -1, maps))
+                    for d, b in zip(deals.tolist(), blocked)]
+        return []
+
+    def chance_weights(self, pub):
+        """float [N, N] (read-only): C(deck, h) / C(deck - h, h) for disjoint hands, else 0."""
+        return self._chance_weights
+
+    def utility(self, pub):
+        """float [N, N]: player 0's net big blinds; 0 for impossible hand pairs."""
+        st = self._state(pub)
+        if B.kind(self.rules, st) != TERMINAL:
+            raise ValueError(f"{pub!r} is not terminal")
+        if st.folded == 0:
+            u = np.full(self._disjoint.shape, -float(st.spent[0]))
+        elif st.folded == 1:
+            u = np.full(self._disjoint.shape, float(st.spent[1]))
+        else:
+            strength = self._strengths(self.board(pub))
+            u = np.sign(strength[:, None] - strength[None, :]) * float(min(st.spent))
+        free = self.possible_mask(pub)[0]
+        valid = self._disjoint & free[:, None] & free[None, :]
+        return np.where(valid, u / self.big_blind, 0.0)
+
+    def features(self, pub):
+        rules, st = self.rules, self._state(pub)
+        d, r = self.deck.size, rules.num_rounds
+        f = np.zeros(self.spec.feature_size, dtype=np.float32)
+        f[list(self.board(pub))] = 1.0
+        cap = (rules.max_commitment,) * 2 if rules.limit else rules.stacks
+        f[d:d + 2] = np.array(st.spent) / np.array(cap)
+        k = B.kind(rules, st)
+        if k != TERMINAL:
+            f[d + 2 + (2 if k == CHANCE else B.actor(rules, st))] = 1.0
+        f[d + 5 + st.round] = 1.0
+        f[d + 5 + r] = st.pot / sum(cap)
+        return f
+
+    def action_name(self, pub, action):
+        """universal_poker's names: Fold, Call, Bet (limit raise, fcpa pot raise), AllIn, Bet<k>."""
+        if action in (B.FOLD, B.CALL):
+            return ("Fold", "Call")[action]
+        if self.rules.abstraction == "fullgame":
+            return f"Bet{action}"
+        return ("Bet", "AllIn")[action - B.BET]
+
+    def slot_name(self, pub, player, slot):
+        return self.deck.cards_name(self.deck.hands[slot])
+
+    def public_cards_name(self, pub) -> str:
+        """The board as OpenSpiel writes it, or per deal ('|' between deals) where more than one
+        round deals board cards."""
+        if self.openspiel_recall:
+            return self.deck.cards_name(self.board(pub))
+        return "|".join(self.deck.cards_name(event) for event in pub if isinstance(event, tuple))
+
+    def info_state_string(self, pub, player, slot):
+        """OpenSpiel's information_state_string, at every node (see the module doc for the board)."""
+        rules, st = self.rules, self._state(pub)
+        k = B.kind(rules, st)
+        shown = B.actor(rules, st) if k == DECISION else (CHANCE_PLAYER if k == CHANCE else TERMINAL_PLAYER)
+        pot = st.max_spent * (2 - (st.folded >= 0))
+        money = f"{rules.stacks[0] - st.spent[0]} {rules.stacks[1] - st.spent[1]}"
+        return (f"[Round {st.round}][Player: {shown}][Pot: {pot}][Money: {money}]"
+                f"[Private: {self.slot_name(pub, player, slot)}][Public: {self.public_cards_name(pub)}]"
+                f"[Sequences: {B.sequences(rules, st)}]")
+
+    def openspiel_name(self):
+        return self.rules.openspiel_name() if self.openspiel_recall else None
+
+    def __reduce__(self):
+        """Pickled by its parameters (memoised values are rebuilt on demand)."""
+        return _rebuild, (self.rules.given,)
+
+    # ---- the poker protocol --------------------------------------------------
+    def betting(self, pub):
+        rules, st = self.rules, self._state(pub)
+        legal = self.legal_actions(pub)
+        fold = B.FOLD if B.FOLD in legal else None
+        if rules.limit:
+            return Betting(fold, B.CALL, {"raise": B.BET} if B.BET in legal else {})
+        if rules.abstraction == "fcpa":
+            return Betting(fold, B.CALL, {name: a for name, a in (("pot", B.BET), ("allin", B.ALL_IN)) if a in legal})
+        rng = B.raise_range(rules, st)
+        if rng is None:
+            return Betting(fold, B.CALL, {})
+        lo, hi = rng
+        p = B.actor(rules, st)
+        pot = B.pot_raise_to(st, p)
+        half_pot = (2 * st.max_spent + st.pot + st.max_spent - st.spent[p] + 1) // 2  # OpenSpiel's PotSize(0.5)
+        sizes = {"min": lo, "half_pot": half_pot, "pot": pot, "allin": hi}
+        return Betting(fold, B.CALL, {name: x for name, x in sizes.items() if lo <= x <= hi})
+
+
+def _rebuild(given: tuple[tuple[str, str], ...]) -> Holdem:
+    return Holdem(**dict(given))

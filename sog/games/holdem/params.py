@@ -1,0 +1,202 @@
+"""Hold'em parameters, named, defaulted and checked as OpenSpiel's `universal_poker` does.
+
+`Rules.parse(**params)` takes the game-string parameters (ints, or space-separated
+lists of ints as strings, e.g. `blind="2 1"`) and returns the validated, normalised
+rules; any problem raises `HoldemParameterError` naming the parameter. Defaults are
+universal_poker's, so `holdem` is OpenSpiel's default `universal_poker`.
+
+Per-round lists (`raiseSize`, `firstPlayer`, `maxRaises`, `numBoardCards`) are read for
+the first `numRounds` rounds; `firstPlayer` and `maxRaises` default per round to 1 and
+255 (the ACPC server's defaults) where fewer are given. Stacks are ignored in limit
+games, where the ACPC server plays with unbounded (INT32_MAX) stacks.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from sog.games import UnknownGameError
+
+INT32_MAX = 2**31 - 1
+MAX_ROUNDS, MAX_BOARD_CARDS, MAX_HOLE_CARDS = 4, 7, 3  # the ACPC server's limits
+DEFAULT_MAX_RAISES, DEFAULT_FIRST_PLAYER = 255, 1
+
+# universal_poker's parameters and defaults, in the order names are written.
+DEFAULTS = {
+    "betting": "nolimit",
+    "bettingAbstraction": "fcpa",
+    "numPlayers": 2,
+    "numRounds": 2,
+    "blind": "100 100",
+    "stack": "1200 1200",
+    "raiseSize": "100 100",
+    "firstPlayer": "1 1",
+    "maxRaises": "",
+    "numSuits": 4,
+    "numRanks": 6,
+    "numHoleCards": 1,
+    "numBoardCards": "0 1",
+}
+
+
+class HoldemParameterError(UnknownGameError):
+    """A hold'em parameter is unknown, malformed or inconsistent."""
+
+
+def _ints(name: str, value, lo: int | None = None, hi: int | None = None) -> tuple[int, ...]:
+    if isinstance(value, int):
+        items = [value]
+    elif isinstance(value, str):
+        try:
+            items = [int(x) for x in value.split()]
+        except ValueError:
+            raise HoldemParameterError(f"holdem: {name}={value!r} is not a list of integers") from None
+    elif isinstance(value, (list, tuple)) and all(isinstance(x, int) for x in value):
+        items = list(value)
+    else:
+        raise HoldemParameterError(f"holdem: {name}={value!r} is not a list of integers")
+    for x in items:
+        if (lo is not None and x < lo) or (hi is not None and x > hi):
+            bounds = f"at least {lo}" if hi is None else f"in {lo}..{hi}"
+            raise HoldemParameterError(f"holdem: {name}={value!r}: every value must be {bounds}")
+    return tuple(items)
+
+
+def _int(name: str, value, lo: int, hi: int) -> int:
+    items = _ints(name, value, lo, hi)
+    if len(items) != 1:
+        raise HoldemParameterError(f"holdem: {name}={value!r} must be one integer")
+    return items[0]
+
+
+def _per_round(name: str, value, rounds: int, lo: int, hi: int | None, default: int | None) -> tuple[int, ...]:
+    items = _ints(name, value, lo, hi)
+    if len(items) < rounds:
+        if default is None:
+            raise HoldemParameterError(f"holdem: {name}={value!r} needs a value for each of the {rounds} rounds")
+        items = items + (default,) * (rounds - len(items))
+    return items[:rounds]
+
+
+def _join(items) -> str:
+    return " ".join(map(str, items))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """The validated rules of a two-player hold'em game (chips; players 0 and 1; rounds from 0).
+
+    blinds, stacks: per player (stacks INT32_MAX in limit games);
+    raise_sizes: per round, limit only; max_raises, first_player (0 or 1), board_cards: per round.
+    """
+
+    limit: bool
+    abstraction: str            # "fcpa" or "fullgame"
+    blinds: tuple[int, int]
+    stacks: tuple[int, int]
+    raise_sizes: tuple[int, ...]
+    max_raises: tuple[int, ...]
+    first_player: tuple[int, ...]
+    num_ranks: int
+    num_suits: int
+    hole: int
+    board_cards: tuple[int, ...]
+    given: tuple[tuple[str, str], ...]  # the parameters as given, normalised (for the name)
+
+    @property
+    def num_rounds(self) -> int:
+        return len(self.board_cards)
+
+    @property
+    def big_blind(self) -> int:
+        return max(self.blinds)
+
+    @property
+    def deck_size(self) -> int:
+        return self.num_ranks * self.num_suits
+
+    @property
+    def max_commitment(self) -> int:
+        """The most chips one player can put in (universal_poker's MaxCommitment)."""
+        if self.limit:
+            return self.big_blind + sum(m * r for m, r in zip(self.max_raises, self.raise_sizes))
+        return max(self.stacks)
+
+    @classmethod
+    def parse(cls, **params) -> "Rules":
+        unknown = sorted(set(params) - set(DEFAULTS))
+        if unknown:
+            raise HoldemParameterError(f"holdem: unknown parameter {unknown[0]!r}; known: {', '.join(DEFAULTS)}")
+        p = {**DEFAULTS, **params}
+        betting, abstraction = p["betting"], p["bettingAbstraction"]
+        if betting not in ("limit", "nolimit"):
+            raise HoldemParameterError(f"holdem: betting={betting!r} must be 'limit' or 'nolimit'")
+        if abstraction not in ("fcpa", "fullgame"):
+            raise HoldemParameterError(f"holdem: bettingAbstraction={abstraction!r} must be 'fcpa' or 'fullgame'")
+        limit = betting == "limit"
+        if limit and abstraction != "fcpa":
+            raise HoldemParameterError("holdem: limit betting has one raise size: use bettingAbstraction=fcpa "
+                                       "(its actions are fold 0, call 1, raise 2)")
+        if _int("numPlayers", p["numPlayers"], 1, 10) != 2:
+            raise HoldemParameterError(f"holdem: numPlayers={p['numPlayers']!r}: only two players are supported")
+        rounds = _int("numRounds", p["numRounds"], 1, MAX_ROUNDS)
+        num_suits = _int("numSuits", p["numSuits"], 1, 4)
+        num_ranks = _int("numRanks", p["numRanks"], 1, 13)
+        hole = _int("numHoleCards", p["numHoleCards"], 1, MAX_HOLE_CARDS)
+        board = _per_round("numBoardCards", p["numBoardCards"], rounds, 0, None, None)
+        if sum(board) > MAX_BOARD_CARDS:
+            raise HoldemParameterError(f"holdem: numBoardCards={p['numBoardCards']!r} deals more than "
+                                       f"{MAX_BOARD_CARDS} board cards")
+        if 2 * hole + sum(board) > num_ranks * num_suits:
+            raise HoldemParameterError(
+                f"holdem: {2 * hole} hole cards and {sum(board)} board cards are more cards than the deck of "
+                f"{num_ranks} ranks x {num_suits} suits = {num_ranks * num_suits} holds")
+        blinds = _ints("blind", p["blind"], 0)
+        if len(blinds) != 2 or max(blinds) < 1:
+            raise HoldemParameterError(f"holdem: blind={p['blind']!r} must be two blinds, one of at least 1 chip")
+        if limit:
+            stacks = (INT32_MAX, INT32_MAX)
+            raise_sizes = _per_round("raiseSize", p["raiseSize"], rounds, 1, None, None)
+        else:
+            stacks = _ints("stack", p["stack"], 1)
+            if len(stacks) != 2:
+                raise HoldemParameterError(f"holdem: stack={p['stack']!r} must be two stacks")
+            for player in (0, 1):
+                if stacks[player] < blinds[player]:
+                    raise HoldemParameterError(f"holdem: player {player}'s stack {stacks[player]} is smaller "
+                                               f"than its blind {blinds[player]}")
+            if stacks == blinds:
+                raise HoldemParameterError("holdem: both stacks equal the blinds: no player could act")
+            raise_sizes = ()
+        max_raises = _per_round("maxRaises", p["maxRaises"], rounds, 0, 255, DEFAULT_MAX_RAISES)
+        first = _per_round("firstPlayer", p["firstPlayer"], rounds, 1, 2, DEFAULT_FIRST_PLAYER)
+        # parameters a game ignores (stack in limit, raiseSize in no-limit) keep their given values in the name
+        normalised = {"betting": betting, "bettingAbstraction": abstraction, "numPlayers": 2, "numRounds": rounds,
+                      "blind": _join(blinds),
+                      "stack": _join(_ints("stack", p["stack"]) if limit else stacks),
+                      "raiseSize": _join(raise_sizes if limit else _ints("raiseSize", p["raiseSize"])),
+                      "firstPlayer": _join(first), "maxRaises": _join(max_raises), "numSuits": num_suits,
+                      "numRanks": num_ranks, "numHoleCards": hole, "numBoardCards": _join(board)}
+        given = tuple((k, str(normalised[k])) for k in DEFAULTS if k in params)
+        return cls(limit, abstraction, (blinds[0], blinds[1]), (stacks[0], stacks[1]), raise_sizes, max_raises,
+                   tuple(f - 1 for f in first), num_ranks, num_suits, hole, board, given)
+
+    def name(self) -> str:
+        """`holdem(...)` with the parameters as given (normalised): `load_game` rebuilds these rules."""
+        return "holdem" + (f"({','.join(f'{k}={v}' for k, v in self.given)})" if self.given else "")
+
+    def openspiel_name(self) -> str:
+        """The `universal_poker(...)` game string with the same rules, every parameter explicit."""
+        def items(values) -> str:  # a one-item list keeps a trailing space: OpenSpiel reads it as a string
+            values = tuple(values)
+            return _join(values) + (" " if len(values) == 1 else "")
+
+        p = {"betting": "limit" if self.limit else "nolimit", "bettingAbstraction": self.abstraction,
+             "numPlayers": 2, "numRounds": self.num_rounds, "blind": items(self.blinds),
+             "firstPlayer": items(f + 1 for f in self.first_player), "maxRaises": items(self.max_raises),
+             "numSuits": self.num_suits, "numRanks": self.num_ranks, "numHoleCards": self.hole,
+             "numBoardCards": items(self.board_cards)}
+        if self.limit:
+            p["raiseSize"] = items(self.raise_sizes)
+        else:
+            p["stack"] = items(self.stacks)
+        return f"universal_poker({','.join(f'{k}={v}' for k, v in p.items())})"
