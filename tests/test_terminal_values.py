@@ -10,6 +10,7 @@ from sog.games.traverse import public_states
 from sog.search.cfr import CFRConfig, CFRSolver
 from sog.search.full_tree import exploitability, full_tree
 from sog.search.oracle import ExactValueFunction
+from sog.search.tree import PublicTree, compile_tree
 
 POKER = ["kuhn_poker", "leduc_poker"]
 
@@ -57,3 +58,31 @@ def test_solvers_agree_through_either_path(name):
         results.append((exploitability(game, solver.average_policy()), values))
     assert results[0][0] == pytest.approx(results[1][0], abs=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=0, atol=1e-12)
+
+
+HOLDEM_TWO_CARDS = ("holdem(betting=limit,numRanks=5,numSuits=3,numHoleCards=2,numRounds=2,numBoardCards=0 3,"
+                    "raiseSize=2 2,maxRaises=1 1)")
+
+
+def test_holdem_two_card_hands_with_blockers_and_ties():
+    """105 two-card hands on 3-card boards: per-card blocker sums and ties at every showdown."""
+    game = load_game(HOLDEM_TWO_CARDS)
+    pubs = terminals(game)[:600]
+    rng = np.random.default_rng(1)
+    for ranges in range_cases(rng, len(pubs), game.spec.num_states):
+        np.testing.assert_allclose(game.terminal_values(pubs, ranges),
+                                   Game.terminal_values(game, pubs, ranges), rtol=0, atol=1e-12)
+
+
+def test_big_decks_never_build_payoff_matrices():
+    game = load_game("holdem(betting=limit,numRanks=13,numSuits=4,numHoleCards=2,numRounds=4,"
+                     "numBoardCards=0 3 1 1,blind=10 5,raiseSize=10 10 20 20,firstPlayer=2 1 1 1,"
+                     "maxRaises=3 4 4 4)")
+    assert game.spec.num_states == 1326 and not game.dense_payoffs
+    pub = (1, 1, (0, 13, 26), 1, 1, (39,), 1, 1, (5,))      # a river: calls and checks, then the deal
+    ct = compile_tree(PublicTree(game, [pub]).expand_all())
+    assert ct.payoffs is None and len(ct.terminals) > 0
+    ranges = np.where(game.possible_mask(pub), 1.0 / 1326, 0.0)
+    solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True))
+    solver.iterate(20)
+    assert np.isfinite(solver.average_policy()).all()

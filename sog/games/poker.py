@@ -16,10 +16,11 @@ sums the opponent's reach over the hands j that share no card with i, weighted b
 player 0's utility. A fold's utility is the same for every pair, so the value is the
 opponent's total reach less the reach of the hands that block i (per-card sums; a hand
 of two cards is counted once for each, so the hand i itself is added back once): O(N).
-At a showdown the hands are sorted by strength; prefix sums give the reach below and
-above each strength, all of it and per card (the blockers), so the value is
-stake x (reach below - reach above), the blocking hands taken out card by card: O(N log N
-+ N C) for C cards. Hands hold one or two cards (every poker game here).
+At a showdown the hands are sorted by strength once per board (`ShowdownPlan`); prefix
+sums give the reach below and above each strength, all of it and, over the hands holding
+each card, per card (the blockers), so the value is stake x (reach below - reach above),
+the blocking hands taken out card by card: O(N h) per terminal after the O(N log N) plan.
+Hands hold one or two cards.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 
 MBB_PER_CHIP = 1000.0
+SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,11 +107,16 @@ class Poker(abc.ABC):
         for t, e in enumerate(ends):
             if e.strengths is not None:
                 boards.setdefault(e.board, []).append(t)
-        for ts in boards.values():
-            strengths = ends[ts[0]].strengths
+        plans = self.memo(("poker_showdown_plans",), dict)
+        for board, ts in boards.items():
+            plan = plans.get(board)
+            if plan is None:
+                if len(plans) >= SHOWDOWN_PLANS:
+                    plans.clear()
+                plan = plans[board] = ShowdownPlan(self.hand_cards, ends[ts[0]].strengths)
             stake = np.array([ends[t].stake for t in ts])[:, None]
             for p in (0, 1):
-                out[ts, p] = stake * _showdown_margin(incidence, self.hand_cards, strengths, r[ts, 1 - p])
+                out[ts, p] = stake * _showdown_margin(plan, self.hand_cards, r[ts, 1 - p])
         return np.where(possible, self.deal_weight * out, 0.0)
 
 
@@ -134,20 +141,44 @@ def _unblocked_reach(incidence: np.ndarray, reach: np.ndarray) -> np.ndarray:
     return reach.sum(-1, keepdims=True) - blocked
 
 
-def _showdown_margin(incidence: np.ndarray, hands: np.ndarray, strengths: np.ndarray,
-                     reach: np.ndarray) -> np.ndarray:
+class ShowdownPlan:
+    """The sorting work of showdowns on one board, done once (shapes: N hands of h cards,
+    C cards, each card held by M hands).
+
+    order int [N]: hands by increasing strength; below / upto int [N]: how many hands are
+    strictly weaker than / not stronger than each hand. members int [C, M]: the hands
+    holding each card, by increasing strength; card_below / card_upto int [N, h]: for each
+    hand and each of its cards, how many of that card's members are strictly weaker / not
+    stronger than the hand.
+    """
+
+    def __init__(self, hands: np.ndarray, strengths: np.ndarray):
+        n, h = hands.shape
+        ranks = np.unique(strengths, return_inverse=True)[1].reshape(-1)        # dense ranks [N]
+        self.order = np.argsort(ranks, kind="stable")
+        ranked = ranks[self.order]
+        self.below = np.searchsorted(ranked, ranks, side="left")
+        self.upto = np.searchsorted(ranked, ranks, side="right")
+        num_cards = int(hands.max()) + 1
+        by_card = np.argsort(hands[self.order].reshape(-1), kind="stable")      # card-major, weak first
+        self.members = self.order[by_card // h].reshape(num_cards, -1)           # [C, M]
+        m = self.members.shape[1]
+        top = int(ranks.max()) + 2
+        keys = (np.arange(num_cards)[:, None] * top + ranks[self.members]).reshape(-1)   # sorted
+        query = hands * top + ranks[:, None]                                     # [N, h]
+        self.card_below = np.searchsorted(keys, query, side="left") - hands * m
+        self.card_upto = np.searchsorted(keys, query, side="right") - hands * m
+
+
+def _showdown_margin(plan: ShowdownPlan, hands: np.ndarray, reach: np.ndarray) -> np.ndarray:
     """float [T, N]: the opponent's unblocked reach (float [T, N]) below each hand's strength
     minus above it. A hand sharing both cards with hand i is i itself, of equal strength:
     in neither sum, so no correction."""
-    order = np.argsort(strengths, kind="stable")
-    ranked = strengths[order]
-    below = np.searchsorted(ranked, strengths, side="left")     # number of strictly weaker hands
-    upto = np.searchsorted(ranked, strengths, side="right")     # number of hands not stronger
-    sorted_reach = reach[:, order]
-    zero = np.zeros((len(reach), 1))
-    cum = np.concatenate([zero, np.cumsum(sorted_reach, axis=1)], axis=1)            # [T, N + 1]
-    per_card = np.cumsum(sorted_reach[:, :, None] * incidence[order][None], axis=1)  # [T, N, C]
-    per_card = np.concatenate([np.zeros((len(reach), 1, incidence.shape[1])), per_card], axis=1)
-    weaker = cum[:, below] - per_card[:, below[:, None], hands].sum(-1)
-    stronger = (cum[:, -1:] - cum[:, upto]) - (per_card[:, -1][:, hands] - per_card[:, upto[:, None], hands]).sum(-1)
+    t = len(reach)
+    cum = np.concatenate([np.zeros((t, 1)), np.cumsum(reach[:, plan.order], axis=1)], axis=1)  # [T, N+1]
+    card_cum = np.concatenate([np.zeros((t,) + plan.members.shape[:1] + (1,)),
+                               np.cumsum(reach[:, plan.members], axis=2)], axis=2)            # [T, C, M+1]
+    weaker = cum[:, plan.below] - card_cum[:, hands, plan.card_below].sum(-1)
+    card_total = card_cum[:, hands, -1]
+    stronger = (cum[:, -1:] - cum[:, plan.upto]) - (card_total - card_cum[:, hands, plan.card_upto]).sum(-1)
     return weaker - stronger

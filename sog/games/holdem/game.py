@@ -48,14 +48,15 @@ from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game
 from sog.games.holdem import betting as B
 from sog.games.holdem.cards import Deck
 from sog.games.holdem.params import Rules
-from sog.games.poker import Betting, Poker
+from sog.games.poker import Betting, Poker, PokerTerminal
 
 STATE_CACHE = 1 << 18       # betting states kept (public states replayed)
 STRENGTH_CACHE = 4096       # boards whose hand strengths are kept
+DENSE_MAX_HANDS = 120       # more hands: solvers use `terminal_values`, no [N, N] payoff matrices
 TERMINAL_PLAYER = -4        # OpenSpiel's "Player" of a terminal state
 
 
-class Holdem(Game, Poker):
+class Holdem(Poker, Game):
     """Hold'em with universal_poker's parameters (see `sog.games.holdem.params`)."""
 
     def __init__(self, **params):
@@ -78,6 +79,9 @@ class Holdem(Game, Poker):
         self._chance_weights = self._disjoint * (comb(self.deck.size, rules.hole)
                                                  / comb(self.deck.size - rules.hole, rules.hole))
         self._chance_weights.setflags(write=False)
+        self.hand_cards = self.deck.hands
+        self.dense_payoffs = n <= DENSE_MAX_HANDS
+        self.deal_weight = comb(self.deck.size, rules.hole) / comb(self.deck.size - rules.hole, rules.hole)
         # OpenSpiel's board string (one set) is a unique key only if one round deals board cards
         self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
         self._state = functools.lru_cache(maxsize=STATE_CACHE)(self._replay)
@@ -176,6 +180,25 @@ class Holdem(Game, Poker):
         free = self.possible_mask(pub)[0]
         valid = self._disjoint & free[:, None] & free[None, :]
         return np.where(valid, u / self.big_blind, 0.0)
+
+    def poker_terminal(self, pub):
+        """In big blinds, as `utility`."""
+        st = self._state(pub)
+        if B.kind(self.rules, st) != TERMINAL:
+            raise ValueError(f"{pub!r} is not terminal")
+        if st.folded >= 0:
+            chips = -float(st.spent[0]) if st.folded == 0 else float(st.spent[1])
+            return PokerTerminal(fold_value=chips / self.big_blind)
+        board = self.board(pub)
+        return PokerTerminal(stake=float(min(st.spent)) / self.big_blind,
+                             strengths=self._strengths(board).astype(np.float64), board=board)
+
+    def terminal_values(self, pubs, ranges):
+        """The poker protocol's O(N log N) values for hands of one or two cards; the dense
+        matrices' for three."""
+        if self.rules.hole > 2:
+            return Game.terminal_values(self, pubs, ranges)
+        return Poker.terminal_values(self, pubs, ranges)
 
     def features(self, pub):
         rules, st = self.rules, self._state(pub)
