@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from launch import baselines, bench, bench_mccfr, evaluate, tournament
+from launch import baselines, bench, bench_holdem, bench_mccfr, evaluate, tournament
 from launch.console import UserError, say
 from launch.values import make_value_function, register_sog_agent
 from sog.config import ConfigError, load_config
@@ -173,6 +173,8 @@ def cmd_bench(args) -> dict:
             bench.fresh_cvpn(game) if args.value == "fresh" else _value_function(game, args.value))
         return bench.bench_search(game, values, [_search_settings(s) for s in args.search],
                                   args.searches, log=say)
+    if args.what == "holdem":
+        return bench_holdem.run(args)
     raise UserError(f"unknown benchmark {args.what!r}")
 
 
@@ -234,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search"])
+    b.add_argument("what", choices=["cfr", "search", "holdem"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
@@ -242,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--value", default="fresh",
                    help="search: the CVPN, 'fresh' (initialised, untrained) or a checkpoint")
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
+    bench_holdem.add_arguments(b)
     b.set_defaults(func=cmd_bench)
 
     baselines.add_parser(sub)

@@ -17,7 +17,9 @@ def make_value_function(spec: str, game: Game, oracle_iterations: int = 50,
     if spec == "oracle":
         return ExactValueFunction(game, iterations=oracle_iterations, tolerance=oracle_tolerance,
                                   max_iterations=max(10_000, oracle_iterations))
-    from learners.checkpoint import load_value_function  # JAX and orbax: only for a checkpoint
+    from learners.checkpoint import (
+        load_value_function,  # JAX and orbax: only for a checkpoint
+    )
     return load_value_function(spec, game)
 
 

@@ -1,6 +1,8 @@
 """Terminal values without payoff matrices (`Game.terminal_values`, the poker protocol's
 O(N log N) form): equal to the dense matrices' on random, sparse, one-hot and empty ranges,
 ties included, and the solvers give the same results through either path."""
+import json
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,27 @@ def test_big_decks_never_build_payoff_matrices():
     solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True))
     solver.iterate(20)
     assert np.isfinite(solver.average_policy()).all()
+
+
+def test_bench_holdem_river(capsys):
+    from launch.cli import main
+    assert main(["bench", "holdem", "--iterations", "20", "--check-every", "10"]) == 0
+    fast = json.loads(capsys.readouterr().out)["fast"]
+    assert fast["nodes"] == 27 and fast["iterations"] == 20 and not fast["dense_payoffs"]
+    assert 0 < fast["exploitability_pot_pct"] < 100 and fast["peak_rss_mb"] > 0
+
+
+@pytest.mark.slow
+def test_bench_holdem_river_fast_and_dense_agree(capsys):
+    """The dense path builds 17 payoff matrices of 1326 x 1326 (about 15 s)."""
+    from launch.cli import main
+    assert main(["bench", "holdem", "--iterations", "20", "--check-every", "10", "--dense"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dense"]["dense_payoffs"]
+    assert out["fast"]["exploitability_mbb"] == pytest.approx(out["dense"]["exploitability_mbb"], abs=1e-6)
+
+
+def test_bench_holdem_refuses_a_bad_board(capsys):
+    from launch.cli import main
+    assert main(["bench", "holdem", "--board", "As As 7d 2c 9s"]) == 2
+    assert "five distinct cards" in capsys.readouterr().err

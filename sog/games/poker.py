@@ -32,6 +32,7 @@ import numpy as np
 
 MBB_PER_CHIP = 1000.0
 SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
+TERMINAL_PLANS = 64          # lists of terminals whose plans a game keeps (then starts afresh)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,35 +90,63 @@ class Poker(abc.ABC):
         """How the hand ended at terminal public state `pub`."""
 
     def terminal_values(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        """float [T, 2, N]: `sog.games.api.Game.terminal_values` in O(N log N + N C) per
-        terminal, batched: all folds at once, showdowns by board (see the module doc)."""
-        ranges = np.asarray(ranges, dtype=np.float64)
-        possible = np.stack([self.cached("possible_mask", pub) for pub in pubs]) if len(pubs) else \
-            np.zeros(ranges.shape, dtype=bool)
-        r = np.where(possible, ranges, 0.0)
-        ends = [self.cached("poker_terminal", pub) for pub in pubs]
-        incidence = self.memo(("poker_card_incidence",), lambda: _incidence(self.hand_cards))
+        """float [T, 2, N]: `sog.games.api.Game.terminal_values` in O(N h) per terminal after
+        one sort per board, batched: all folds at once, showdowns by board (see the module
+        doc). What depends on `pubs` alone is planned once per list of terminals."""
+        plan = self._terminal_plan(tuple(pubs))
+        r = np.where(plan.possible, ranges, 0.0)
         out = np.zeros(r.shape)
-        folds = [t for t, e in enumerate(ends) if e.strengths is None]
-        if folds:
-            u = np.array([ends[t].fold_value for t in folds])[:, None]
-            out[folds, 0] = u * _unblocked_reach(incidence, r[folds, 1])
-            out[folds, 1] = -u * _unblocked_reach(incidence, r[folds, 0])
+        if len(plan.folds):
+            f = plan.folds
+            out[f, 0] = plan.fold_values * _unblocked_reach(plan.incidence, r[f, 1])
+            out[f, 1] = -plan.fold_values * _unblocked_reach(plan.incidence, r[f, 0])
+        for ts, stakes, showdown in plan.showdowns:
+            for p in (0, 1):
+                out[ts, p] = stakes * _showdown_margin(showdown, self.hand_cards, r[ts, 1 - p])
+        out *= self.deal_weight
+        out[~plan.possible] = 0.0
+        return out
+
+    def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
+        plans = self.memo(("poker_terminal_plans",), dict)
+        plan = plans.get(pubs)
+        if plan is None:
+            if len(plans) >= TERMINAL_PLANS:
+                plans.clear()
+            plan = plans[pubs] = TerminalPlan(self, pubs)
+        return plan
+
+
+class TerminalPlan:
+    """What the terminal values of a list of T terminals need besides the ranges.
+
+    possible bool [T, 2, N]; folds int [F] and fold_values float [F, 1] (player 0's
+    utility); showdowns: per board (terminal indices, stakes float [k, 1], its
+    `ShowdownPlan`); incidence float [N, C] (hand holds card).
+    """
+
+    def __init__(self, game: Poker, pubs: tuple):
+        n = len(game.hand_cards)
+        self.possible = np.stack([game.cached("possible_mask", pub) for pub in pubs]) if pubs else \
+            np.zeros((0, 2, n), dtype=bool)
+        ends = [game.cached("poker_terminal", pub) for pub in pubs]
+        self.incidence = game.memo(("poker_card_incidence",), lambda: _incidence(game.hand_cards))
+        self.folds = np.array([t for t, e in enumerate(ends) if e.strengths is None], dtype=np.int64)
+        self.fold_values = np.array([ends[t].fold_value for t in self.folds], dtype=np.float64)[:, None]
         boards: dict = {}
         for t, e in enumerate(ends):
             if e.strengths is not None:
                 boards.setdefault(e.board, []).append(t)
-        plans = self.memo(("poker_showdown_plans",), dict)
+        cache = game.memo(("poker_showdown_plans",), dict)
+        self.showdowns = []
         for board, ts in boards.items():
-            plan = plans.get(board)
-            if plan is None:
-                if len(plans) >= SHOWDOWN_PLANS:
-                    plans.clear()
-                plan = plans[board] = ShowdownPlan(self.hand_cards, ends[ts[0]].strengths)
-            stake = np.array([ends[t].stake for t in ts])[:, None]
-            for p in (0, 1):
-                out[ts, p] = stake * _showdown_margin(plan, self.hand_cards, r[ts, 1 - p])
-        return np.where(possible, self.deal_weight * out, 0.0)
+            showdown = cache.get(board)
+            if showdown is None:
+                if len(cache) >= SHOWDOWN_PLANS:
+                    cache.clear()
+                showdown = cache[board] = ShowdownPlan(game.hand_cards, ends[ts[0]].strengths)
+            stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)[:, None]
+            self.showdowns.append((np.array(ts, dtype=np.int64), stakes, showdown))
 
 
 def is_poker(game) -> bool:

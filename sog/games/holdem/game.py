@@ -103,6 +103,10 @@ class Holdem(Poker, Game):
         """The board cards dealt so far, sorted."""
         return tuple(sorted(c for event in pub if isinstance(event, tuple) for c in event))
 
+    def pot(self, pub) -> int:
+        """The chips both players have put in at public state `pub`."""
+        return self._state(pub).pot
+
     def _board_mask(self, pub) -> np.uint64:
         return self.deck.card_masks(np.array([self.board(pub)], dtype=np.int64))[0]
 
