@@ -24,11 +24,13 @@ Three pieces:
   units (`to_game_units`), exactly as `NetworkValueFunction.evaluate` does,
   so the wire carries small float arrays, not public states, and the
   encoding work is spread over the clients. It records the latest weight
-  version it saw (for the weight-lag metric) and the seconds spent waiting.
+  version it saw (for the weight-lag metric), the seconds spent waiting and
+  the sizes of its calls (`batch_sizes`).
 
 Metrics (`stats()`): batches, requests, queries (rows), mean batch size,
-busy seconds (computing), idle seconds (no request pending), the current
-version and weight updates; rates are differences of these over time.
+the histogram of batch sizes (`actors.batch_sizes`), busy seconds
+(computing), idle seconds (no request pending), the current version and
+weight updates; rates are differences of these over time.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from actors.batch_sizes import BatchSizes
 from networks.encoding import encode, to_game_units
 from sog.games import load_game
 from sog.process import rss_mb
@@ -70,7 +73,8 @@ class BatchingInference:
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="inference")
         self.batches = self.requests = self.queries = self.weight_updates = 0
         self.busy_seconds = self.idle_seconds = 0.0
-        self.batch_sizes: list[int] = []     # the last few batch sizes (for tests and debugging)
+        self._busy_since = self._idle_since = None   # the perf_counter start of a period in progress
+        self.batch_sizes = BatchSizes()
         self.started = time.perf_counter()
 
     # ------------------------------------------------------------ public API
@@ -94,11 +98,16 @@ class BatchingInference:
         return await future
 
     def stats(self) -> dict:
+        """The counters now; busy and idle seconds include a period in progress."""
+        now = time.perf_counter()
+        busy = self.busy_seconds + (now - self._busy_since if self._busy_since is not None else 0.0)
+        idle = self.idle_seconds + (now - self._idle_since if self._idle_since is not None else 0.0)
         return {"version": self.version, "batches": self.batches, "requests": self.requests,
                 "queries": self.queries, "mean_batch": self.queries / max(self.batches, 1),
-                "busy_seconds": self.busy_seconds, "idle_seconds": self.idle_seconds,
+                "batch_sizes": self.batch_sizes.counts(),
+                "busy_seconds": busy, "idle_seconds": idle,
                 "weight_updates": self.weight_updates, "pending": len(self._pending),
-                "seconds": time.perf_counter() - self.started}
+                "seconds": now - self.started}
 
     async def close(self) -> None:
         if self._task is not None:
@@ -124,10 +133,11 @@ class BatchingInference:
         loop = asyncio.get_running_loop()
         while True:
             if not self._pending:
-                t0 = time.perf_counter()
+                self._idle_since = time.perf_counter()
                 self._arrived.clear()
                 await self._arrived.wait()
-                self.idle_seconds += time.perf_counter() - t0
+                self.idle_seconds += time.perf_counter() - self._idle_since
+                self._idle_since = None
             deadline = loop.time() + self.max_wait
             while self._pending_rows() < self.max_batch:
                 remaining = deadline - loop.time()
@@ -149,7 +159,7 @@ class BatchingInference:
             params, version = self._weights                    # one version for the whole batch
             inputs = np.concatenate([b[0] for b in batch])
             possible = np.concatenate([b[1] for b in batch])
-            t0 = time.perf_counter()
+            self._busy_since = time.perf_counter()
             try:
                 values, logits = await loop.run_in_executor(self._executor, self.apply_fn, params,
                                                             inputs, possible)
@@ -159,10 +169,11 @@ class BatchingInference:
                         fut.set_exception(err)
                 continue
             finally:
-                self.busy_seconds += time.perf_counter() - t0
+                self.busy_seconds += time.perf_counter() - self._busy_since
+                self._busy_since = None
             self.batches += 1
             self.queries += len(inputs)
-            self.batch_sizes = (self.batch_sizes + [len(inputs)])[-100:]
+            self.batch_sizes.add(len(inputs))
             k = 0
             for x, _, fut in batch:
                 n = len(x)
@@ -226,6 +237,7 @@ class InferenceClient:
         self.version = -1               # the newest weight version seen in an answer
         self.calls = self.queries = 0
         self.wait_seconds = 0.0
+        self.batch_sizes = BatchSizes()     # rows per call (the Ray-free run: the network's batches)
 
     @classmethod
     def for_actor(cls, handle, game) -> InferenceClient:
@@ -256,5 +268,6 @@ class InferenceClient:
         self.version = max(self.version, int(version))
         self.calls += 1
         self.queries += len(pubs)
+        self.batch_sizes.add(len(pubs))
         return (to_game_units(values, ranges, possible, spec.max_utility),
                 np.asarray(logits, dtype=np.float64))

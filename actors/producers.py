@@ -22,7 +22,8 @@ Stats (a dict per step): the counters of the work (`games`, `searches`,
 queue), `network_queries` (public belief states asked), `seconds` (the whole
 step), of which `wait_inference` (waiting for network answers), `wait_push`
 (delivering) and, for solvers, `wait_queue` (popping; with an empty queue, the
-whole step), the weight `version` last used, `rss_mb` and `pid` of the process.
+whole step), where the searches' time went (`actors.search_time`), the weight
+`version` last used, `rss_mb` and `pid` of the process.
 """
 from __future__ import annotations
 

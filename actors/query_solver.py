@@ -6,7 +6,8 @@ search's final (iteration-averaged) counterfactual values at the root for
 both players. On average `q_recursive` of each solve's own network queries
 are sent back to the queue (recursive queries). Queries at terminal public
 states need no solve and are dropped. Solves of one batch run at once with
-their network queries merged (`actors.merging`).
+their network queries merged (`actors.merging`); the stats add where the
+solves' time went (`actors.search_time`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from actors.examples import Produced
 from actors.merging import run_merged
+from actors.search_time import search_time_stats
 from actors.selfplay import sample_count
 from sog.config import Config
 from sog.games.api import TERMINAL, Game
@@ -35,12 +37,13 @@ class QuerySolver:
         queries = [(pub, r) for pub, r in queries if self.game.cached("kind", pub) != TERMINAL]
         seeds = self.rng.integers(2**62, size=len(queries))
         jobs = [lambda vf, q=q, s=int(s): self._solve(vf, q, s) for q, s in zip(queries, seeds)]
-        results = run_merged(jobs, self.value_fn) if jobs else []
+        results, merged = run_merged(jobs, self.value_fn)
         recursive = []
         for res in results:
             k = min(sample_count(self.rng, self.config.solver.q_recursive), len(res.queries))
             recursive.extend(res.queries[i] for i in self.rng.choice(len(res.queries), size=k, replace=False))
-        stats = dict(solves=len(results), seconds=time.perf_counter() - t0)
+        stats = dict(solves=len(results), seconds=time.perf_counter() - t0,
+                     **search_time_stats((r.timings for r in results), merged))
         return Produced.build(
             self.game, self.rng, pubs=[q[0] for q in queries], ranges=[q[1] for q in queries],
             values=[r.values for r in results], policies=[None] * len(results),

@@ -15,6 +15,8 @@ Each search yields:
 * with probability `p_td1`, a TD(1) value target at the belief: the game's
   outcome, for the two realised slots only (in counterfactual units: the
   outcome times the opponent's total reach; every other slot is masked).
+
+The stats add where the searches' time went (`actors.search_time`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import numpy as np
 
 from actors.examples import Produced
 from actors.merging import run_merged
+from actors.search_time import search_time_stats
 from sog.agents.sog_agent import SoGAgent
 from sog.config import Config
 from sog.games import world as W
@@ -45,7 +48,7 @@ class SelfPlay:
     def play(self) -> Produced:
         t0 = time.perf_counter()
         seeds = self.rng.integers(2**62, size=self.config.selfplay.games_per_worker)
-        games = run_merged([lambda vf, s=int(s): self._game(vf, s) for s in seeds], self.value_fn)
+        games, merged = run_merged([lambda vf, s=int(s): self._game(vf, s) for s in seeds], self.value_fn)
         out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
         stats = dict(games=len(games), searches=0, moves=0, examples=0)
         for g in games:
@@ -54,6 +57,7 @@ class SelfPlay:
             stats["searches"] += g["searches"]
             stats["moves"] += g["moves"]
         stats["examples"] = len(out["pubs"])
+        stats.update(search_time_stats((t for g in games for t in g["timings"]), merged))
         stats["seconds"] = time.perf_counter() - t0
         return Produced.build(self.game, self.rng, stats=stats, **out)
 
@@ -67,6 +71,7 @@ class SelfPlay:
         history = [world.pub]
         out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
         td1 = []              # (example index, pub, ranges) that get the outcome as target
+        timings = []          # each search's SearchResult.timings
         searches = moves = 0
         while True:
             kind = game.cached("kind", world.pub)
@@ -81,6 +86,7 @@ class SelfPlay:
             pi = agent.strategy(history, world.slots[p])
             result, summary = agent.last_result, agent.prev
             searches += 1
+            timings.append(result.timings)
             ranges = summary.ranges[world.pub]
             policies = np.zeros((2,) + result.policy.shape)
             policies[p] = result.policy
@@ -113,4 +119,4 @@ class SelfPlay:
             for p, u in ((0, u0), (1, -u0)):
                 values[p, w.slots[p]] = u * r[1 - p].sum()
             out["values"][i] = values
-        return dict(out, searches=searches, moves=moves)
+        return dict(out, searches=searches, moves=moves, timings=timings)

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from launch import baselines, bench, bench_holdem, bench_mccfr, evaluate, tournament
+from launch import baselines, bench, bench_holdem, bench_mccfr, bench_selfplay, evaluate, tournament
 from launch.console import UserError, say
 from launch.values import make_value_function, register_sog_agent
 from sog.config import ConfigError, load_config
@@ -163,6 +163,8 @@ def _search_agent_exploitability(game, args) -> dict:
 
 
 def cmd_bench(args) -> dict:
+    if args.what == "selfplay":
+        return bench_selfplay.run_command(args)
     if args.what == "cfr":
         return bench.bench_cfr(_game(args.game), target_mbb=args.target_mbb,
                                max_seconds=args.max_seconds, log=say)
@@ -236,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem"])
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
@@ -245,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search: the CVPN, 'fresh' (initialised, untrained) or a checkpoint")
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     bench_holdem.add_arguments(b)
+    bench_selfplay.add_arguments(b)
     b.set_defaults(func=cmd_bench)
 
     baselines.add_parser(sub)

@@ -192,6 +192,10 @@ class RayRun(TrainingRun):
     def server_stats(self) -> dict:
         return self._server_stats
 
+    def inference_totals(self) -> dict:
+        """The server's own cumulative stats as last read (every progress tick)."""
+        return dict(self._server_totals)
+
     def versions_in_use(self) -> list[int]:
         return [v for v in self._versions.values() if v >= 0]
 

@@ -17,7 +17,8 @@ keeps one `step` call in flight on each; the Ray-free run (`launch.sync_run`)
 calls the same method on one in-process instance per production round, in
 table order, seeded from run.seed, the seed tag and the round. Either way a
 step's stats are folded into the run's counters as `stats` maps them, and
-its seconds and seconds waiting into the role's wait share.
+its seconds and seconds waiting into the role's wait share, and its seconds
+of `TIME_STATS` into the role's sums (`TrainingRun.totals`).
 
 Services (no step method) answer the producers and the learner: each run
 builds `count` of each, the Ray run as actors with the role's options (the
@@ -33,6 +34,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from actors.producers import QuerySolverWorker, SelfPlayWorker
+from actors.search_time import SEARCH_TIME_STATS
 from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
 from learners.metrics import Evaluator
@@ -42,6 +44,7 @@ from sog.config import Config
 INFERENCE_MEM_FRACTION = "0.35"  # of a GPU, for the inference server's JAX (the learner takes 0.45)
 MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (each is a thread)
 WAIT_STATS = ("wait_inference", "wait_push", "wait_queue")   # a producer's seconds spent waiting
+TIME_STATS = ("seconds", *WAIT_STATS, *SEARCH_TIME_STATS)    # a producer's step seconds, summed per role
 
 SERVICE = {"max_restarts": -1, "max_task_retries": -1}   # restarted; calls in flight retried there
 PRODUCER = {"max_restarts": -1, "max_task_retries": 0}   # restarted; the driver calls `step` again

@@ -7,6 +7,8 @@ replay's limiter allows, the learner steps; otherwise a production round runs
 one step of each producer role in table order (one `SelfPlayWorker.step`,
 then one `QuerySolverWorker.step` of as many queries as the round pushed, at
 least `selfplay.games_per_worker`): the step methods the Ray actors call.
+The learner's wait share is the share of the loop's time spent in production
+rounds (waiting for data); the inference totals are the in-process client's.
 
 Each round's producers are seeded from `run.seed`, their role's seed tag and
 the round counter, and the replay sample seed comes from the learner's RNG key
@@ -96,6 +98,12 @@ class SyncRun(TrainingRun):
     def server_stats(self) -> dict:
         return {"version": self.vf.version}
 
+    def inference_totals(self) -> dict:
+        """The in-process network's calls: each one batch; busy_seconds inside them."""
+        c = self.client
+        return {"batches": c.calls, "queries": c.queries, "busy_seconds": c.wait_seconds,
+                "batch_sizes": c.batch_sizes.counts()}
+
     def publish(self, version: int, params) -> None:
         self.vf.set_params(params, version)
 
@@ -130,11 +138,14 @@ class SyncRun(TrainingRun):
         if cfg.run.eval_every and self.learner.step_count == 0 and self.last_eval_step < 0:
             self.request_eval()        # the untrained network's figure: the curve's starting point
         while not self.should_stop():
+            t0 = time.monotonic()
             if self.replay.can_sample(batch_size):
                 batch = self.replay.sample(batch_size, np.random.default_rng(self.learner.sample_seed()))
                 self.after_step(self.learner.step(batch))
             else:
                 self.production_round()
+                self._wait["learner"] += time.monotonic() - t0
+            self._spent["learner"] += time.monotonic() - t0
             if cfg.replay.persist_every and time.monotonic() - self._persisted_at >= cfg.replay.persist_every:
                 self.save_buffers()
             self.tick()

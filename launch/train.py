@@ -23,6 +23,17 @@ from launch.training_run import TrainingRun
 from sog.config import Config
 
 
+def make_run(config: Config, run_dir: str | Path, sync: bool = False, log: Callable = say,
+             tick_seconds: float = 5.0, hooks: dict | None = None, num_cpus: int | None = None) -> TrainingRun:
+    """The run `train` drives: a `SyncRun`, or a `RayRun` (which starts its actors, and Ray itself
+    when none is running); the arguments are `train`'s."""
+    if sync:
+        return SyncRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks)
+    # imported here, not at the top: only a Ray run imports Ray, --sync stays Ray-free
+    from launch.ray_run import RayRun
+    return RayRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks, num_cpus=num_cpus)
+
+
 def train(config: Config, run_dir: str | Path, sync: bool = False, log: Callable = say,
           tick_seconds: float = 5.0, hooks: dict | None = None, num_cpus: int | None = None) -> dict:
     """Train (or resume) in `run_dir` until `run.minutes` or `run.max_steps`; returns a summary dict.
@@ -30,12 +41,7 @@ def train(config: Config, run_dir: str | Path, sync: bool = False, log: Callable
     hooks: {"on_tick": fn(run)} called after every progress tick (tests use it to kill actors).
     num_cpus: the CPUs of the local Ray instance a Ray run starts (default: the machine's).
     """
-    if sync:
-        run: TrainingRun = SyncRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks)
-    else:
-        # imported here, not at the top: only a Ray run imports Ray, --sync stays Ray-free
-        from launch.ray_run import RayRun
-        run = RayRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks, num_cpus=num_cpus)
+    run = make_run(config, run_dir, sync, log, tick_seconds, hooks, num_cpus)
     failed = True
     try:
         try:

@@ -9,7 +9,9 @@ every producer step into the counters the same way (`add_stats`, driven by
 the roles table `launch.roles`).
 
 The counters in `COUNTERS` are carried across resumes (in the checkpoint's
-extra). Every `tick_seconds` the run writes scalars to tensorboard and
+extra). `totals()` gives the cumulative figures of this invocation (counters,
+learner steps, producers' step seconds, wait accounting, inference stats), so a
+time window is measured by two snapshots (`launch.bench_selfplay`). Every `tick_seconds` the run writes scalars to tensorboard and
 metrics.jsonl (losses, rates, replay, queue, weight lag, wait shares, memory),
 redraws the progress line on stderr and calls `hooks["on_tick"](run)`.
 """
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from launch.console import say
-from launch.roles import WAIT_STATS, Role
+from launch.roles import TIME_STATS, WAIT_STATS, Role
 from learners.learner import Learner
 from learners.metrics import Metrics
 from sog.config import Config, config_to_dict, dump_config
@@ -76,6 +78,7 @@ class TrainingRun(abc.ABC):
         self._wait = collections.defaultdict(float)     # role -> of which waiting
         self._totals_spent = collections.defaultdict(float)
         self._totals_wait = collections.defaultdict(float)
+        self._step_seconds: dict = collections.defaultdict(lambda: dict.fromkeys(TIME_STATS, 0.0))
         self._tick_at = self.started
         self._tick_snapshot = self._snapshot()
         self._first_snapshot = dict(self._tick_snapshot, time=self.started)
@@ -99,6 +102,11 @@ class TrainingRun(abc.ABC):
         """The query queue's counters."""
 
     def server_stats(self) -> dict:
+        return {}
+
+    def inference_totals(self) -> dict:
+        """Cumulative stats of what answers network queries (`BatchingInference.stats` keys:
+        batches, queries, busy_seconds, batch_sizes, and with a server idle_seconds, seconds)."""
         return {}
 
     @abc.abstractmethod
@@ -130,6 +138,9 @@ class TrainingRun(abc.ABC):
         for key, counter in role.stats.items():
             self.counters[counter] += int(stats.get(key, 0))
         seconds = float(stats.get("seconds", 0.0))
+        sums = self._step_seconds[role.name]
+        for key in TIME_STATS:
+            sums[key] += float(stats.get(key, 0.0))
         self._spent[role.name] += seconds
         self._wait[role.name] += sum(float(stats.get(k, 0.0)) for k in WAIT_STATS)
         for share, key in role.extra_waits.items():
@@ -268,6 +279,21 @@ class TrainingRun(abc.ABC):
 
     def versions_in_use(self) -> list[int]:
         return []
+
+    def totals(self) -> dict:
+        """This invocation's cumulative figures now; a window is the difference of two.
+
+        time: `time.monotonic()` seconds; steps: learner steps; counters: `COUNTERS`;
+        step_seconds: role -> its producers' summed step seconds of `launch.roles.TIME_STATS`;
+        spent / wait: wait-share name (roles, `learner`, extra waits) -> seconds accounted / of
+        which waiting; inference: `inference_totals()`.
+        """
+        names = set(self._totals_spent) | set(self._spent)
+        return {"time": time.monotonic(), "steps": self.learner.step_count, "counters": dict(self.counters),
+                "step_seconds": {role: dict(sums) for role, sums in self._step_seconds.items()},
+                "spent": {n: self._totals_spent.get(n, 0.0) + self._spent.get(n, 0.0) for n in names},
+                "wait": {n: self._totals_wait.get(n, 0.0) + self._wait.get(n, 0.0) for n in names},
+                "inference": self.inference_totals()}
 
     def memory(self) -> dict:
         return {}

@@ -38,6 +38,24 @@ def test_one_batched_value_call_per_iteration_and_queries_recorded():
     assert result.nodes > 1 and result.policy.shape == (6, 3)
 
 
+def test_search_timings_split_the_search_time():
+    """GT-CFR's phases and a re-solve's (with its initial solve and summaries) add up to the
+    search's own clock; value time is inside the value function."""
+    game = load_game("leduc_poker")
+    oracle = ExactValueFunction(game, iterations=20)
+    search = GTCFR(game, oracle, settings=SearchSettings(8, 1.0))
+    t = search.run().timings
+    assert set(t) == {"tree", "cfr", "value", "total"} and min(t.values()) > 0
+    assert t["value"] >= search.recorder.seconds > 0
+    assert abs(t["tree"] + t["cfr"] + t["value"] - t["total"]) < 0.05 * t["total"]
+    root = game.root()
+    history = [root, game.children(root)[0].pub]             # player 1's first decision
+    result, _, last = ContinualResolver(game, oracle, SearchSettings(8, 1.0)).search(history, 1, None, 0)
+    r = result.timings                                          # an initial solve, then the re-solve
+    assert r["value"] > last.timings["value"] > 0
+    assert abs(r["tree"] + r["cfr"] + r["value"] - r["total"]) < 0.05 * r["total"]
+
+
 def test_fractional_and_multi_simulation_phases():
     game = load_game("kuhn_poker")
     oracle = ExactValueFunction(game, iterations=20)

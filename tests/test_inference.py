@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from actors.batch_sizes import BatchSizes, difference, percentile, summarize
 from actors.inference import BatchingInference, InferenceClient, InferenceServer
 from actors.queue import QueryQueue
 from networks.cvpn import init_params
@@ -61,12 +62,30 @@ def test_max_batch_splits_and_a_big_request_is_its_own_batch():
         reqs = [request(n, 10 * i) for i, n in enumerate([3, 2, 9, 1])]
         out = await asyncio.gather(*(core.infer(x, m) for x, m in reqs))
         await core.close()
-        return reqs, out
+        return core, reqs, out
 
-    reqs, out = asyncio.run(main())
+    core, reqs, out = asyncio.run(main())
     assert calls == [3, 2, 9, 1]               # whole requests, in order, at most 4 rows unless alone
     for (x, _), (values, _, _) in zip(reqs, out):
         np.testing.assert_array_equal(values, x)
+    s = core.stats()
+    assert s["batch_sizes"] == {3: 1, 2: 1, 9: 1, 1: 1}
+    assert 0 < s["busy_seconds"] and 0 <= s["idle_seconds"] and s["busy_seconds"] + s["idle_seconds"] <= s["seconds"]
+
+
+def test_batch_sizes_histogram_is_bounded_and_its_percentiles_are_nearest_rank():
+    sizes = BatchSizes(cap=100)
+    for n in [1] * 50 + [2] * 45 + [7] * 4 + [500]:
+        sizes.add(n)
+    before = sizes.counts()
+    assert before == {1: 50, 2: 45, 7: 4, 100: 1}              # 500 rows counted at the cap
+    assert summarize(before) == {"batches": 100, "mean": (50 + 90 + 28 + 100) / 100, "p50": 1, "p95": 2,
+                                 "max": 100}
+    assert percentile(before, 0.96) == 7 and percentile({}, 0.5) == 0
+    sizes.add(7)
+    sizes.add(3)
+    assert difference(sizes.counts(), before) == {7: 1, 3: 1}
+    assert summarize({}) == {"batches": 0, "mean": 0.0, "p50": 0, "p95": 0, "max": 0}
 
 
 def test_set_weights_does_not_wait_for_a_running_batch():

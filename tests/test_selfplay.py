@@ -65,12 +65,16 @@ def test_producer_steps_deliver_what_their_stats_count(kuhn):
     assert s["games"] == 3 and s["examples"] == s["new_examples"] == len(replay) == s["searches"]
     assert s["queries_pushed"] == queue.pushed_total > 0 and s["network_queries"] == client.queries > 0
     assert s["seconds"] >= s["wait_inference"] + s["wait_push"] and s["version"] == vf.version
+    split = [s[k] for k in ("search_tree", "search_cfr", "search_network", "search_merge_wait")]
+    assert min(split) > 0 and abs(sum(split) - s["search_seconds"]) < 0.1 * s["search_seconds"]
+    assert client.batch_sizes.counts() and sum(client.batch_sizes.counts().values()) == client.calls
     solver = QuerySolverWorker(game, cfg, client, channels, seed=1)
     waiting = len(queue)
     t = solver.step()                                   # a Ray solver's batch: games_per_worker
     assert t["solves"] == min(3, waiting) == queue.popped_total
     assert len(replay) == s["examples"] + t["examples"]
     assert t["recursive_pushed"] == queue.pushed_total - s["queries_pushed"]
+    assert 0 < t["search_network"] < t["search_seconds"] and t["search_tree"] > 0
     rejected = queue.rejected_total
     rest = solver.step(batch=cfg.solver.queue_size)    # the Ray-free run passes its own batch
     assert rest["solves"] > 0 and len(queue) == rest["recursive_pushed"] - (queue.rejected_total - rejected)
@@ -109,7 +113,7 @@ def test_merging_value_function_merges_concurrent_requests():
     def job(vf, k):
         return vf.evaluate([game.root()] * k, np.ones((k, 2, 3)))[0]
 
-    results = run_merged([lambda vf, k=k: job(vf, k) for k in (1, 2, 3)], Counting())
-    assert calls == [6]
+    results, seconds = run_merged([lambda vf, k=k: job(vf, k) for k in (1, 2, 3)], Counting())
+    assert calls == [6] and seconds["network"] >= 0 and seconds["merge_wait"] >= 0
     assert [r.shape[0] for r in results] == [1, 2, 3]
     assert MergingValueFunction(Counting(), 1).evaluate([game.root()], np.ones((1, 2, 3)))[0].shape == (1, 2, 3)

@@ -35,7 +35,9 @@ loss of 1 (in units of the utility bound) per pending visit keeps
 simulations apart.
 
 The search returns the search node's iteration-averaged counterfactual values
-for both players, its average policy, and every network query it made.
+for both players, its average policy, every network query it made, and where
+its time went (`GTCFR.timings`: one `time.perf_counter` pair per phase, not per
+node).
 
 Re-solving (`sog.search.resolve`) roots the tree above the current public
 state and adds the opponent's Terminate / Follow gadget through `Gadget`.
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import Hashable, Sequence
 
 import numpy as np
@@ -53,6 +56,17 @@ from sog.search.cfr import CFRConfig, CFRSolver, Levels, full_policy, propagate_
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree, compile_tree
 from sog.search.value_function import ValueFunction
+
+PHASES = ("tree", "cfr", "value")
+"""The phases a search's time is split into (seconds): `tree` growing, compiling and reading the
+tree (expansion phases, recompiles, the result, the re-solving summaries), `cfr` the CFR passes
+outside the value function, `value` inside the value function's `evaluate`."""
+
+
+def add_timings(total: dict, part: dict) -> None:
+    """Add `part`'s seconds per phase of `PHASES` into `total`."""
+    for k in PHASES:
+        total[k] = total.get(k, 0.0) + part.get(k, 0.0)
 
 
 @dataclasses.dataclass
@@ -106,6 +120,8 @@ class SearchResult:
       if the search node is not a decision).
     queries: list of (pub, ranges float [2, N]) for every frontier evaluation (a
       re-solve that first ran an initial solve carries its queries too: `sog.search.resolve`).
+    timings: seconds per phase of `PHASES` and `total`, the whole search measured on its own
+      (a re-solve's include its initial solve and summaries).
     """
 
     values: np.ndarray
@@ -113,6 +129,7 @@ class SearchResult:
     queries: list
     nodes: int
     iterations: int
+    timings: dict = dataclasses.field(default_factory=dict, compare=False)
 
 
 class _Recorder:
@@ -124,10 +141,13 @@ class _Recorder:
         self.logits: dict[Hashable, np.ndarray] = {}    # pub -> float [2, N, A]
         self.queries: list = []
         self.calls = 0
+        self.seconds = 0.0                              # inside value_fn.evaluate
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
         self.calls += 1
+        t0 = time.perf_counter()
         values, logits = self.value_fn.evaluate(pubs, ranges)
+        self.seconds += time.perf_counter() - t0
         for pub, lg in zip(pubs, logits):
             self.logits[pub] = lg
         self.queries.extend(zip(pubs, np.array(ranges, copy=True)))
@@ -148,6 +168,7 @@ class GTCFR:
       converges much faster on poker (full-tree Leduc after 1000 iterations:
       0.25 vs 6.9 mbb/h). `gadget_alpha` is the gadget's (`Gadget.alpha`).
     top_k (attribute): children an expansion adds at a decision leaf, None for all.
+    timings (attribute): seconds spent so far per phase of `PHASES`.
     """
 
     def __init__(self, game: Game, value_fn: ValueFunction, tree: PublicTree | None = None,
@@ -172,6 +193,7 @@ class GTCFR:
             ranges=(2, N))
         self._alloc(self.tree.size)
         self._compiled_version = -1
+        self.timings = dict.fromkeys(PHASES, 0.0)
 
     # ---- node-indexed state -------------------------------------------------
     def _alloc(self, size: int) -> None:
@@ -190,15 +212,21 @@ class GTCFR:
     def run(self) -> SearchResult:
         """`settings.simulations` (s) expansion simulations, `settings.per_phase` (c) of them per
         regret update phase."""
+        t0 = time.perf_counter()
         per_phase = self.settings.per_phase
         sims, its = math.ceil(per_phase), math.ceil(1 / per_phase)
         for _ in range(self.settings.simulations // sims):
             self.regret_update(its)
             self.grow(sims)
-        return self.result()
+        t1 = time.perf_counter()
+        result = self.result()
+        t2 = time.perf_counter()
+        self.timings["tree"] += t2 - t1
+        return dataclasses.replace(result, timings={**self.timings, "total": t2 - t0})
 
     def regret_update(self, iterations: int) -> None:
         """CFR+ iterations on the current tree (one batched value call each)."""
+        t0, v0 = time.perf_counter(), self.recorder.seconds
         self._ensure_capacity()
         if self._compiled_version != self.tree.version:
             self._ct = compile_tree(self.tree)
@@ -209,6 +237,7 @@ class GTCFR:
         dec_nodes = ct.node_of[solver.levels.dec]
         solver.regrets = self.regrets[dec_nodes]
         solver.avg = self.avg[dec_nodes]
+        t1 = time.perf_counter()
         for _ in range(iterations):
             solver.iterations = self.t
             solver.iterate(1)
@@ -219,6 +248,10 @@ class GTCFR:
         self.regrets[dec_nodes], self.avg[dec_nodes] = solver.regrets, solver.avg
         self.q[dec_nodes] = q
         self.ranges[ct.node_of] = ranges
+        t2, value = time.perf_counter(), self.recorder.seconds - v0
+        self.timings["tree"] += t1 - t0
+        self.timings["cfr"] += t2 - t1 - value
+        self.timings["value"] += value
 
     def average_policy(self, node: int) -> np.ndarray:
         """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
@@ -268,6 +301,7 @@ class GTCFR:
 
     def grow(self, simulations: int) -> None:
         """Run `simulations` expansion simulations with virtual losses between them."""
+        t0 = time.perf_counter()
         self._ensure_capacity()
         virtual = {}
         for _ in range(simulations):
@@ -277,6 +311,7 @@ class GTCFR:
         for (node, slot, a), k in virtual.items():
             self.visits[node, slot, a] += k
         self._ensure_capacity()
+        self.timings["tree"] += time.perf_counter() - t0
 
     def _sample_world(self, node: int) -> tuple[int, int]:
         """(slot 0, slot 1) from the latest beliefs at `node` and the deal's correlation; if no

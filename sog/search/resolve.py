@@ -40,12 +40,13 @@ did not contain are handled the same way as any other.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Hashable, Sequence
 
 import numpy as np
 
 from sog.games.api import Game
-from sog.search.gtcfr import GTCFR, Gadget, SearchResult
+from sog.search.gtcfr import GTCFR, PHASES, Gadget, SearchResult, add_timings
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction
@@ -83,12 +84,19 @@ class ContinualResolver:
         """Search at history[-1] for `player`, conditioned on its previous search's summary
         (None at the seat's first decision: below the game's first public state, the search
         then re-solves from `initial_solve`, seeded from `seed`, and the result's queries
-        include the initial solve's)."""
+        and timings include the initial solve's; building the branch and the summaries count
+        as `tree` time)."""
+        t0 = time.perf_counter()
         game = self.game
         initial_queries = []
+        timings = dict.fromkeys(PHASES, 0.0)
         if prev is None and len(history) > 1:
             first = self._initial_search(history[0], derive_seed(seed, 1))
+            add_timings(timings, first.timings)
+            t = time.perf_counter()
             prev, initial_queries = summarize(first), first.recorder.queries
+            timings["tree"] += time.perf_counter() - t
+        t1 = time.perf_counter()
         gadget = None
         if prev is None:
             k, root_ranges = 0, game.initial_ranges()
@@ -108,10 +116,16 @@ class ContinualResolver:
                 raise ValueError(f"{pub!r} is not a child of {tree.pubs[kids[0]] if kids else None!r}: "
                                  "the history is not a path of the game")
         search = self._gtcfr(tree, root_ranges, node, gadget, seed)
+        t2 = time.perf_counter()
         result = search.run()
-        if initial_queries:
-            result = dataclasses.replace(result, queries=initial_queries + result.queries)
-        return result, summarize(search), search
+        t3 = time.perf_counter()
+        summary = summarize(search)
+        t4 = time.perf_counter()
+        add_timings(timings, search.timings)
+        timings["tree"] += (t2 - t1) + (t4 - t3)
+        queries = initial_queries + result.queries if initial_queries else result.queries
+        result = dataclasses.replace(result, queries=queries, timings={**timings, "total": t4 - t0})
+        return result, summary, search
 
     def _gtcfr(self, tree: PublicTree, root_ranges: np.ndarray, node: int | None, gadget: Gadget | None,
                seed: int) -> GTCFR:
