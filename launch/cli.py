@@ -10,7 +10,15 @@ import sys
 import time
 from pathlib import Path
 
-from launch import baselines, bench, bench_holdem, bench_mccfr, bench_selfplay, evaluate, tournament
+from launch import (
+    baselines,
+    bench,
+    bench_holdem,
+    bench_mccfr,
+    bench_selfplay,
+    evaluate,
+    tournament,
+)
 from launch.console import UserError, say
 from launch.values import make_value_function, register_sog_agent
 from sog.config import ConfigError, load_config

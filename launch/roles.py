@@ -34,9 +34,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from actors.producers import QuerySolverWorker, SelfPlayWorker
-from actors.search_time import SEARCH_TIME_STATS
 from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
+from actors.search_time import SEARCH_TIME_STATS
 from learners.metrics import Evaluator
 from networks.value_function import NetworkValueFunction
 from sog.config import Config
