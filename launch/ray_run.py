@@ -39,6 +39,7 @@ one; producers and the evaluator run JAX on the CPU.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import time
 
@@ -422,10 +423,8 @@ class RayRun(TrainingRun):
         """Kill every actor (and Ray, when this run started it), then release the driver's part."""
         for handles in self.actors.values():
             for handle in handles:
-                try:
+                with contextlib.suppress(Exception):     # already gone
                     ray.kill(handle, no_restart=True)
-                except Exception:  # noqa: BLE001, S110 - already gone
-                    pass
         if self.owns_ray:
             ray.shutdown()
         super().close()

@@ -14,8 +14,8 @@ RATES = ("searches_per_s", "moves_per_s", "games_per_s", "solves_per_s", "networ
          "selfplay_examples_per_s", "solver_examples_per_s", "learner_steps_per_s")
 
 
-def quiet(*args, **kwargs):
-    pass
+def quiet(*args, **kwargs) -> None:
+    """A log that drops its lines."""
 
 
 def check_figures(r: dict, seconds: float) -> None:

@@ -81,6 +81,11 @@ def test_search_agent_policy_files_per_seed(tmp_path):
      "oracle iterations must be >= 1"),
     (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--oracle-tolerance", "-1"),
      "oracle tolerance must be > 0"),
+    (("bench", "holdem", "--board", "As Kh 7d 2c"), "five distinct cards"),
+    (("bench", "holdem", "--board", "As Kh 7d 2c Zz"), "five distinct cards"),
+    (("bench", "holdem", "--iterations", "0"), "--iterations and --check-every must be at least 1"),
+    (("bench", "selfplay"), "needs --config"),
+    (("solve", "--game", "holdem(numRanks=2,numSuits=1,numHoleCards=2)", "--iterations", "1"), "holdem"),
 ])
 def test_cli_errors_are_clear(args, message):
     rc, stdout, stderr = run_sog(*args)
