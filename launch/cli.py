@@ -82,6 +82,8 @@ def _check_out_folder(path: str | None) -> None:
     """Refuse an output path whose folder does not exist before any work is done."""
     if path is not None and not Path(path).parent.is_dir():
         raise UserError(f"cannot write {path}: folder {Path(path).parent} does not exist")
+    if path is not None and Path(path).is_dir():
+        raise UserError(f"cannot write {path}: it is a folder; give a file name")
 
 
 def _seed_paths(path: str, seeds: int) -> list[str]:
@@ -174,6 +176,8 @@ def cmd_bench(args) -> dict:
     if args.what == "selfplay":
         return bench_selfplay.run_command(args)
     if args.what == "cfr":
+        if not args.target_mbb > 0:
+            raise UserError(f"--target-mbb must be positive, got {args.target_mbb}")
         return bench.bench_cfr(_game(args.game), target_mbb=args.target_mbb,
                                max_seconds=args.max_seconds, log=say)
     if args.what == "search":
@@ -281,6 +285,9 @@ def main(argv=None) -> int:
     except UserError as e:
         say(f"sog {args.command}: error: {e}")
         return 2
+    except KeyboardInterrupt:
+        say(f"\nsog {args.command}: interrupted")
+        return 130
     return 0
 
 

@@ -1,15 +1,17 @@
 """The `sog` command line and tabular policy JSON (OpenSpiel information-state keys)."""
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
-from sog.search.full_tree import exploitability, full_tree, tabular_from_array
+from sog.games import load_game
 from sog.policy import PolicyError
 from sog.policy.files import load_policy, policy_to_dict, save_policy
-from sog.games import load_game
+from sog.search.full_tree import exploitability, full_tree, tabular_from_array
 
 
 def run_sog(*args):
@@ -86,6 +88,12 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("bench", "holdem", "--iterations", "0"), "--iterations and --check-every must be at least 1"),
     (("bench", "selfplay"), "needs --config"),
     (("solve", "--game", "holdem(numRanks=2,numSuits=1,numHoleCards=2)", "--iterations", "1"), "holdem"),
+    (("solve", "--game", "liars_dice(numdice=0)"), "bad parameters for liars_dice: need numdice >= 1"),
+    (("solve", "--game", "liars_dice(dice_sides=1)"), "dice_sides >= 2"),
+    (("exploitability", "--game", "liars_dice(numdice=0)", "--policy", "p.json"), "bad parameters"),
+    (("solve", "--game", "scotland_yard(map=/nonexistent.json)"), "map '/nonexistent.json' not found"),
+    (("solve", "--game", "kuhn_poker", "--out", "/tmp"), "it is a folder"),
+    (("bench", "cfr", "--game", "kuhn_poker", "--target-mbb", "-1"), "--target-mbb must be positive"),
 ])
 def test_cli_errors_are_clear(args, message):
     rc, stdout, stderr = run_sog(*args)
@@ -130,9 +138,10 @@ def test_malformed_policies_fail_with_a_named_problem(tmp_path, mutate, message)
     assert rc == 2 and message in stderr and "Traceback" not in stderr
 
 
-def test_not_json_fails_clearly(tmp_path):
+@pytest.mark.parametrize("content", [b"{nope", bytes(range(128, 256))], ids=["text", "binary"])
+def test_not_json_fails_clearly(tmp_path, content):
     path = tmp_path / "p.json"
-    path.write_text("{nope")
+    path.write_bytes(content)
     with pytest.raises(PolicyError, match="not valid JSON"):
         load_policy(path)
 
@@ -149,3 +158,15 @@ def test_policy_roundtrip_through_openspiel(tmp_path, name):
     loaded = load_policy(tmp_path / "p.json")
     back = from_openspiel(game, to_openspiel(loaded))
     assert exploitability(game, back) == pytest.approx(exploitability(game, policy), abs=1e-12)
+
+
+def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
+    out = tmp_path / "p.json"
+    proc = subprocess.Popen([sys.executable, "-m", "launch.cli", "solve", "--game", "leduc_poker",
+                             "--iterations", "100000000", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(5)                      # imported and solving (a first progress line comes much later)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and stdout == ""
+    assert "interrupted" in stderr and "Traceback" not in stderr and not out.exists()

@@ -22,7 +22,7 @@ GAMES = {
 
 
 class UnknownGameError(ValueError):
-    pass
+    """An unknown game, or parameters the game refuses (names or values)."""
 
 
 def parse_game_string(text: str) -> tuple[str, dict]:
@@ -47,5 +47,7 @@ def load_game(text: str) -> Game:
     module, cls = GAMES[name].split(":")
     try:
         return getattr(importlib.import_module(module), cls)(**params)
-    except TypeError as e:
+    except UnknownGameError:
+        raise
+    except (TypeError, ValueError) as e:     # unknown parameter names; values the game refuses
         raise UnknownGameError(f"bad parameters for {name}: {e}") from None

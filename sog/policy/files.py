@@ -100,7 +100,7 @@ def load_policy(path: str | os.PathLike, game: Game | None = None) -> TabularPol
             data = json.load(f)
     except OSError as e:
         raise PolicyError(f"cannot read policy file {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise PolicyError(f"{path}: not valid JSON ({e})") from None
     return policy_from_dict(data, game, source=str(path))
 
