@@ -22,13 +22,8 @@ from sog.games import GAMES, load_game
 from sog.games.api import Game, GameSpec
 from sog.policy import PolicyError, TabularPolicy, load_policy, save_policy
 from sog.search.cfr import CFRConfig, CFRSolver
-from sog.search.full_tree import (
-                                  best_response_values,
-                                  equilibrium_policy,
-                                  exploitability,
-                                  full_tree,
-                                  policy_value,
-)
+from sog.search.full_tree import (best_response_values, equilibrium_policy, exploitability,
+                                  full_tree, policy_value)
 from sog.search.gtcfr import GTCFR
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver

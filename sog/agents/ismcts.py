@@ -42,17 +42,10 @@ import dataclasses
 
 import numpy as np
 
-from sog.agents.common import (
-    DECISION,
-    Budget,
-    World,
-    WorldStepper,
-    decision_infostates,
-    sample_index,
-)
+from sog.agents.common import DECISION, Budget, World, WorldStepper, decision_infostates, sample_index
 from sog.agents.uct import MCTSEngine
-from sog.games.api import Game
 from sog.policy import TabularPolicy
+from sog.games.api import Game
 
 __all__ = ["ISMCTS", "SearchResult", "ismcts_policy", "POLICY_KINDS"]
 

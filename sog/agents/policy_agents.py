@@ -28,8 +28,9 @@ seeds; the same seeds give the same actions.
 """
 from __future__ import annotations
 
-import abc
 from collections.abc import Hashable, Sequence
+
+import abc
 
 import numpy as np
 
@@ -38,9 +39,9 @@ from sog.agents.common import sample_index
 from sog.agents.ismcts import ISMCTS, POLICY_KINDS
 from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
 from sog.agents.uct import paper_defaults
+from sog.policy import TabularPolicy
 from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
-from sog.policy import TabularPolicy
 
 __all__ = [
     "MCCFR_VARIANTS",

@@ -19,9 +19,9 @@ from typing import Callable
 
 import numpy as np
 
-from sog.games.api import DECISION, TERMINAL, Game
-from sog.policy import TabularPolicy
 from sog.search.full_tree import exploitability, full_tree
+from sog.policy import TabularPolicy
+from sog.games.api import DECISION, TERMINAL, Game
 from sog.search.resolve import ContinualResolver
 from sog.seeding import derive_seed
 

@@ -51,16 +51,8 @@ import functools
 
 import numpy as np
 
-from sog.games.api import (
-    CHANCE,
-    CHANCE_PLAYER,
-    DECISION,
-    TERMINAL,
-    Child,
-    Game,
-    GameSpec,
-    single_action_map,
-)
+from sog.games.api import (CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
+                           single_action_map)
 from sog.games.poker import Betting, Poker, PokerTerminal
 
 FOLD, CALL, RAISE = 0, 1, 2

@@ -46,16 +46,8 @@ import math
 
 import numpy as np
 
-from sog.games.api import (
-    CHANCE_PLAYER,
-    DECISION,
-    TERMINAL,
-    Child,
-    Game,
-    GameSpec,
-    identity_maps,
-    single_action_map,
-)
+from sog.games.api import (CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
+                           identity_maps, single_action_map)
 
 BIDDING_RULES = ("reset-face", "reset-quantity")
 

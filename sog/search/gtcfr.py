@@ -52,14 +52,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
-from sog.search.cfr import (
-    CFRConfig,
-    CFRSolver,
-    Levels,
-    full_policy,
-    propagate_ranges,
-    regret_matching,
-)
+from sog.search.cfr import CFRConfig, CFRSolver, Levels, full_policy, propagate_ranges, regret_matching
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree, compile_tree
 from sog.search.value_function import ValueFunction

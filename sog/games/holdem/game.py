@@ -44,16 +44,7 @@ from math import comb
 
 import numpy as np
 
-from sog.games.api import (
-    CHANCE,
-    CHANCE_PLAYER,
-    DECISION,
-    TERMINAL,
-    Child,
-    Game,
-    GameSpec,
-    single_action_map,
-)
+from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, single_action_map
 from sog.games.holdem import betting as B
 from sog.games.holdem.cards import Deck
 from sog.games.holdem.params import Rules
