@@ -66,25 +66,13 @@ def _poker(game: Game) -> Poker:
     return game
 
 
-def _roles(game: Poker):
-    """pub -> (fold action or None, call action, {bet name: action})."""
-    def roles(pub):
-        b = game.betting(pub)
-        return b.fold, b.call, dict(b.bets)
-    return roles
-
-
 class _CallPolicy(TabularPolicy):
     """Everyone checks / calls: the call-down assumption."""
-
-    def __init__(self, game: Game, roles):
-        super().__init__(game)
-        self.roles = roles
 
     def probs(self, pub) -> np.ndarray:
         n, a = self.game.spec.num_states, self.game.spec.num_actions
         out = np.zeros((n, a))
-        out[:, self.roles(pub)[1]] = 1.0
+        out[:, self.game.betting(pub).call] = 1.0
         return out
 
 
@@ -98,8 +86,7 @@ class LocalBestResponse:
     """LBR for one poker game; `bets`: names of the bets it considers besides fold / call."""
 
     def __init__(self, game: Game, bets: Sequence[str] = ()):
-        self.game = game
-        self.roles = _roles(_poker(game))
+        self.game = _poker(game)
         known = bet_names(game)
         bets = [b.strip().lower() for b in bets if b.strip()]
         if "all" in bets:
@@ -108,7 +95,7 @@ class LocalBestResponse:
         if unknown:
             raise LBRError(f"unknown bet {unknown[0]!r} for {game.spec.name}; its bets: {', '.join(known)} (or all)")
         self.bets = tuple(dict.fromkeys(bets))
-        call = _CallPolicy(game, self.roles)
+        call = _CallPolicy(game)
         self.calldown: WorldValues = policy_world_values(game, call, call, name="call-down")
 
     def posterior(self, pubs: Sequence[Hashable], actions: Sequence[int], actors: Sequence[int],
@@ -156,7 +143,8 @@ class LocalBestResponse:
         """{action: LBR's expected return} at history[-1] under the call-down assumption."""
         game = self.game
         pub = history[-1]
-        fold, call, bets = self.roles(pub)
+        betting = game.betting(pub)
+        fold, call, bets = betting.fold, betting.call, betting.bets
         sign = 1.0 if seat == 0 else -1.0
         total = sum(w for w, _ in worlds)
         if total <= 0:
@@ -178,7 +166,8 @@ class LocalBestResponse:
             if game.cached("kind", after) != DECISION:
                 out[b] = expect(lambda w, b=b: sign * self.calldown.world(W.apply_action(game, w, b)))
                 continue
-            o_fold, o_call, _ = self.roles(after)
+            reply = game.betting(after)
+            o_fold, o_call = reply.fold, reply.call
             table = probe_strategy_table(opponent, tuple(history) + (after,)) if opponent is not None else None
             if table is None:
                 raise LBRError("LBR needs the opponent's strategy after its bet")
@@ -197,7 +186,8 @@ class LocalBestResponse:
     def choose(self, history, worlds, seat, opponent=None) -> tuple[int, dict[int, float]]:
         """(action, action values): the best of call and the allowed bets; fold if no better."""
         values = self.action_values(history, worlds, seat, opponent)
-        fold, call, _ = self.roles(history[-1])
+        betting = self.game.betting(history[-1])
+        fold, call = betting.fold, betting.call
         best = max((a for a in values if a != fold), key=lambda a: (values[a], a == call))
         if fold is not None and values[fold] >= values[best] - 1e-12:
             best = fold

@@ -5,8 +5,9 @@ A poker game derives from `Poker` and then `Game` (`class Leduc(Poker, Game)`) a
 at every decision public state, which abstract actions fold, check / call and bet
 (`betting`); at every terminal, who folded or the hands' showdown strengths and the
 stake (`poker_terminal`); once, the cards of every private hand (`hand_cards`) and the
-deal's chance weight of two disjoint hands (`deal_weight`). Its utilities are in chips
-with a big blind of one chip, so 1000 x utility is mbb/hand (`MBB_PER_CHIP`). A new poker
+deal's chance weight of two disjoint hands (`deal_weight`). Its utilities are in big
+blinds (Kuhn's and Leduc's chips: their unit bet is one chip), so 1000 x utility is
+mbb/hand (`MBB_PER_CHIP`). A new poker
 game (hold'em) plugs into `sog.eval` and into the solvers' fast terminal values by
 implementing this.
 
@@ -108,13 +109,8 @@ class Poker(abc.ABC):
         return out
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
-        plans = self.memo(("poker_terminal_plans",), dict)
-        plan = plans.get(pubs)
-        if plan is None:
-            if len(plans) >= TERMINAL_PLANS:
-                plans.clear()
-            plan = plans[pubs] = TerminalPlan(self, pubs)
-        return plan
+        return _bounded_memo(self, "poker_terminal_plans", pubs, TERMINAL_PLANS,
+                             lambda: TerminalPlan(self, pubs))
 
 
 class TerminalPlan:
@@ -137,16 +133,25 @@ class TerminalPlan:
         for t, e in enumerate(ends):
             if e.strengths is not None:
                 boards.setdefault(e.board, []).append(t)
-        cache = game.memo(("poker_showdown_plans",), dict)
         self.showdowns = []
         for board, ts in boards.items():
-            showdown = cache.get(board)
-            if showdown is None:
-                if len(cache) >= SHOWDOWN_PLANS:
-                    cache.clear()
-                showdown = cache[board] = ShowdownPlan(game.hand_cards, ends[ts[0]].strengths)
+            showdown = _bounded_memo(game, "poker_showdown_plans", board, SHOWDOWN_PLANS,
+                                     lambda: ShowdownPlan(game.hand_cards, ends[ts[0]].strengths))
             stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)[:, None]
             self.showdowns.append((np.array(ts, dtype=np.int64), stakes, showdown))
+
+
+def _bounded_memo(game, name: str, key, limit: int, build):
+    """`build()` kept under `key` in the game's memo table `name` of at most `limit` entries
+    (emptied when full: these plans are cheap to rebuild, unbounded they would grow with
+    every board or tree a long run sees)."""
+    table = game.memo((name,), dict)
+    value = table.get(key)
+    if value is None:
+        if len(table) >= limit:
+            table.clear()
+        value = table[key] = build()
+    return value
 
 
 def is_poker(game) -> bool:
