@@ -5,6 +5,8 @@
     cfr?iterations=1000&algorithm=cfr+       the full-game CFR+ (or cfr / dcfr) average policy
     mccfr:outcome?seconds=5                  MCCFR variant outcome / external / pluribus,
     mccfr:external?iterations=1000             trained once, then played as a table
+                                             (batch=N: traversals per player per batch)
+    mccfr:pluribus?iterations=5000&prune_after=1000
     uct?simulations=1000&c=1.4               online search agents (sog.agents.policy_agents)
     smooth_uct?simulations=1000&d=0.002
     ismcts?simulations=1000&kind=visits
