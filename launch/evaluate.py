@@ -19,10 +19,11 @@ per (step, setting) as soon as it is measured, to RUN_DIR/eval.csv (the
 columns the training run's own evaluator writes: step, version, search,
 seeds, min_mbb, mean_mbb, max_mbb, seconds, wall; the raw policy has search
 "policy"), logged to RUN_DIR/tb (tags eval/SoG(S,C)_{mean,min,max}_mbb as
-training does, and eval/policy_mbb), and drawn in RUN_DIR/eval.png. Each SoG(S, C) setting also gets its figure with
-the exact oracle (same settings and seeds; `learners.oracle_reference`,
-computed once and cached in RUN_DIR/oracle_eval.json): a dashed reference
-line in eval.png and the tag eval/SoG(S,C)_oracle_mbb.
+training does, and eval/policy_mbb), and drawn in RUN_DIR/eval.png. Each
+SoG(S, C) setting also gets its figure with the exact oracle (same settings
+and seeds; `learners.oracle_reference`, computed once and cached in
+RUN_DIR/oracle_eval.json): a dashed reference line in eval.png and the tag
+eval/SoG(S,C)_oracle_mbb.
 Re-running skips the (step, search, seeds) rows eval.csv already holds.
 
 `add_parser(subparsers)` adds the command with `run` as its func; `run(args)`

@@ -21,8 +21,8 @@ steps) bring the exploitability rows, each with its exact-oracle reference,
 and diagnostics against exact values of `run.diagnose_samples` replay examples
 (`learners.diagnostics`; `diagnostics_sample` draws them). `record_eval` logs
 them, caches new references in the run directory
-(`learners.oracle_reference`, so a resumed run does not recompute them) and
-redraws RUN_DIR/eval.png with the reference lines.
+(`learners.oracle_reference`, so a resumed run does not recompute them);
+`draw_eval` draws RUN_DIR/eval.png with the reference lines (at the end of a run).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from launch.roles import TIME_STATS, WAIT_STATS, Role
 from learners import oracle_reference
 from learners.learner import Learner
 from learners.metrics import Metrics, read_eval_csv
-from sog.config import Config, config_to_dict, dump_config
+from sog.config import Config, config_to_dict, dump_config, parse_eval_search
 from sog.games import load_game
 from sog.process import rss_mb
 from sog.seeding import derive_seed
@@ -226,14 +226,18 @@ class TrainingRun(abc.ABC):
         if diagnostics is not None:
             d = {k: v for k, v in diagnostics.items() if v is not None}
             self.log_line("  vs exact: " + ", ".join(f"{k} {v:.4g}" for k, v in d.items()))
-        self.draw_eval(rows)
 
-    def draw_eval(self, rows: list[dict]) -> None:
-        """Redraw RUN_DIR/eval.png from eval.csv, with the reference lines of `rows`' settings."""
-        references = {(r["search"], int(r["seeds"])): r["oracle"]["mean_mbb"] for r in rows}
+    def draw_eval(self) -> None:
+        """Draw RUN_DIR/eval.png from eval.csv, with the cached reference lines of `run.eval_search`."""
+        cfg = self.config
+        references = {}
+        for settings in parse_eval_search(cfg.run.eval_search, cfg.search):
+            row = self.references.get(oracle_reference.key(self.game, settings, cfg.run.eval_seeds))
+            if row is not None:
+                references[settings.label, cfg.run.eval_seeds] = row["mean_mbb"]
         try:
             plot(read_eval_csv(self.metrics.eval_path), self.run_dir / PNG_FILE,
-                 f"{self.config.game}: {self.run_dir.name}", references)
+                 f"{cfg.game}: {self.run_dir.name}", references)
         except Exception as e:  # noqa: BLE001 - a chart must not end training
             self.log_line(f"warning: could not draw {PNG_FILE}: {type(e).__name__}: {e}")
 

@@ -172,10 +172,10 @@ class Evaluator:
     def evaluate(self, params, version: int, examples: dict | None = None,
                  fresh: dict | None = None) -> dict:
         """{"rows": `exploitability(params, version)`, "diagnostics": `learners.diagnostics.diagnose`
-        on the replay sample `examples` and the newest examples `fresh`, or None without them or
-        with `run.diagnose_samples` 0}."""
+        on the replay sample `examples` and the newest examples `fresh`, or None when both are
+        None or empty, or with `run.diagnose_samples` 0}."""
         rows = self.exploitability(params, version)
         diagnostics = None
-        if self.config.run.diagnose_samples and (examples is not None or fresh is not None):
+        if self.config.run.diagnose_samples and any(x is not None and len(x["pub_key"]) for x in (examples, fresh)):
             diagnostics = diagnose(self.game, self.vf, version, examples, fresh)
         return {"rows": rows, "diagnostics": diagnostics}
