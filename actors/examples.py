@@ -2,7 +2,11 @@
 
 An example is one public belief state with its targets, already encoded for
 the learner (`networks.batch.make_batch`): inputs, possible-slot mask, value
-target and mask (network units), policy target and mask, legal actions.
+target and mask (network units), policy target and mask, legal actions;
+plus two metadata fields the learner does not train on (`META`): `pub_key`
+int64, the public state's `networks.batch.pub_key`, and `version` int64, the
+weight version that produced the example (`Produced.stamp`), read by the
+diagnostics (`learners.diagnostics`) and the replay-age metrics.
 `Produced` is what every producer (self-play worker, query solver) hands to
 the replay buffer and the query queue.
 """
@@ -12,14 +16,16 @@ import dataclasses
 
 import numpy as np
 
-from networks.batch import make_batch
+from networks.batch import make_batch, pub_key
 from sog.games.api import Game
+
+META = {"pub_key": ((), np.dtype(np.int64).str), "version": ((), np.dtype(np.int64).str)}
 
 
 def example_schema(game: Game) -> dict[str, tuple[tuple[int, ...], str]]:
-    """name -> (shape, dtype) of one example (the keys of `make_batch`)."""
+    """name -> (shape, dtype) of one example (the keys of `make_batch`, then `META`)."""
     one = make_batch(game, [game.root()], game.initial_ranges()[None])
-    return {k: (v.shape[1:], v.dtype.str) for k, v in one.items()}
+    return {**{k: (v.shape[1:], v.dtype.str) for k, v in one.items()}, **META}
 
 
 @dataclasses.dataclass
@@ -50,5 +56,12 @@ class Produced:
         p = np.stack([np.zeros((2, N, A)) if x is None else x for x in policies])
         pmask = np.stack([np.zeros((2, N), bool) if m is None else m for m in policy_masks])
         examples = make_batch(game, pubs, r, v, vmask, p, pmask)
+        examples["pub_key"] = np.array([pub_key(game, pub) for pub in pubs], np.int64)
+        examples["version"] = np.zeros(B, np.int64)
         ids = rng.integers(1, 2**62, size=B, dtype=np.int64)
         return cls(examples, ids, queries, stats)
+
+    def stamp(self, version: int) -> None:
+        """Record the weight version that produced the examples (the producer's client's newest
+        version seen during the step; -1, none seen, is stored as 0)."""
+        self.examples["version"][:] = max(int(version), 0)

@@ -13,7 +13,8 @@ in its own process (`LocalChannels`, and a client of the in-process network).
 
 A producer is built as `cls(game, config, client, channels, seed)`:
 client: the `actors.inference.InferenceClient` its searches ask (it counts
-queries and seconds waiting and keeps the newest weight version seen);
+queries and seconds waiting and keeps the newest weight version seen, which
+stamps the step's examples: `Produced.stamp`);
 seed: its random stream (self-play games, solves, example ids).
 
 Stats (a dict per step): the counters of the work (`games`, `searches`,
@@ -77,6 +78,7 @@ class SelfPlayWorker:
         client = self.client
         t0, w0, q0 = time.perf_counter(), client.wait_seconds, client.queries
         produced = self.selfplay.play()
+        produced.stamp(client.version)
         t1 = time.perf_counter()
         new, dropped = self.channels.deliver(produced)
         t2 = time.perf_counter()
@@ -107,6 +109,7 @@ class QuerySolverWorker:
                     "wait_inference": 0.0, "wait_push": 0.0, "version": client.version,
                     "rss_mb": rss_mb(), "pid": os.getpid()}
         produced = self.solver.solve(queries)
+        produced.stamp(client.version)
         t2 = time.perf_counter()
         new, dropped = self.channels.deliver(produced)
         t3 = time.perf_counter()

@@ -3,7 +3,7 @@
 | actor | wraps | methods |
 |---|---|---|
 | `actors.inference.InferenceServer` (an async actor as it is) | the CVPN behind batching | infer, set_weights, stats, ping |
-| `ReplayActor` | `actors.replay.ReplayBuffer` | loaded, add, try_sample, counters, save, load |
+| `ReplayActor` | `actors.replay.ReplayBuffer` | loaded, add, try_sample, peek, newest, counters, save, load |
 | `QueryQueueActor` | `actors.queue.QueryQueue` | loaded, push, pop, counters, save |
 | `ProducerActor` | a producer of `actors.producers` (self-play worker, query solver) | step, ping |
 
@@ -79,6 +79,13 @@ class ReplayActor:
 
     def try_sample(self, batch_size: int, seed: int):
         return self.buffer.try_sample(batch_size, np.random.default_rng(seed))
+
+    def peek(self, batch_size: int, seed: int):
+        """`ReplayBuffer.peek` (None when the buffer is empty)."""
+        return self.buffer.peek(batch_size, np.random.default_rng(seed)) if self.buffer.size else None
+
+    def newest(self, k: int) -> dict:
+        return self.buffer.newest(k)
 
     def counters(self) -> dict:
         return {**self.buffer.counters(), "ratio": self.buffer.sample_to_insert_ratio,

@@ -161,6 +161,12 @@ class ReplayBuffer:
         Does not consult the limiter (see `can_sample`, `try_sample`); counts the
         draw in `sampled_total`.
         """
+        out = self.peek(batch_size, rng)
+        self.sampled_total += int(batch_size)
+        return out
+
+    def peek(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """What `sample` draws, without counting it (diagnostics: the limiter is not touched)."""
         if self.size == 0:
             raise ValueError("cannot sample from an empty replay buffer")
         if batch_size < 1:
@@ -169,7 +175,11 @@ class ReplayBuffer:
         idx = rng.integers(0, self.size, size=batch_size)
         if self.size == self.capacity and self._next:
             idx = (idx + self._next) % self.capacity
-        self.sampled_total += int(batch_size)
+        return {name: a[idx] for name, a in self._data.items()}
+
+    def newest(self, k: int) -> dict[str, np.ndarray]:
+        """The newest min(k, size) examples, oldest of them first (not counted as sampled)."""
+        idx = self._order()[max(self.size - int(k), 0):]
         return {name: a[idx] for name, a in self._data.items()}
 
     def try_sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray] | None:

@@ -16,6 +16,7 @@ from launch import (
     bench_holdem,
     bench_mccfr,
     bench_selfplay,
+    diagnose,
     evaluate,
     tournament,
 )
@@ -265,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     baselines.add_parser(sub)
     bench_mccfr.add_parser(sub)
     evaluate.add_parser(sub)
+    diagnose.add_parser(sub)
     tournament.add_parser(sub)          # `sog tournament` and `sog lbr`
 
     t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")

@@ -19,7 +19,11 @@ per (step, setting) as soon as it is measured, to RUN_DIR/eval.csv (the
 columns the training run's own evaluator writes: step, version, search,
 seeds, min_mbb, mean_mbb, max_mbb, seconds, wall; the raw policy has search
 "policy"), logged to RUN_DIR/tb (tags eval/SoG(S,C)_{mean,min,max}_mbb as
-training does, and eval/policy_mbb), and drawn in RUN_DIR/eval.png.
+training does, and eval/policy_mbb), and drawn in RUN_DIR/eval.png. Each
+SoG(S, C) setting also gets its figure with the exact oracle (same settings
+and seeds; `learners.oracle_reference`, computed once and cached in
+RUN_DIR/oracle_eval.json): a dashed reference line in eval.png and the tag
+eval/SoG(S,C)_oracle_mbb.
 Re-running skips the (step, search, seeds) rows eval.csv already holds.
 
 `add_parser(subparsers)` adds the command with `run` as its func; `run(args)`
@@ -109,24 +113,30 @@ def _key(step, search, seeds) -> tuple:
     return int(step), str(search), 1 if str(search) == POLICY else int(seeds)
 
 
-def plot(rows: list[dict], path: Path, title: str) -> None:
-    """Exploitability (mbb/h, log scale) against learner step: mean with min-max band per setting."""
+def plot(rows: list[dict], path: Path, title: str, references: dict | None = None) -> None:
+    """Exploitability (mbb/h, log scale) against learner step: mean with min-max band per setting,
+    and, for a setting in `references` ({(search 'S,C', seeds): mbb}), the same agent's figure with
+    the exact oracle as a dashed line of its colour."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series: dict[str, list] = {}
+    references = references or {}
+    series: dict[tuple, list] = {}
     for r in rows:
-        label = "raw network policy" if r["search"] == POLICY else f"SoG({r['search']}), {r['seeds']} seeds"
-        series.setdefault(label, []).append((int(r["step"]), float(r["min_mbb"]), float(r["mean_mbb"]),
-                                             float(r["max_mbb"])))
+        series.setdefault((r["search"], int(r["seeds"])), []).append(
+            (int(r["step"]), float(r["min_mbb"]), float(r["mean_mbb"]), float(r["max_mbb"])))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, pts in sorted(series.items()):
+    for (search, seeds), pts in sorted(series.items()):
+        label = "raw network policy" if search == POLICY else f"SoG({search}), {seeds} seeds"
         pts = sorted({p[0]: p for p in pts}.values())
         x = [p[0] for p in pts]
         line, = ax.plot(x, [p[2] for p in pts], marker="o", label=label)
         ax.fill_between(x, [p[1] for p in pts], [p[3] for p in pts], alpha=0.2, color=line.get_color())
-    if any(float(r["min_mbb"]) > 0 for r in rows):
+        if (search, seeds) in references:
+            ax.axhline(references[search, seeds], linestyle="--", color=line.get_color(),
+                       label=f"SoG({search}) with the exact oracle: {references[search, seeds]:.1f}")
+    if any(float(r["min_mbb"]) > 0 for r in rows) and all(v > 0 for v in references.values()):
         ax.set_yscale("log")
     ax.set_xlabel("learner step")
     ax.set_ylabel("exploitability (mbb/hand)")
@@ -136,6 +146,36 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _references(run_dir: Path, game, params: dict, seeds: int) -> dict:
+    """{search 'S,C': mbb} of SoG(S, C) with the exact oracle for the settings `params` and `seeds`,
+    computed once per run and cached in the run directory (`learners.oracle_reference`)."""
+    from learners import oracle_reference
+
+    cache = oracle_reference.load(run_dir)
+    out = {}
+    for name, p in params.items():
+        if oracle_reference.key(game, p, seeds) not in cache:
+            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per run)")
+        out[name] = oracle_reference.reference(game, p, seeds, cache)["mean_mbb"]
+    oracle_reference.save(run_dir, cache)
+    return out
+
+
+def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dict]) -> dict:
+    """{(search 'S,C', seeds): mbb} of the cached exact-oracle references of the settings in `rows`."""
+    from learners import oracle_reference
+
+    cache = oracle_reference.load(run_dir)
+    out = {}
+    for r in rows:
+        if r["search"] == POLICY:
+            continue
+        k = oracle_reference.key(game, parse_search(r["search"], base), int(r["seeds"]))
+        if k in cache:
+            out[r["search"], int(r["seeds"])] = cache[k]["mean_mbb"]
+    return out
 
 
 def run(args) -> dict:
@@ -179,6 +219,7 @@ def run(args) -> dict:
         raise UserError(f"checkpoint game: {e}") from None
     csv_path = run_dir / EVAL_FILE
     rows = read_rows(csv_path)
+    references = _references(run_dir, game, params, seeds)
     done = {_key(r["step"], r["search"], r["seeds"]) for r in rows if r.get("step", "").isdigit()}
 
     from tensorboardX import SummaryWriter
@@ -232,6 +273,7 @@ def run(args) -> dict:
                     tag = f"eval/SoG({res['search']})"
                     for k in ("mean", "min", "max"):
                         writer.add_scalar(f"{tag}_{k}_mbb", res[f"{k}_mbb"], global_step=step)
+                    writer.add_scalar(f"{tag}_oracle_mbb", references[res["search"]], global_step=step)
                     what = f"SoG({res['search']})"
                 say(f"step {step} (v{version}): {what} exploitability mean {res['mean_mbb']:.2f} mbb/h "
                     f"(min {res['min_mbb']:.2f}, max {res['max_mbb']:.2f}) in {res['seconds']:.1f} s")
@@ -242,9 +284,10 @@ def run(args) -> dict:
     png = run_dir / PNG_FILE
     good = [r for r in rows if r.get("step", "").isdigit()]
     if good:
-        plot(good, png, f"{game.spec.name}: {run_dir.name}")
+        plot(good, png, f"{game.spec.name}: {run_dir.name}", _cached_references(run_dir, game, base, good))
     say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
     return {"run": str(run_dir), "game": game.spec.name, "checkpoints": steps, "selected": selected,
-            "searches": list(params), "seeds": seeds, "evaluated": evaluated, "skipped": skipped,
+            "searches": list(params), "seeds": seeds,
+            "oracle_mbb": references, "evaluated": evaluated, "skipped": skipped,
             "csv": str(csv_path), "png": str(png) if good else None, "tensorboard": str(run_dir / "tb"),
             "seconds": time.perf_counter() - t_start}

@@ -24,7 +24,9 @@ the next replay sample while the learner steps, and on every learner step may
 publish weights (one `ray.put` per version, handed to every inference server
 and the evaluator; the driver keeps only the newest reference, so older
 versions are freed), checkpoint (replay and queue saved first, then the orbax
-checkpoint), and start an evaluation. A producer or server that dies is
+checkpoint), and start an evaluation (the evaluator actor is handed the weights
+and, for its diagnostics, the replay actor's uncounted sample and newest
+examples as object refs). A producer or server that dies is
 restarted by Ray; the driver counts the failed call (`actor_failures`) and
 calls again, and re-publishes the newest weights to a server whose version
 went back (a restarted server starts from its initial weights). The
@@ -140,7 +142,7 @@ class RayRun(TrainingRun):
             "inference": lambda: (InferenceServer, (cfg, self.weights_ref, self.weights_version)),
             "replay": lambda: (ReplayActor, (example_schema(self.game), cfg.replay, path)),
             "queue": lambda: (QueryQueueActor, (cfg.solver.queue_size, cfg.game, path)),
-            "evaluator": lambda: (Evaluator, (cfg,)),
+            "evaluator": lambda: (Evaluator, (cfg, self.references)),
         }
         cls, args = services[role.name]()
         actor = ray.remote(cls).options(**options)
@@ -266,26 +268,29 @@ class RayRun(TrainingRun):
             ref = self.weights_ref
         else:
             ref = ray.put(self.learner.params())
-        self.eval_pending = (step, self.learner.version, ref)
+        n = self.config.run.diagnose_samples
+        samples = ((self.replay.peek.remote(n, self.diagnostics_sample()), self.replay.newest.remote(n))
+                   if n else (None, None))
+        self.eval_pending = (step, self.learner.version, ref, samples)
         self._start_eval()
 
     def _start_eval(self) -> None:
         if self.eval_ref is not None or self.eval_pending is None:
             return
-        step, version, ref = self.eval_pending
+        step, version, ref, (examples, fresh) = self.eval_pending
         self.eval_pending = None
-        self.eval_ref = self.evaluator.exploitability.remote(ref, version)
+        self.eval_ref = self.evaluator.evaluate.remote(ref, version, examples, fresh)
         self._eval_job = (step, version)
 
     def _finish_eval(self) -> None:
         step, version = self._eval_job
         ref, self.eval_ref, self._eval_job = self.eval_ref, None, None
         try:
-            rows = ray.get(ref)
+            out = ray.get(ref)
         except Exception as e:  # noqa: BLE001 - an evaluation failure must not end training
             self.log_line(f"warning: evaluation at step {step} failed: {type(e).__name__}: {e}")
         else:
-            self.record_eval(step, version, rows)
+            self.record_eval(step, version, out["rows"], out["diagnostics"])
         self._start_eval()
 
     def _save_snapshots(self) -> list:
@@ -387,7 +392,7 @@ class RayRun(TrainingRun):
                     step = self.learner.step_count
                     if not (cfg.run.max_steps and step + 1 >= cfg.run.max_steps):
                         sample_ref = self.replay.try_sample.remote(batch_size, self.learner.sample_seed(step + 1))
-                    losses = self.learner.step(batch)
+                    losses = self.train_step(batch)
                     self.after_step(losses)
                     want_since = time.monotonic()
                     self._wait["learner"] += waited

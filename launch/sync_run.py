@@ -2,7 +2,8 @@
 
 Every role of `launch.roles` lives in this process: the network answers
 queries directly (an in-process `InferenceClient`), the replay buffer and the
-query queue are plain objects, the evaluator evaluates at once. While the
+query queue are plain objects, the evaluator evaluates (and diagnoses a replay
+sample drawn without touching the limiter) at once. While the
 replay's limiter allows, the learner steps; otherwise a production round runs
 one step of each producer role in table order (one `SelfPlayWorker.step`,
 then one `QuerySolverWorker.step` of as many queries as the round pushed, at
@@ -52,7 +53,7 @@ class SyncRun(TrainingRun):
                                                       buckets=bucket_sizes(config.inference.max_batch)),
             "replay": lambda: ReplayBuffer.from_config(example_schema(self.game), config.replay),
             "queue": lambda: QueryQueue(config.solver.queue_size, self.game),
-            "evaluator": lambda: Evaluator(config),
+            "evaluator": lambda: Evaluator(config, self.references),
         }
         self.services = {role.name: [build[role.name]() for _ in range(role.count(config))]
                          for role in ROLES if role.step is None}
@@ -111,8 +112,13 @@ class SyncRun(TrainingRun):
         step = self.learner.step_count
         if self.evaluator is None or step == self.last_eval_step:
             return
-        rows = self.evaluator.exploitability(self.learner.params(), self.learner.version)
-        self.record_eval(step, self.learner.version, rows)
+        n = self.config.run.diagnose_samples
+        examples = fresh = None
+        if n and len(self.replay):
+            examples = self.replay.peek(n, np.random.default_rng(self.diagnostics_sample()))
+            fresh = self.replay.newest(n)
+        out = self.evaluator.evaluate(self.learner.params(), self.learner.version, examples, fresh)
+        self.record_eval(step, self.learner.version, out["rows"], out["diagnostics"])
 
     def finish_evals(self, timeout: float = 600.0) -> None:
         """Nothing to wait for: `request_eval` evaluates at once."""
@@ -141,7 +147,7 @@ class SyncRun(TrainingRun):
             t0 = time.monotonic()
             if self.replay.can_sample(batch_size):
                 batch = self.replay.sample(batch_size, np.random.default_rng(self.learner.sample_seed()))
-                self.after_step(self.learner.step(batch))
+                self.after_step(self.train_step(batch))
             else:
                 self.production_round()
                 self._wait["learner"] += time.monotonic() - t0

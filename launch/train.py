@@ -9,7 +9,8 @@ step methods. What both share (learner, counters, metrics, checkpoints,
 progress) is `launch.training_run.TrainingRun`, the interface `train` talks to.
 
 A run stops at `run.minutes` of this invocation or at `run.max_steps` learner
-steps (in total, across resumes), then saves replay, queue and a checkpoint.
+steps (in total, across resumes), then saves replay, queue and a checkpoint,
+evaluates the last weights and draws eval.png.
 Ctrl-C stops the same way.
 """
 from __future__ import annotations
@@ -55,6 +56,8 @@ def train(config: Config, run_dir: str | Path, sync: bool = False, log: Callable
         if config.run.eval_every and run.last_eval_step != run.learner.step_count:
             run.request_eval()
             run.finish_evals()
+        if config.run.eval_every:
+            run.draw_eval()
         failed = False
         return run.summary()
     finally:

@@ -12,8 +12,17 @@ The counters in `COUNTERS` are carried across resumes (in the checkpoint's
 extra). `totals()` gives the cumulative figures of this invocation (counters,
 learner steps, producers' step seconds, wait accounting, inference stats), so a
 time window is measured by two snapshots (`launch.bench_selfplay`). Every `tick_seconds` the run writes scalars to tensorboard and
-metrics.jsonl (losses, rates, replay, queue, weight lag, wait shares, memory),
-redraws the progress line on stderr and calls `hooks["on_tick"](run)`.
+metrics.jsonl (losses, rates, replay and the age of its batches, queue, weight
+lag, wait shares, memory), redraws the progress line on stderr and calls
+`hooks["on_tick"](run)`.
+
+Evaluations (`learners.metrics.Evaluator.evaluate`, every `run.eval_every`
+steps) bring the exploitability rows, each with its exact-oracle reference,
+and diagnostics against exact values of `run.diagnose_samples` replay examples
+(`learners.diagnostics`; `diagnostics_sample` draws them). `record_eval` logs
+them, caches new references in the run directory
+(`learners.oracle_reference`, so a resumed run does not recompute them);
+`draw_eval` draws RUN_DIR/eval.png with the reference lines (at the end of a run).
 """
 from __future__ import annotations
 
@@ -24,18 +33,24 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from launch.console import say
+from launch.evaluate import PNG_FILE, plot
 from launch.roles import TIME_STATS, WAIT_STATS, Role
+from learners import oracle_reference
 from learners.learner import Learner
-from learners.metrics import Metrics
-from sog.config import Config, config_to_dict, dump_config
+from learners.metrics import Metrics, read_eval_csv
+from sog.config import Config, config_to_dict, dump_config, parse_eval_search
 from sog.games import load_game
 from sog.process import rss_mb
+from sog.seeding import derive_seed
 
 # counters carried across resumes (in the checkpoint's extra)
 COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "solver_examples",
             "queries_pushed", "recursive_pushed", "queries_dropped", "network_queries",
             "actor_failures", "rounds", "evals", "published")
+DIAGNOSE_SEED_TAG = 3     # the seed word of the diagnostics' replay samples (producers use 1, 2)
 
 
 class TrainError(RuntimeError):
@@ -71,9 +86,11 @@ class TrainingRun(abc.ABC):
         self.eval_results: list[dict] = []
         self.last_eval_step = -1
         self.checkpoints: list[int] = []
+        self.references = oracle_reference.load(self.run_dir)   # the evaluator starts from these
         # per-tick accumulators
         self._loss_sums: dict = collections.defaultdict(float)
         self._loss_n = 0
+        self._age_sum, self._age_n, self._age_max = 0.0, 0, None   # replay age of the tick's batches
         self._spent = collections.defaultdict(float)    # role -> seconds accounted (busy + waiting)
         self._wait = collections.defaultdict(float)     # role -> of which waiting
         self._totals_spent = collections.defaultdict(float)
@@ -147,6 +164,20 @@ class TrainingRun(abc.ABC):
             self._wait[share] += float(stats.get(key, 0.0))
             self._spent[share] += seconds
 
+    def train_step(self, batch: dict) -> dict:
+        """One learner step on a replay batch (`actors.examples` arrays); counts the batch's age
+        (the learner's weight version minus the examples' versions) for the tick's scalars."""
+        age = self.learner.version - np.asarray(batch["version"])
+        self._age_sum += float(age.sum())
+        self._age_n += age.size
+        top = int(age.max())
+        self._age_max = top if self._age_max is None else max(self._age_max, top)
+        return self.learner.step(batch)
+
+    def diagnostics_sample(self) -> int:
+        """The seed of the diagnostics' uniform replay sample at the current step."""
+        return derive_seed(self.config.run.seed, DIAGNOSE_SEED_TAG, self.learner.step_count)
+
     def after_step(self, losses: dict) -> None:
         """Bookkeeping after one learner step: metrics, publish, checkpoint, evaluation."""
         self.last_losses = losses
@@ -175,15 +206,40 @@ class TrainingRun(abc.ABC):
     def finish_evals(self, timeout: float = 600.0) -> None:
         """Wait (at most `timeout` seconds) for the evaluations still running."""
 
-    def record_eval(self, step: int, version: int, rows: list[dict]) -> None:
+    def record_eval(self, step: int, version: int, rows: list[dict], diagnostics: dict | None = None) -> None:
+        """Log an evaluation (rows of `Evaluator.exploitability`, diagnostics or None; see module doc)."""
         self.counters["evals"] += 1
         self.last_eval_step = step
         self.metrics.eval_rows(step, version, rows)
+        if diagnostics is not None:
+            self.metrics.diagnostics(step, diagnostics)
+        new = {r["oracle_key"]: r["oracle"] for r in rows if r["oracle_key"] not in self.references}
+        if new:
+            self.references.update(new)
+            oracle_reference.save(self.run_dir, self.references)
         for row in rows:
             self.eval_results.append({"step": step, "version": version, **row})
             self.log_line(f"eval at step {step} (v{version}): SoG({row['search']}) exploitability "
                           f"{row['mean_mbb']:.1f} mbb/h (min {row['min_mbb']:.1f}, max {row['max_mbb']:.1f}, "
-                          f"{row['seeds']} seeds, {row['seconds']:.1f} s)")
+                          f"{row['seeds']} seeds, {row['seconds']:.1f} s; with the exact oracle "
+                          f"{row['oracle']['mean_mbb']:.1f})")
+        if diagnostics is not None:
+            d = {k: v for k, v in diagnostics.items() if v is not None}
+            self.log_line("  vs exact: " + ", ".join(f"{k} {v:.4g}" for k, v in d.items()))
+
+    def draw_eval(self) -> None:
+        """Draw RUN_DIR/eval.png from eval.csv, with the cached reference lines of `run.eval_search`."""
+        cfg = self.config
+        references = {}
+        for settings in parse_eval_search(cfg.run.eval_search, cfg.search):
+            row = self.references.get(oracle_reference.key(self.game, settings, cfg.run.eval_seeds))
+            if row is not None:
+                references[settings.label, cfg.run.eval_seeds] = row["mean_mbb"]
+        try:
+            plot(read_eval_csv(self.metrics.eval_path), self.run_dir / PNG_FILE,
+                 f"{cfg.game}: {self.run_dir.name}", references)
+        except Exception as e:  # noqa: BLE001 - a chart must not end training
+            self.log_line(f"warning: could not draw {PNG_FILE}: {type(e).__name__}: {e}")
 
     def checkpoint(self) -> None:
         try:
@@ -232,6 +288,9 @@ class TrainingRun(abc.ABC):
             "failures/actors": self.counters["actor_failures"],
             "memory/driver_mb": rss_mb(),
         }
+        if self._age_n:
+            scalars["replay/age_mean"] = self._age_sum / self._age_n
+            scalars["replay/age_max"] = self._age_max
         if self._loss_n:
             for k, name in (("loss", "loss/total"), ("value_loss", "loss/value"),
                             ("policy_loss", "loss/policy"), ("grad_norm", "loss/grad_norm")):
@@ -252,6 +311,7 @@ class TrainingRun(abc.ABC):
         self._wait.clear()
         self._loss_sums.clear()
         self._loss_n = 0
+        self._age_sum, self._age_n, self._age_max = 0.0, 0, None
         self._tick_at, self._tick_snapshot = now, snap
         self.last_scalars = scalars
         self._progress(scalars, now)

@@ -38,6 +38,7 @@ from learners.checkpoint import (
     restore_train_state,
 )
 from learners.train_state import init_train_state, make_train_step
+from networks.batch import TRAIN_KEYS
 from networks.cvpn import make_model
 from sog.config import (
     Config,
@@ -114,8 +115,9 @@ class Learner:
         return derive_seed(*self._rng_words, step)
 
     def step(self, batch: dict) -> dict[str, float]:
-        """One optimizer step on `batch` (a dict of numpy arrays, `networks.batch` keys)."""
-        self.state, metrics = self._train_step(self.state, batch)
+        """One optimizer step on `batch` (a dict of numpy arrays: `networks.batch.TRAIN_KEYS`;
+        other keys, the examples' metadata, are ignored)."""
+        self.state, metrics = self._train_step(self.state, {k: batch[k] for k in TRAIN_KEYS})
         return {k: float(v) for k, v in jax.device_get(metrics).items()}
 
     def params(self):

@@ -17,11 +17,17 @@ Scalar names (all logged against the learner step):
     weights/version, weights/lag (learner version minus the oldest version a
     worker or solver last used), queue/size, queue/dropped, wait/<actor>
     (share of its time waiting), memory/<process>_mb (resident memory),
-    eval/S<s>_C<c>/mean_mbb (and min_mbb, max_mbb): exploitability of SoG(s, c).
+    replay/age_mean, replay/age_max (weight versions between the learner's weights and those
+    that produced the examples of its batches, over the tick),
+    eval/S<s>_C<c>/mean_mbb (and min_mbb, max_mbb): exploitability of SoG(s, c),
+    eval/S<s>_C<c>/oracle_mbb: the same agent's with the exact oracle (the reference line,
+    `learners.oracle_reference`), diag/<field>: the evaluation's diagnostics against exact
+    values (`learners.diagnostics`; also in metrics.jsonl).
 
 `Evaluator` measures the exploitability of SoG(s, c) with given weights, as
-`sog exploitability --agent sog` does (`sog.eval.search_policy`); it is plain
-so the driver can run it in-process (sync mode) or in a Ray actor.
+`sog exploitability --agent sog` does (`sog.eval.search_policy`), with its
+exact-oracle reference, and diagnoses the weights on replay examples; it is
+plain so the driver can run it in-process (sync mode) or in a Ray actor.
 `read_scalars(logdir)` reads the event files back (tests, plots) without
 TensorFlow or TensorBoard.
 """
@@ -35,6 +41,8 @@ import struct
 import time
 from pathlib import Path
 
+from learners import oracle_reference
+from learners.diagnostics import diagnose
 from sog.config import parse_eval_search
 from sog.eval.search_policy import search_exploitability
 from sog.games import load_game
@@ -79,6 +87,12 @@ class Metrics:
             tag = f"eval/S{sims}_C{per_phase}"          # tensorboard tags: no parentheses or commas
             for k in ("mean", "min", "max"):
                 self.writer.add_scalar(f"{tag}/{k}_mbb", row[f"{k}_mbb"], global_step=int(step))
+            if "oracle" in row:
+                self.writer.add_scalar(f"{tag}/oracle_mbb", row["oracle"]["mean_mbb"], global_step=int(step))
+
+    def diagnostics(self, step: int, diagnostics: dict) -> None:
+        """Log an evaluation's diagnostics (`learners.diagnostics` fields) as diag/<field> scalars."""
+        self.scalars(step, {f"diag/{k}": v for k, v in diagnostics.items() if v is not None})
 
     def flush(self) -> None:
         self.writer.flush()
@@ -118,9 +132,14 @@ def read_eval_csv(path: str | Path) -> list[dict]:
 
 
 class Evaluator:
-    """Exploitability of SoG(s, c) for each (s, c) of `run.eval_search`, with given weights."""
+    """Exploitability of SoG(s, c) for each (s, c) of `run.eval_search` with given weights, its exact
+    reference, and diagnostics against exact values.
 
-    def __init__(self, config):
+    references: {key: row} of `learners.oracle_reference` computed before (the run directory's
+    cache); a setting not in it is computed at its first evaluation and kept.
+    """
+
+    def __init__(self, config, references: dict | None = None):
         from networks.cvpn import init_params
         from networks.value_function import NetworkValueFunction
 
@@ -130,18 +149,33 @@ class Evaluator:
         self.searches = parse_eval_search(config.run.eval_search, config.search)
         self.vf = NetworkValueFunction(self.game, config.network,
                                        init_params(self.game, config.network, config.run.seed))
+        self.references = dict(references or {})
 
     def exploitability(self, params, version: int = 0) -> list[dict]:
         """The exploitability of SoG(s, c) with weights `params` (of weight `version`), one row
         per (s, c): search ('S,C'), seeds, min/mean/max_mbb (1000 x game units: mbb per hand in
-        poker), seconds."""
+        poker), seconds, oracle (the reference row: min/mean/max_mbb, seconds) and oracle_key
+        (its `oracle_reference.key`)."""
 
         self.vf.set_params(params, version)
+        seeds = self.config.run.eval_seeds
         rows = []
         for settings in self.searches:
-            out = search_exploitability(self.game, ContinualResolver(self.game, self.vf, settings),
-                                        self.config.run.eval_seeds)
-            rows.append({"search": settings.label, "seeds": self.config.run.eval_seeds,
+            out = search_exploitability(self.game, ContinualResolver(self.game, self.vf, settings), seeds)
+            rows.append({"search": settings.label, "seeds": seeds,
                          "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
-                         "max_mbb": 1000 * out["max"], "seconds": out["seconds"]})
+                         "max_mbb": 1000 * out["max"], "seconds": out["seconds"],
+                         "oracle": oracle_reference.reference(self.game, settings, seeds, self.references),
+                         "oracle_key": oracle_reference.key(self.game, settings, seeds)})
         return rows
+
+    def evaluate(self, params, version: int, examples: dict | None = None,
+                 fresh: dict | None = None) -> dict:
+        """{"rows": `exploitability(params, version)`, "diagnostics": `learners.diagnostics.diagnose`
+        on the replay sample `examples` and the newest examples `fresh`, or None when both are
+        None or empty, or with `run.diagnose_samples` 0}."""
+        rows = self.exploitability(params, version)
+        diagnostics = None
+        if self.config.run.diagnose_samples and any(x is not None and len(x["pub_key"]) for x in (examples, fresh)):
+            diagnostics = diagnose(self.game, self.vf, version, examples, fresh)
+        return {"rows": rows, "diagnostics": diagnostics}

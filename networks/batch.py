@@ -6,15 +6,32 @@ ranges, counterfactual value targets in game units (cfv convention of
 arrays `learners.train_state` trains on (actors build them; the replay buffer stores them), converting values into network units
 with `networks.encoding.to_network_units`, the exact inverse of the rescaling
 `NetworkValueFunction` applies to the network's outputs.
+
+`TRAIN_KEYS` are the keys the train step reads; a stored example also carries
+metadata the diagnostics read (`actors.examples`): its public state's
+`pub_key` and the weight version that produced it.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from networks.encoding import encode, to_network_units
 from sog.games.api import DECISION, Game
+
+TRAIN_KEYS = ("inputs", "possible", "value_target", "value_mask", "policy_target", "policy_mask", "legal")
+
+
+def pub_key(game: Game, pub) -> int:
+    """A stable int64 (>= 1) naming public state `pub`: 63 bits of blake2b of its repr (public
+    states are tuples of plain values, so the repr is the same in every process and run);
+    memoised per game. Diagnostics map keys back to public states (`learners.diagnostics`)."""
+    def build() -> int:
+        digest = hashlib.blake2b(repr(pub).encode(), digest_size=8).digest()
+        return (int.from_bytes(digest, "little") >> 1) or 1
+    return game.memo(("pub_key", pub), build)
 
 
 def make_batch(game: Game, pubs: Sequence, ranges: np.ndarray, values: np.ndarray | None = None,

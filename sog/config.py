@@ -115,6 +115,9 @@ class RunConfig:
     eval_every: int = 0              # learner steps between exploitability evaluations; 0 = never
     eval_search: str = "10,1"        # S,C of the evaluated SoG agent; several as "10,1;100,1"
     eval_seeds: int = 2
+    diagnose_samples: int = 256      # replay examples each evaluation compares with exact values (a
+                                     # uniform sample, and as many newest; games with an enumerable
+                                     # public tree only: `learners.diagnostics`); 0 = none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -415,6 +418,7 @@ def _validate(cfg: Config, where) -> None:
     check(run.max_steps >= 0, "run.max_steps", "an int >= 0 (0 = unlimited)")
     check(run.eval_every >= 0, "run.eval_every", "an int >= 0 (0 = never)")
     check(run.eval_seeds >= 1, "run.eval_seeds", "an int >= 1")
+    check(run.diagnose_samples >= 0, "run.diagnose_samples", "an int >= 0 (0 = none)")
     try:
         parse_eval_search(run.eval_search)
     except ConfigError as e:

@@ -203,3 +203,14 @@ def test_from_config():
     cfg = ReplayConfig(capacity=50, min_size=10, max_updates_per_example=4.0)
     buf = ReplayBuffer.from_config(SCHEMA, cfg)
     assert (buf.capacity, buf.min_size, buf.max_updates_per_example) == (50, 10, 4.0)
+
+
+def test_peek_draws_as_sample_without_counting_and_newest_is_the_end_of_the_window():
+    buf = ReplayBuffer(SCHEMA, capacity=5, max_updates_per_example=1.0)
+    buf.add(*batch(range(7)))
+    peeked = buf.peek(4, np.random.default_rng(3))
+    assert buf.sampled_total == 0 and buf.can_sample(5)
+    sampled = buf.sample(4, np.random.default_rng(3))
+    assert buf.sampled_total == 4
+    np.testing.assert_array_equal(peeked["k"], sampled["k"])
+    assert buf.newest(3)["k"].tolist() == [40, 50, 60] and buf.newest(9)["k"].tolist() == [20, 30, 40, 50, 60]

@@ -1,0 +1,135 @@
+"""Diagnostics against exact values (`learners.diagnostics`, `sog diagnose`) and the exact-oracle
+reference line of the evaluation (`learners.oracle_reference`), on Kuhn: exact targets have zero
+error, ages count weight versions, a tiny sync run logs every field, caches the reference (a resume
+does not recompute it) and `sog diagnose` reads the run; the reference equals `sog exploitability
+--agent sog --value oracle` for the same settings."""
+import json
+
+import numpy as np
+import pytest
+
+from actors.examples import Produced
+from launch.cli import main as cli_main
+from launch.train import train
+from learners import oracle_reference
+from learners.diagnostics import FIELDS, diagnose, exact_network_values, policy_kl
+from learners.metrics import read_scalars
+from networks.cvpn import init_params
+from networks.encoding import to_game_units
+from networks.value_function import NetworkValueFunction
+from sog.config import NetworkConfig, apply_overrides, load_config
+from sog.games import load_game
+from sog.search.full_tree import full_tree
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return load_game("kuhn_poker")
+
+
+def exact_examples(game, rng):
+    """Produced examples at every decision public state of `game`, random ranges, whose value
+    targets are the exact values and whose policy targets are uniform."""
+    pubs = list(full_tree(game).decision_pubs)
+    possible = np.stack([game.possible_mask(p) for p in pubs])
+    ranges = np.where(possible, rng.uniform(0.1, 1.0, possible.shape), 0.0)
+    ranges /= ranges.sum(-1, keepdims=True)
+    exact, _, _ = exact_network_values(game, pubs, ranges, possible)
+    values = to_game_units(exact, ranges, possible, game.spec.max_utility)
+    policies = np.full((len(pubs), 2, game.spec.num_states, game.spec.num_actions), 1 / game.spec.num_actions)
+    masks = [np.ones((2, game.spec.num_states), bool)] * len(pubs)
+    return Produced.build(game, rng, pubs, list(ranges), list(values), list(policies), masks, [], {})
+
+
+def test_exact_targets_have_zero_error_and_ages_count_versions(kuhn):
+    produced = exact_examples(kuhn, np.random.default_rng(0))
+    produced.stamp(3)
+    vf = NetworkValueFunction(kuhn, NetworkConfig(hidden=8, layers=1), init_params(kuhn, NetworkConfig(hidden=8, layers=1), 0))
+    out = diagnose(kuhn, vf, 5, produced.examples, produced.examples)
+    assert set(out) == set(FIELDS)
+    n = len(produced.ids)
+    assert out["samples"] == out["fresh"] == out["value_examples"] == out["policy_examples"] == n
+    assert out["target_error"] < 1e-5 and out["exact_gap"] < 1e-4
+    assert out["net_error_replay"] == pytest.approx(out["net_error_fresh"]) and out["net_error_replay"] > 0.01
+    assert out["replay_age_mean"] == 2 and out["replay_age_max"] == 2
+    assert out["policy_kl"] > 0
+    # a target that is off by d network units on every entry has error d
+    shifted = dict(produced.examples, value_target=produced.examples["value_target"] + 0.25)
+    assert diagnose(kuhn, vf, 3, shifted, None)["target_error"] == pytest.approx(0.25, abs=1e-5)
+
+
+def test_policy_kl_is_zero_for_the_network_policy_itself(kuhn):
+    produced = exact_examples(kuhn, np.random.default_rng(1))
+    ex = produced.examples
+    logits = np.random.default_rng(2).normal(size=ex["policy_target"].shape)
+    z = np.where(ex["legal"], np.exp(logits), 0.0)
+    own = dict(ex, policy_target=(z / np.maximum(z.sum(-1, keepdims=True), 1e-300)).astype(np.float32))
+    kl = policy_kl(logits, own)
+    assert np.nanmax(np.abs(kl)) < 1e-6 and np.isfinite(kl).sum() > 0
+    assert np.nanmin(policy_kl(logits, ex)) > 0
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A tiny Kuhn sync run of 20 steps evaluated (and diagnosed) at steps 0, 10 and 20."""
+    run_dir = tmp_path_factory.mktemp("diag") / "run"
+    cfg = apply_overrides(load_config("tiny_kuhn"), ["run.minutes=2", "run.max_steps=20", "run.eval_every=10",
+                                                       "run.diagnose_samples=64"])
+    out = train(cfg, run_dir, sync=True, log=lambda *a, **k: None, tick_seconds=0.0)
+    return run_dir, cfg, out
+
+
+def test_training_logs_the_diagnostics_the_age_and_the_reference(tiny_run):
+    run_dir, _, out = tiny_run
+    lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    diag = [d for d in lines if "diag/net_error_replay" in d]
+    assert [d["step"] for d in diag] == [10, 20]          # step 0 has an empty replay: nothing to diagnose
+    for d in diag:
+        assert 0 <= d["diag/target_error"] < 2 and 0 <= d["diag/net_error_replay"] < 2
+        assert 0 <= d["diag/net_error_fresh"] < 2 and d["diag/policy_kl"] >= 0
+        assert d["diag/replay_age_max"] >= d["diag/replay_age_mean"] >= 0 and d["diag/samples"] == 64
+    scalars = read_scalars(run_dir / "tb")
+    assert all(v >= 0 for _, v in scalars["replay/age_mean"]) and "replay/age_max" in scalars
+    oracle = [v for _, v in scalars["eval/S4_C1/oracle_mbb"]]
+    assert len(oracle) == 3 and len(set(oracle)) == 1 and oracle[0] > 0
+    assert all(r["oracle"]["mean_mbb"] == pytest.approx(oracle[0]) for r in out["evals"])  # tb: float32
+    cache = oracle_reference.load(run_dir)
+    assert [row["mean_mbb"] for row in cache.values()] == [pytest.approx(oracle[0])]
+    assert (run_dir / "eval.png").stat().st_size > 0
+
+
+def test_resume_reuses_the_cached_reference(tiny_run, tmp_path, monkeypatch):
+    import shutil
+    run_dir, cfg, _ = tiny_run
+    resumed = tmp_path / "run"
+    shutil.copytree(run_dir, resumed)
+
+    def refuse(*args):
+        raise AssertionError("the reference was computed again")
+    monkeypatch.setattr(oracle_reference, "oracle_exploitability", refuse)
+    out = train(apply_overrides(cfg, ["run.max_steps=30"]), resumed, sync=True, log=lambda *a, **k: None)
+    assert [r["step"] for r in out["evals"]] == [30]
+
+
+def test_reference_equals_sog_exploitability_with_the_oracle(tiny_run, capsys):
+    run_dir, _, _ = tiny_run
+    (row,) = oracle_reference.load(run_dir).values()
+    assert cli_main(["exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "4,1",
+                     "--value", "oracle", "--seeds", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["mean_mbb"] == pytest.approx(row["mean_mbb"], rel=1e-12)
+
+
+def test_sog_diagnose_prints_json_and_refuses_bad_runs(tiny_run, tmp_path, capsys):
+    run_dir, _, _ = tiny_run
+    assert cli_main(["diagnose", "--run", str(run_dir), "--samples", "32"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["checkpoint"] == 20 and out["version"] == 10 and set(FIELDS) <= set(out)
+    assert out["samples"] == 32 and out["target_error"] >= 0 and out["replay_age_mean"] >= 0
+    assert cli_main(["diagnose", "--run", str(run_dir), "--checkpoint", "10", "--samples", "8"]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == 5
+    for argv, message in ((["--run", str(tmp_path / "missing")], "no run directory"),
+                          (["--run", str(tmp_path)], "no checkpoints"),
+                          (["--run", str(run_dir), "--checkpoint", "7"], "no checkpoint 7")):
+        assert cli_main(["diagnose", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("sog diagnose: error: ") and message in err[0]
