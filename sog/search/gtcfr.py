@@ -345,13 +345,12 @@ class GTCFR:
         """Run `simulations` expansion simulations with virtual losses between them."""
         t0 = time.perf_counter()
         self._ensure_capacity()
-        virtual = {}
+        virtual = {}   # (node, slot) -> int [A]: this phase's pending visits
         for _ in range(simulations):
-            path = self._simulate(virtual)
-            for key in path:
-                virtual[key] = virtual.get(key, 0) + 1
-        for (node, slot, a), k in virtual.items():
-            self.visits[node, slot, a] += k
+            for node, slot, a in self._simulate(virtual):
+                virtual.setdefault((node, slot), np.zeros(self.game.spec.num_actions, dtype=np.int64))[a] += 1
+        for (node, slot), k in virtual.items():
+            self.visits[node, slot] += k
         self._ensure_capacity()
         self.timings["tree"] += time.perf_counter() - t0
 
@@ -411,12 +410,14 @@ class GTCFR:
             opp_reach = self.ranges[node, 1 - i].sum()
             scale = self.game.spec.max_utility * max(opp_reach, 1e-12)
             q = self.q[node, s] / scale
-            vl = np.array([virtual.get((node, s, a), 0) for a in range(len(legal))])
+            vl = virtual.get((node, s), 0)
             n = self.visits[node, s] + vl
             u = q - vl + self.settings.puct_c * self.prior(node, s) * math.sqrt(n.sum() + 1) / (1 + n)
             return int(np.flatnonzero(legal)[np.argmax(u[legal])])
-        pi = self.average_policy(node)[s]
-        if not tree.present[node, s].any():
+        if tree.present[node, s].any():   # (the row `average_policy(node)[s]` is)
+            pi = regret_matching(self.avg[node, s], legal & tree.present[node, s],
+                                 max(np.count_nonzero(legal & tree.present[node, s]), 1))
+        else:
             pi = legal / legal.sum()
         return int(self.rng.choice(len(pi), p=pi / pi.sum()))
 
