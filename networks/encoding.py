@@ -37,24 +37,57 @@ def normalise_ranges(ranges: np.ndarray, possible: np.ndarray) -> np.ndarray:
     return np.where(total > 0, r / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
 
 
+class _PublicRows:
+    """Each public state's possible mask and features, built once (from the game's `cached`
+    view) and kept as a row of two tables, so a batch is encoded by one gather instead of
+    two memo look-ups and two row copies per public state (issue 24).
+
+    possible: bool [K, 2, N]; features: float32 [K, F]; `row[pub]` indexes both (K grows by
+    doubling, like the game's own memo, with every public state ever encoded).
+    """
+
+    def __init__(self, game: Game):
+        spec = game.spec
+        self.game, self.row = game, {}
+        self.possible = np.zeros((64, 2, spec.num_states), dtype=bool)
+        self.features = np.zeros((64, spec.feature_size), dtype=np.float32)
+
+    def rows(self, pubs: Sequence) -> np.ndarray:
+        """int [B]: the rows of `pubs`, new ones added."""
+        row = self.row
+        for pub in pubs:
+            if pub not in row:
+                self._add(pub)
+        return np.fromiter((row[pub] for pub in pubs), dtype=np.int64, count=len(pubs))
+
+    def _add(self, pub) -> None:
+        k = len(self.row)
+        if k == len(self.features):
+            self.possible = np.concatenate([self.possible, np.zeros_like(self.possible)])
+            self.features = np.concatenate([self.features, np.zeros_like(self.features)])
+        self.possible[k] = self.game.cached("possible_mask", pub)
+        self.features[k] = self.game.cached("features", pub)
+        self.row[pub] = k
+
+
 def encode(game: Game, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Network inputs for B public belief states.
 
     pubs: B public states; ranges: float [B, 2, N] (any scale).
     Returns (inputs float32 [B, 2N + F], possible bool [B, 2, N]). Features
-    and masks come from the game's memoised `cached` view, so each public
-    state is encoded once.
+    and masks are kept per public state (`_PublicRows`, one per game object), so
+    each public state is featurised once.
     """
     spec = game.spec
     n, f = spec.num_states, spec.feature_size
     ranges = np.asarray(ranges, dtype=np.float64)
     if ranges.shape != (len(pubs), 2, n):
         raise ValueError(f"ranges have shape {ranges.shape}, expected {(len(pubs), 2, n)}")
-    possible = np.zeros((len(pubs), 2, n), dtype=bool)
-    inputs = np.zeros((len(pubs), 2 * n + f), dtype=np.float32)
-    for b, pub in enumerate(pubs):
-        possible[b] = game.cached("possible_mask", pub)
-        inputs[b, 2 * n:] = game.cached("features", pub)
+    table = game.memo(("networks.encoding",), lambda: _PublicRows(game))
+    rows = table.rows(pubs)
+    possible = table.possible[rows]
+    inputs = np.empty((len(pubs), 2 * n + f), dtype=np.float32)
+    inputs[:, 2 * n:] = table.features[rows]
     inputs[:, :2 * n] = normalise_ranges(ranges, possible).reshape(len(pubs), 2 * n)
     return inputs, possible
 

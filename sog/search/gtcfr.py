@@ -6,13 +6,13 @@
 
 **Regret update phase.** Public-tree CFR+ with simultaneous updates (the
 paper's choice; alternating updates are an option) and linear averaging on
-the current tree (`sog.search.cfr`). Every frontier leaf
-is evaluated by the value function at the ranges the current policy induces,
-all of them in one batched call per iteration; terminals are exact. The tree
-is recompiled only after it grew (a few vectorised operations, see
-`sog.search.tree`); regrets, average policy and iteration-averaged values live
-in node-indexed arrays that survive recompilation. New nodes start with zero
-regret (a uniform policy).
+the current tree. Every frontier leaf is evaluated by the value function at
+the ranges the current policy induces, all of them in one batched call per
+pass; terminals are exact. The passes run on the tree's node-indexed arrays
+as it grows (`sog.search.node_cfr`: numba loops, no recompilation; the same
+arithmetic as `sog.search.cfr`'s CFR+, bit for bit); regrets, average policy,
+action values and iteration-averaged values live in node-indexed arrays. New
+nodes start with zero regret (a uniform policy).
 
 **Expansion phase.** Each simulation samples a world state from the ranges at
 the search node (the beliefs of the latest iteration, with the deal's
@@ -52,7 +52,9 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
-from sog.search.cfr import CFRConfig, CFRSolver, Levels, full_policy, propagate_ranges, regret_matching
+from sog.search import node_cfr
+from sog.search.cfr import Levels, full_policy, propagate_ranges, regret_matching
+from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree, compile_tree
 from sog.search.value_function import ValueFunction
@@ -185,14 +187,14 @@ class GTCFR:
         self.settings = settings
         self.top_k = settings.children_per_expansion(game.spec.perfect_information)
         self.rng = np.random.default_rng(seed)
-        self.config = CFRConfig("cfr+", alternating=settings.alternating)
         self.t = 0
         N, A = game.spec.num_states, game.spec.num_actions
-        self._node_arrays = dict(
+        self._node_arrays = dict(   # (sigma, values, own: scratch of the passes)
             regrets=(N, A), avg=(N, A), visits=(N, A), q=(N, A), value_sum=(2, N), value_weight=(),
-            ranges=(2, N))
+            ranges=(2, N), sigma=(N, A), values=(2, N), own=(2, N))
         self._alloc(self.tree.size)
-        self._compiled_version = -1
+        self._view: TreeView | None = None
+        self._payoffs = np.zeros((0, N, N))   # the view's terminals' payoff matrices
         self.timings = dict.fromkeys(PHASES, 0.0)
 
     # ---- node-indexed state -------------------------------------------------
@@ -225,33 +227,73 @@ class GTCFR:
         return dataclasses.replace(result, timings={**self.timings, "total": t2 - t0})
 
     def regret_update(self, iterations: int) -> None:
-        """CFR+ iterations on the current tree (one batched value call each)."""
+        """CFR+ iterations on the current tree (one batched value call per pass)."""
         t0, v0 = time.perf_counter(), self.recorder.seconds
         self._ensure_capacity()
-        if self._compiled_version != self.tree.version:
-            self._ct = compile_tree(self.tree)
-            self._solver = CFRSolver(self._ct, self.root_ranges[None], self.recorder, self.config,
-                                     gadget=self.gadget)
-            self._compiled_version = self.tree.version
-        ct, solver = self._ct, self._solver
-        dec_nodes = ct.node_of[solver.levels.dec]
-        solver.regrets = self.regrets[dec_nodes]
-        solver.avg = self.avg[dec_nodes]
+        if self._view is None or self._view.version != self.tree.version:
+            self._view = TreeView(self.tree)
+            self._extend_payoffs()
+        view, n = self._view, self._view.n
         t1 = time.perf_counter()
+        passes = ((True, False), (False, True)) if self.settings.alternating else ((True, True),)
         for _ in range(iterations):
-            solver.iterations = self.t
-            solver.iterate(1)
-            self.t = solver.iterations
-            ranges, _, q = solver.last_pass
-            self.value_sum[ct.node_of] += self.t * solver.own_values
-            self.value_weight[ct.node_of] += self.t
-        self.regrets[dec_nodes], self.avg[dec_nodes] = solver.regrets, solver.avg
-        self.q[dec_nodes] = q
-        self.ranges[ct.node_of] = ranges
+            self.t += 1
+            for players in passes:
+                values = self._pass(view, np.array(players))
+                for i in (0, 1):
+                    if players[i]:
+                        self.own[:n, i] = values[:n, i]
+            self.value_sum[:n] += self.t * self.own[:n]
+            self.value_weight[:n] += self.t
         t2, value = time.perf_counter(), self.recorder.seconds - v0
         self.timings["tree"] += t1 - t0
         self.timings["cfr"] += t2 - t1 - value
         self.timings["value"] += value
+
+    def _extend_payoffs(self) -> None:
+        """The dense payoff matrices [T, N, N] of the view's terminals (new terminals appended:
+        node ids only grow), or None for a game without dense payoffs."""
+        if not self.game.dense_payoffs:
+            return
+        terminals = self._view.terminals
+        new = [self.game.cached("payoff_matrix", self.tree.pubs[t]) for t in terminals[len(self._payoffs):]]
+        if new:
+            self._payoffs = np.concatenate([self._payoffs, np.stack(new)])
+
+    def _pass(self, view: TreeView, players: np.ndarray) -> np.ndarray:
+        """One CFR+ pass of the current policy with regret and average updates for `players`
+        (bool [2]); sets `ranges` and `q`, returns the values (float [>= n, 2, N], scratch)."""
+        g, n = self.gadget, view.n
+        if g is not None:
+            self.root_ranges[g.player] = g.opponent_range()
+        node_cfr.current_policy(view.decision, view.entry, self.regrets, self.sigma)
+        node_cfr.propagate_ranges(self.root_ranges, view.possible, view.parent, view.edge_start, view.e_player,
+                                  view.e_src, view.e_dst, view.e_action, self.sigma, self.ranges)
+        values = self.values
+        values[:n] = 0.0
+        self._leaf_values(view, values)
+        node_cfr.propagate_values(view.actor, view.child_start, view.child_ids, view.edge_start, view.e_player,
+                                  view.e_src, view.e_dst, view.e_action, view.e_w, view.entry, self.sigma,
+                                  values, self.q)
+        if g is not None and players[g.player]:
+            g.update(values[self.root, g.player])
+        node_cfr.update_regrets(view.decision, view.actor, players, self.t, view.entry, self.sigma, self.q,
+                                values, self.ranges, self.regrets, self.avg)
+        return values
+
+    def _leaf_values(self, view: TreeView, values: np.ndarray) -> None:
+        """Terminal values (exact) and frontier values (one value-function call), into values."""
+        terminals, ranges = view.terminals, self.ranges
+        if self.game.dense_payoffs:
+            node_cfr.terminal_values(terminals, self._payoffs, view.possible, ranges, values)
+        elif len(terminals):
+            values[terminals] = self.game.terminal_values([self.tree.pubs[t] for t in terminals],
+                                                          ranges[terminals])
+        f = view.frontier
+        if len(f):
+            if self.recorder.value_fn is None:
+                raise ValueError("the tree has frontier leaves but no value function was given")
+            values[f] = self.recorder([self.tree.pubs[p] for p in f], ranges[f]) * view.possible[f]
 
     def average_policy(self, node: int) -> np.ndarray:
         """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
@@ -303,13 +345,12 @@ class GTCFR:
         """Run `simulations` expansion simulations with virtual losses between them."""
         t0 = time.perf_counter()
         self._ensure_capacity()
-        virtual = {}
+        virtual = {}   # (node, slot) -> int [A]: this phase's pending visits
         for _ in range(simulations):
-            path = self._simulate(virtual)
-            for key in path:
-                virtual[key] = virtual.get(key, 0) + 1
-        for (node, slot, a), k in virtual.items():
-            self.visits[node, slot, a] += k
+            for node, slot, a in self._simulate(virtual):
+                virtual.setdefault((node, slot), np.zeros(self.game.spec.num_actions, dtype=np.int64))[a] += 1
+        for (node, slot), k in virtual.items():
+            self.visits[node, slot] += k
         self._ensure_capacity()
         self.timings["tree"] += time.perf_counter() - t0
 
@@ -369,12 +410,14 @@ class GTCFR:
             opp_reach = self.ranges[node, 1 - i].sum()
             scale = self.game.spec.max_utility * max(opp_reach, 1e-12)
             q = self.q[node, s] / scale
-            vl = np.array([virtual.get((node, s, a), 0) for a in range(len(legal))])
+            vl = virtual.get((node, s), 0)
             n = self.visits[node, s] + vl
             u = q - vl + self.settings.puct_c * self.prior(node, s) * math.sqrt(n.sum() + 1) / (1 + n)
             return int(np.flatnonzero(legal)[np.argmax(u[legal])])
-        pi = self.average_policy(node)[s]
-        if not tree.present[node, s].any():
+        if tree.present[node, s].any():   # (the row `average_policy(node)[s]` is)
+            pi = regret_matching(self.avg[node, s], legal & tree.present[node, s],
+                                 max(np.count_nonzero(legal & tree.present[node, s]), 1))
+        else:
             pi = legal / legal.sum()
         return int(self.rng.choice(len(pi), p=pi / pi.sum()))
 

@@ -71,6 +71,7 @@ class PublicTree:
         self.children: list[list[int]] = []         # child node ids, per node
         self._added: list[set[int]] = []            # indices (in game.children) of added children
         self.index: dict[Hashable, int] = {}        # public state -> node (first occurrence)
+        self._reach: dict[Hashable, np.ndarray] = {}  # public state -> `_reached_by`
         self.roots = [self._append(pub, -1, None) for pub in roots]
 
     # ---- growth -----------------------------------------------------------
@@ -146,18 +147,27 @@ class PublicTree:
             return self.children[node]
         added = self._added[node]
         kids = self.game.cached("children", self.pubs[node])
+        wanted = (self._reached_by(node)[:, list(actions)].any(1) if actions is not None
+                  and self.kind[node] == DECISION else np.ones(len(kids), dtype=bool))
         for k, child in enumerate(kids):
-            if k in added:
+            if k in added or not wanted[k]:
                 continue
-            if actions is not None and self.kind[node] == DECISION:
-                amap = child.actor_map[:, list(actions)]
-                if not ((amap >= 0) & self.legal[node][:, list(actions)]).any():
-                    continue
             added.add(k)
             self.children[node].append(self._append(child.pub, node, child))
         self.expanded[node] = len(added) == len(kids)
         self.version += 1
         return self.children[node]
+
+    def _reached_by(self, node: int) -> np.ndarray:
+        """bool [K, A]: whether some legal slot of the actor reaches child k (of
+        `game.children`) with action a at decision node `node`; kept per public state."""
+        pub = self.pubs[node]
+        reached = self._reach.get(pub)
+        if reached is None:
+            kids = self.game.cached("children", pub)
+            amaps = np.stack([child.actor_map for child in kids])            # [K, N, A]
+            reached = self._reach[pub] = ((amaps >= 0) & self.legal[node]).any(1)
+        return reached
 
     def expand_all(self, max_depth: int | None = None, stop=None, start: int = 0) -> "PublicTree":
         """Breadth-first expansion of every leaf from node `start` on, down to `max_depth`
