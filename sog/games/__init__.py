@@ -14,6 +14,7 @@ from sog.games.api import Game
 GAMES = {
     "kuhn_poker": "sog.games.kuhn:KuhnPoker",
     "holdem": "sog.games.holdem:Holdem",
+    "hunl": "sog.games.holdem:hunl",
     "leduc_poker": "sog.games.leduc:LeducPoker",
     "liars_dice": "sog.games.liars_dice:LiarsDice",
     "scotland_yard": "sog.games.scotland_yard:ScotlandYard",

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sog.search.tree import CompiledTree
+from sog.search.tree import CompiledTree, index_dtype
 
 ALGORITHMS = ("cfr+", "cfr", "dcfr")
 
@@ -77,6 +77,9 @@ class Levels:
     grp_start int [G]: first entry of each group
     grp_val   int [G]: flat index of the group's (position, actor, slot) into [n, 2, N]
     grp_n_legal float [G]: legal actions of the group
+
+    Index arrays (these and the passes' per-depth ones) are int32 where what they index
+    allows (`sog.search.tree.index_dtype`).
     """
 
     def __init__(self, ct: CompiledTree):
@@ -89,38 +92,41 @@ class Levels:
         self.n_legal = np.maximum(self.legal_dec.sum(-1, keepdims=True), 1)
         row, slot, action = np.nonzero(self.legal_dec)
         self.num_entries = E = len(row)
-        self.ent_row = row
-        self.ent_dec = (row * N + slot) * A + action
+        slot_index, ent_index = index_dtype(n * 2 * N), index_dtype(E + 1)
+        self.ent_row = row.astype(index_dtype(len(dec)))
+        self.ent_dec = ((row * N + slot) * A + action).astype(index_dtype(len(dec) * N * A))
         ent_flat = (dec[row] * N + slot) * A + action          # into [n, N, A], ascending
         new_grp = np.ones(E, dtype=bool)
         new_grp[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
-        self.grp_start = np.flatnonzero(new_grp)
-        self.ent_grp = np.cumsum(new_grp) - 1
+        self.grp_start = np.flatnonzero(new_grp).astype(ent_index)
+        self.ent_grp = (np.cumsum(new_grp) - 1).astype(ent_index)
         g_row, g_slot = row[self.grp_start], slot[self.grp_start]
-        self.grp_val = (dec[g_row] * 2 + self.dec_actor[g_row]) * N + g_slot
+        self.grp_val = ((dec[g_row] * 2 + self.dec_actor[g_row]) * N + g_slot).astype(slot_index)
         self.grp_n_legal = np.diff(np.append(self.grp_start, E)).astype(np.float64)
-        self.ent_player = self.dec_actor[row]
+        self.ent_player = self.dec_actor[row].astype(np.int8)
         self.down = []   # per depth d >= 1: (lo, hi, src, dst_local, pol: entry or E)
         self.up = []     # per depth d >= 1: index arrays for the value (up) pass
         b = ct.level_bounds
         ent_pos, grp_pos = dec[row], dec[g_row]
+        del row, slot, action, new_grp          # (int64 [E] each: not kept through the per-depth loop)
         for d in range(1, ct.depth):
             e = ct.edges[d]
             lo, hi = b[d] * 2 * N, b[d + 1] * 2 * N
             plo, phi = b[d - 1] * 2 * N, b[d] * 2 * N
             is_act = e["pol"] != n * N * A
-            pol = np.full(len(e["pol"]), E, dtype=np.int64)
+            pol = np.full(len(e["pol"]), E, dtype=ent_index)
             pol[is_act] = np.searchsorted(ent_flat, e["pol"][is_act])
             if not np.array_equal(ent_flat[pol[is_act]], e["pol"][is_act]):
                 raise ValueError("an edge leaves a decision node by an illegal (slot, action)")
             into = ct.possible.reshape(-1)[e["dst"]]   # (no reach flows into impossible slots)
-            self.down.append((lo, hi, e["src"][into], e["dst"][into] - lo, pol[into]))
-            elo, ehi = np.searchsorted(ent_pos, [b[d - 1], b[d]])
-            glo, ghi = np.searchsorted(grp_pos, [b[d - 1], b[d]])
+            self.down.append((lo, hi, e["src"][into], (e["dst"][into] - lo).astype(slot_index), pol[into]))
+            elo, ehi = (int(x) for x in np.searchsorted(ent_pos, [b[d - 1], b[d]]))
+            glo, ghi = (int(x) for x in np.searchsorted(grp_pos, [b[d - 1], b[d]]))
             self.up.append(dict(
                 plo=plo, phi=phi, elo=elo, ehi=ehi, glo=glo, ghi=ghi,
-                oth_dst=e["dst"][~is_act], oth_w=e["w"][~is_act], oth_src=e["src"][~is_act] - plo,
-                act_dst=e["dst"][is_act], act_ent=pol[is_act] - elo))
+                oth_dst=e["dst"][~is_act], oth_w=e["w"][~is_act],
+                oth_src=(e["src"][~is_act] - plo).astype(slot_index),
+                act_dst=e["dst"][is_act], act_ent=(pol[is_act] - elo).astype(ent_index)))
         # terminal values as one weighted sum over the payoffs' nonzero entries between possible
         # slots: values.flat[dst] += k * ranges.flat[src] (player 0's values from player 1's
         # ranges with k = payoff, then player 1's from player 0's with k = -payoff)
@@ -267,7 +273,7 @@ class CFRSolver:
         self.own_values = np.zeros((ct.num_nodes, 2, ct.num_states))
         self.root_value_sum = np.zeros((len(ct.roots), 2, ct.num_states))
         self.root_value_weight = 0.0
-        self._ents_of = [np.flatnonzero(lv.ent_player == i) for i in (0, 1)]
+        self._ents_of = [np.flatnonzero(lv.ent_player == i).astype(index_dtype(lv.num_entries)) for i in (0, 1)]
 
     @property
     def regrets(self) -> np.ndarray:

@@ -16,6 +16,9 @@ one player at a parent to one slot of the same player at a child:
          acting player's edges; the sentinel n*N*A for other players and chance
     w    chance probability (chance edges), 1 otherwise
 
+Indices are int32 where the arrays they index allow (`index_dtype`): a 52-card hold'em turn
+subgame has 25 M edges, whose tables dominate a solver's memory.
+
 With those, a CFR iteration is a handful of gathers and segment sums per depth
 (`sog.search.cfr`), with no Python loop over nodes or information states.
 """
@@ -34,11 +37,12 @@ class PublicTree:
 
     Per-node arrays are preallocated and doubled when full; `size` nodes are
     valid. Every edge between a parent slot and a child slot is recorded in a
-    flat edge table when the child is appended (columns `e_child`, `e_player`,
-    `e_src`, `e_dst`, `e_action`, `e_w`: the child node, the player, the
-    parent and child slots, the actor's action or -1, the chance probability
-    or 1), so `compile_tree` is a few vectorised operations however large the
-    tree is. A decision node may be *partially* expanded (GT-CFR's top-k
+    flat edge table when the child is appended (columns `e_child` int32,
+    `e_player` int8, `e_src` int32, `e_dst` int32, `e_action` int32: the child
+    node, the player, the parent and child slots, the actor's action or -1;
+    17 bytes an edge), ordered by child; the chance probability of the edge
+    into a node is per node (`prob`: 1 below decision nodes), so
+    `compile_tree` is a few vectorised operations however large the tree is. A decision node may be *partially* expanded (GT-CFR's top-k
     expansion in perfect-information games): `present[node]` marks the
     (slot, action) pairs whose child is in the tree, and only those are legal
     for the solver.
@@ -55,17 +59,17 @@ class PublicTree:
         self.depth = np.zeros(cap, dtype=np.int64)
         self.kind = np.zeros(cap, dtype=np.int8)
         self.actor = np.full(cap, -1, dtype=np.int8)
+        self.prob = np.ones(cap, dtype=np.float64)  # chance probability of the edge from the parent
         self.expanded = np.zeros(cap, dtype=bool)   # every child is in the tree
         self.possible = np.zeros((cap, 2, N), dtype=bool)
         self.legal = np.zeros((cap, N, A), dtype=bool)    # game legality & actor possible
         self.present = np.zeros((cap, N, A), dtype=bool)  # (slot, action) has its child in the tree
         ecap = 4 * cap
-        self.e_child = np.zeros(ecap, dtype=np.int64)
-        self.e_player = np.zeros(ecap, dtype=np.int64)
-        self.e_src = np.zeros(ecap, dtype=np.int64)
-        self.e_dst = np.zeros(ecap, dtype=np.int64)
-        self.e_action = np.zeros(ecap, dtype=np.int64)
-        self.e_w = np.zeros(ecap, dtype=np.float64)
+        self.e_child = np.zeros(ecap, dtype=np.int32)
+        self.e_player = np.zeros(ecap, dtype=np.int8)
+        self.e_src = np.zeros(ecap, dtype=np.int32)
+        self.e_dst = np.zeros(ecap, dtype=np.int32)
+        self.e_action = np.zeros(ecap, dtype=np.int32)
         self.pubs: list[Hashable] = []
         self.edge: list[Child | None] = []          # edge from the parent, per node
         self.children: list[list[int]] = []         # child node ids, per node
@@ -84,6 +88,7 @@ class PublicTree:
         self.parent[i] = parent
         self.expanded[i] = False
         self.depth[i] = 0 if parent < 0 else self.depth[parent] + 1
+        self.prob[i] = edge.prob if parent >= 0 and self.kind[parent] == CHANCE else 1.0
         self.kind[i] = game.cached("kind", pub)
         self.actor[i] = game.cached("actor", pub)
         self.possible[i] = game.cached("possible_mask", pub)
@@ -122,17 +127,16 @@ class PublicTree:
         player, src, dst, act = (np.concatenate(col) for col in zip(*cols))
         k = len(player)
         while self.num_edges + k > len(self.e_child):
-            for name in ("e_child", "e_player", "e_src", "e_dst", "e_action", "e_w"):
+            for name in ("e_child", "e_player", "e_src", "e_dst", "e_action"):
                 old = getattr(self, name)
                 setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
         sl = slice(self.num_edges, self.num_edges + k)
         self.e_child[sl], self.e_player[sl], self.e_src[sl] = c, player, src
         self.e_dst[sl], self.e_action[sl] = dst, act
-        self.e_w[sl] = edge.prob if self.kind[p] == CHANCE else 1.0
         self.num_edges += k
 
     def _grow(self) -> None:
-        for name in ("parent", "depth", "kind", "actor", "expanded", "possible", "legal", "present"):
+        for name in ("parent", "depth", "kind", "actor", "prob", "expanded", "possible", "legal", "present"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
 
@@ -233,16 +237,23 @@ def compile_tree(tree: PublicTree) -> CompiledTree:
     n, m = tree.size, tree.num_edges
     return _compile(tree.game, tree.pubs, dict(
         depth=tree.depth[:n], parent=tree.parent[:n], kind=tree.kind[:n], actor=tree.actor[:n],
-        leaf=tree.is_leaf(), legal=tree.legal[:n], present=tree.present[:n], possible=tree.possible[:n]),
+        prob=tree.prob[:n], leaf=tree.is_leaf(), legal=tree.legal[:n], present=tree.present[:n],
+        possible=tree.possible[:n]),
         np.asarray(tree.roots), dict(child=tree.e_child[:m], player=tree.e_player[:m], src=tree.e_src[:m],
-                                     dst=tree.e_dst[:m], action=tree.e_action[:m], w=tree.e_w[:m]))
+                                     dst=tree.e_dst[:m], action=tree.e_action[:m]))
+
+
+def index_dtype(size: int) -> type:
+    """int32 for indices into an array of `size` items if they fit, else int64."""
+    return np.int32 if size < 2**31 else np.int64
 
 
 def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: dict,
              payoffs: np.ndarray | None = None) -> CompiledTree:
-    """`compile_tree` from node arrays (depth, parent, kind, actor, leaf, legal, present,
+    """`compile_tree` from node arrays (depth, parent, kind, actor, prob, leaf, legal, present,
     possible; indexed by node id), the root ids and the edge table (child, player, src, dst,
-    action, w; see `PublicTree`); payoffs [T, N, N] of the terminals in position order if known."""
+    action; see `PublicTree`); payoffs [T, N, N] of the terminals in position order if known.
+    The edge lists are built a depth at a time (their int64 intermediates are one depth's)."""
     N, A = game.spec.num_states, game.spec.num_actions
     n = len(node["depth"])
     node_of = np.argsort(node["depth"], kind="stable")
@@ -265,17 +276,23 @@ def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: di
         payoffs = _payoffs(game, [pubs[t] for t in terminals])
     frontier = np.flatnonzero(leaf & (kind != TERMINAL))
 
-    child = pos_of[edge["child"]]
-    par = parent[child]
-    player, act, e_src = edge["player"], edge["action"], edge["src"]
-    src = (par * 2 + player) * N + e_src
-    dst = (child * 2 + player) * N + edge["dst"]
-    pol = np.where(act >= 0, (par * N + e_src) * A + act, n * N * A)
-    order = np.argsort(depth[child], kind="stable")
-    cuts = np.searchsorted(depth[child][order], np.arange(D + 1))
-    edges = [None] + [
-        dict(src=src[idx], dst=dst[idx], pol=pol[idx], w=edge["w"][idx])
-        for idx in (order[cuts[d]:cuts[d + 1]] for d in range(1, D))]
+    if np.any(np.diff(edge["child"]) < 0):   # (PublicTree's and FullSubtrees' come ordered by child)
+        order = np.argsort(edge["child"], kind="stable")
+        edge = {k: v[order] for k, v in edge.items()}
+    edge_start = np.searchsorted(edge["child"], np.arange(n + 1))
+    slot_index, pol_index = index_dtype(n * 2 * N), index_dtype(n * N * A + 1)
+    edges = [None]
+    for d in range(1, D):          # a depth's edges, by child position (node ids ascend within a depth)
+        ids = node_of[level_bounds[d]:level_bounds[d + 1]]
+        idx = _ranges(edge_start[ids], edge_start[ids + 1] - edge_start[ids])
+        child = pos_of[edge["child"][idx]]
+        par = parent[child]
+        player, act, e_src = edge["player"][idx], edge["action"][idx], edge["src"][idx]
+        edges.append(dict(
+            src=((par * 2 + player) * N + e_src).astype(slot_index),
+            dst=((child * 2 + player) * N + edge["dst"][idx]).astype(slot_index),
+            pol=np.where(act >= 0, (par * N + e_src) * A + act, n * N * A).astype(pol_index),
+            w=node["prob"][edge["child"][idx]]))
     ct = CompiledTree(
         game=game, num_nodes=n, num_states=N, num_actions=A, node_of=node_of, pos_of=pos_of,
         level_bounds=level_bounds, kind=kind, actor=actor, parent=parent, legal=legal,
@@ -372,10 +389,10 @@ class FullSubtrees:
         ecounts = np.where(is_root, 0, ends - starts)
         e = _ranges(starts, ecounts)
         node = dict(depth=depth, parent=parent, kind=tree.kind[sel], actor=tree.actor[sel],
-                    leaf=self.leaf[sel], legal=tree.legal[sel], present=tree.present[sel],
-                    possible=tree.possible[sel])
+                    prob=np.where(is_root, 1.0, tree.prob[sel]), leaf=self.leaf[sel], legal=tree.legal[sel],
+                    present=tree.present[sel], possible=tree.possible[sel])
         edge = dict(child=np.repeat(local, ecounts), player=tree.e_player[e], src=tree.e_src[e],
-                    dst=tree.e_dst[e], action=tree.e_action[e], w=tree.e_w[e])
+                    dst=tree.e_dst[e], action=tree.e_action[e])
         order = np.argsort(depth, kind="stable")
         terminals = order[tree.kind[sel][order] == TERMINAL]
         payoffs = None if self.payoffs is None else self.payoffs[self.payoff_row[sel[terminals]]]

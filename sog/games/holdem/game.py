@@ -1,8 +1,22 @@
 """Two-player hold'em on the public-tree API, with OpenSpiel universal_poker's rules and ids.
 
-Public state: a tuple of events, each an action id (int, see `sog.games.holdem.betting`)
-or the board cards one chance node dealt (a sorted tuple of card ids). The root `()`
-follows the private deal; it is a chance node when round 0 deals board cards.
+Public state: a tuple of events, each an action id (int, see `sog.games.holdem.betting`),
+the board cards one chance node dealt (a sorted tuple of card ids) or the hand's setup
+(`betting.Setup`). The root `()` follows the private deal; it is a chance node when round
+0 deals board cards, or when the `sog` abstraction draws the setup.
+
+The `sog` abstraction's bet fraction f (and, for training, the stacks) is drawn at the
+start of each hand and public: it is the first public event, a chance node at the root
+whose equally likely children are the setups of the rules (`fractionSteps` fractions of
+[0.5, 1.0] x the `stackSteps` stacks; maps the identity: no card is seen). So every public
+state below carries its hand's f and stacks: searches, re-solving and the network (f is a
+feature) see them wherever they start, one game object serves every hand (memoised
+strengths and plans are shared), a hand's draw comes from the chance seed of the hand
+like its cards (`sog.eval.match.play_game`), and a solver started at the root solves the
+mixture of the per-setup games, which is the game with the draw. `betFraction=x` fixes
+f (no chance node when the stacks are fixed too): evaluation settings and subgame
+benchmarks. A continuous f has no finite public tree; the grid's step (0.01 by default)
+is finer than one chip of most bets.
 
 Slots: the N = C(deck, numHoleCards) hands (`Deck.hands`), the same for both players.
 Maps are the identity; a hand holding a board card is impossible from then on
@@ -24,17 +38,19 @@ writes the board as one set of cards, so where more than one round deals board c
 (e.g. flop, turn, river) its strings merge histories whose cards came in different rounds
 (flop AKQ turn 2 and flop AK2 turn Q): its game forgets the order, ours does not. There
 our strings show the board per deal (`[Public: KdQc|Ac]`, unique keys as policy files
-need) and `openspiel_name` is None (`rules.openspiel_name()` still names the rules).
+need) and `openspiel_name` is None (`rules.openspiel_name()` still names the rules). The
+`sog` abstraction has no universal_poker twin: its strings end with the bet fraction.
 Poker protocol bet names:
 limit "raise"; fcpa "pot", "allin"; fullgame "min", "half_pot", "pot", "allin" (each
 the raise-to action of that size where it is legal; the other sizes have no name).
 
-Features (float32 [D + R + 6], D cards, R rounds):
+Features (float32 [D + R + 6], `sog` abstraction [D + R + 7], D cards, R rounds):
   [0:D]          board cards one-hot
   [D:D+2]        chips each player has put in / its stack (limit: / the most it can put in)
   [D+2:D+5]      next to act: player 0, player 1, chance (zero at terminals)
   [D+5:D+5+R]    betting round one-hot (the round about to be dealt at chance nodes)
   [D+5+R]        the pot / both stacks (limit: / twice the most one player can put in)
+  [D+6+R]        `sog`: the bet fraction f (0 before the setup is drawn)
 """
 from __future__ import annotations
 
@@ -67,12 +83,14 @@ class Holdem(Poker, Game):
             num_actions, self.bet_names = 3, ("raise",)
         elif rules.abstraction == "fcpa":
             num_actions, self.bet_names = 4, ("pot", "allin")
+        elif rules.abstraction == "sog":
+            num_actions, self.bet_names = 3, ("bet",)
         else:
             num_actions, self.bet_names = max(rules.stacks) + 1, ("min", "half_pot", "pot", "allin")
         self.big_blind = rules.big_blind
         max_chips = rules.max_commitment if rules.limit else min(rules.stacks)
         self.spec = GameSpec(name=rules.name(), num_states=n, num_actions=num_actions,
-                             feature_size=self.deck.size + rules.num_rounds + 6,
+                             feature_size=self.deck.size + rules.num_rounds + 6 + (rules.abstraction == "sog"),
                              max_utility=max_chips / rules.big_blind)
         masks = self.deck.hand_masks
         self._disjoint = (masks[:, None] & masks[None, :]) == 0                          # [N, N]
@@ -84,6 +102,8 @@ class Holdem(Poker, Game):
         self.deal_weight = comb(self.deck.size, rules.hole) / comb(self.deck.size - rules.hole, rules.hole)
         # OpenSpiel's board string (one set) is a unique key only if one round deals board cards
         self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
+        self.setups = B.setups(rules)
+        self._setup_set = frozenset(self.setups)
         self._state = functools.lru_cache(maxsize=STATE_CACHE)(self._replay)
         self._strengths = functools.lru_cache(maxsize=STRENGTH_CACHE)(self.deck.strengths)
 
@@ -92,6 +112,10 @@ class Holdem(Poker, Game):
         if not pub:
             return B.initial(self.rules)
         st, event = self._state(pub[:-1]), pub[-1]
+        if isinstance(event, B.Setup):
+            if event not in self._setup_set:
+                raise ValueError(f"holdem: setup {event} is not one of the game's")
+            return B.set_up(self.rules, st, event)
         if isinstance(event, tuple):
             due = B.cards_due(self.rules, st)
             if len(event) != due or len(set(event) | set(self.board(pub[:-1]))) != st.dealt + due:
@@ -154,6 +178,8 @@ class Holdem(Poker, Game):
                     for a in self.legal_actions(pub)]
         if k == CHANCE:
             st = self._state(pub)
+            if st.setup is None:
+                return [Child(pub + (setup,), str(setup), 1 / len(self.setups), None, maps) for setup in self.setups]
             due = B.cards_due(self.rules, st)
             board = set(self.board(pub))
             left = [c for c in range(self.deck.size) if c not in board]
@@ -209,19 +235,34 @@ class Holdem(Poker, Game):
         d, r = self.deck.size, rules.num_rounds
         f = np.zeros(self.spec.feature_size, dtype=np.float32)
         f[list(self.board(pub))] = 1.0
-        cap = (rules.max_commitment,) * 2 if rules.limit else rules.stacks
+        cap = (rules.max_commitment,) * 2 if rules.limit else self._stacks(st)
         f[d:d + 2] = np.array(st.spent) / np.array(cap)
         k = B.kind(rules, st)
         if k != TERMINAL:
             f[d + 2 + (2 if k == CHANCE else B.actor(rules, st))] = 1.0
         f[d + 5 + st.round] = 1.0
         f[d + 5 + r] = st.pot / sum(cap)
+        if rules.abstraction == "sog" and st.setup is not None:
+            f[d + 6 + r] = float(st.setup.fraction)
         return f
 
+    def _stacks(self, st: B.State) -> tuple[int, int]:
+        """The hand's stacks (the largest ones while its setup is still to be drawn)."""
+        return self.rules.stacks if st.setup is None else st.stacks
+
+    def bet_fraction(self, pub) -> float | None:
+        """The `sog` abstraction's bet fraction f of the hand at `pub` (None before the draw
+        and in the other abstractions)."""
+        setup = self._state(pub).setup
+        return None if setup is None or setup.fraction is None else float(setup.fraction)
+
     def action_name(self, pub, action):
-        """universal_poker's names: Fold, Call, Bet (limit raise, fcpa pot raise), AllIn, Bet<k>."""
+        """universal_poker's names: Fold, Call, Bet (limit raise, fcpa pot raise, `sog` f x pot
+        raise), AllIn, Bet<k>."""
         if action in (B.FOLD, B.CALL):
             return ("Fold", "Call")[action]
+        if self.rules.abstraction == "sog":
+            return "Bet"
         if self.rules.abstraction == "fullgame":
             return f"Bet{action}"
         return ("Bet", "AllIn")[action - B.BET]
@@ -237,15 +278,20 @@ class Holdem(Poker, Game):
         return "|".join(self.deck.cards_name(event) for event in pub if isinstance(event, tuple))
 
     def info_state_string(self, pub, player, slot):
-        """OpenSpiel's information_state_string, at every node (see the module doc for the board)."""
+        """OpenSpiel's information_state_string, at every node (see the module doc for the board);
+        the `sog` abstraction's end with the bet fraction, `[Fraction: 3/4]` (`?` before the draw)."""
         rules, st = self.rules, self._state(pub)
         k = B.kind(rules, st)
         shown = B.actor(rules, st) if k == DECISION else (CHANCE_PLAYER if k == CHANCE else TERMINAL_PLAYER)
         pot = st.max_spent * (2 - (st.folded >= 0))
-        money = f"{rules.stacks[0] - st.spent[0]} {rules.stacks[1] - st.spent[1]}"
-        return (f"[Round {st.round}][Player: {shown}][Pot: {pot}][Money: {money}]"
+        stacks = self._stacks(st)
+        money = f"{stacks[0] - st.spent[0]} {stacks[1] - st.spent[1]}"
+        text = (f"[Round {st.round}][Player: {shown}][Pot: {pot}][Money: {money}]"
                 f"[Private: {self.slot_name(pub, player, slot)}][Public: {self.public_cards_name(pub)}]"
                 f"[Sequences: {B.sequences(rules, st)}]")
+        if rules.abstraction == "sog":
+            text += f"[Fraction: {'?' if st.setup is None else st.setup.fraction}]"
+        return text
 
     def openspiel_name(self):
         return self.rules.openspiel_name() if self.openspiel_recall else None
@@ -263,6 +309,8 @@ class Holdem(Poker, Game):
             return Betting(fold, B.CALL, {"raise": B.BET} if B.BET in legal else {})
         if rules.abstraction == "fcpa":
             return Betting(fold, B.CALL, {name: a for name, a in (("pot", B.BET), ("allin", B.ALL_IN)) if a in legal})
+        if rules.abstraction == "sog":
+            return Betting(fold, B.CALL, {"bet": B.BET} if B.BET in legal else {})
         rng = B.raise_range(rules, st)
         if rng is None:
             return Betting(fold, B.CALL, {})
@@ -272,6 +320,19 @@ class Holdem(Poker, Game):
         half_pot = (2 * st.max_spent + st.pot + st.max_spent - st.spent[p] + 1) // 2  # OpenSpiel's PotSize(0.5)
         sizes = {"min": lo, "half_pot": half_pot, "pot": pot, "allin": hi}
         return Betting(fold, B.CALL, {name: x for name, x in sizes.items() if lo <= x <= hi})
+
+
+HUNL = {"betting": "nolimit", "bettingAbstraction": "sog", "numRounds": 4, "blind": "100 50",
+        "firstPlayer": "2 1 1 1", "numSuits": 4, "numRanks": 13, "numHoleCards": 2, "numBoardCards": "0 3 1 1",
+        "stack": "20000 20000"}
+
+
+def hunl(**params) -> Holdem:
+    """The Student of Games paper's heads-up no-limit hold'em: 52 cards, blinds 50 / 100 (player
+    1 the small blind, first to act before the flop, player 0 first after it), stacks of
+    20,000 chips, the `sog` betting abstraction; `params` override these (`betFraction`,
+    `stackSteps` for training). The game's name is the full `holdem(...)` string."""
+    return Holdem(**{**HUNL, **params})
 
 
 def _rebuild(given: tuple[tuple[str, str], ...]) -> Holdem:

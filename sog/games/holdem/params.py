@@ -5,6 +5,13 @@ lists of ints as strings, e.g. `blind="2 1"`) and returns the validated, normali
 rules; any problem raises `HoldemParameterError` naming the parameter. Defaults are
 universal_poker's, so `holdem` is OpenSpiel's default `universal_poker`.
 
+The `sog` betting abstraction (no-limit only; the Student of Games paper's) adds
+`betFraction` (one fixed fraction, e.g. `betFraction=0.75`) or `fractionSteps` (the draw's
+grid: `k` equally spaced fractions of [0.5, 1.0], default 51, i.e. 0.50, 0.51, ..., 1.00)
+and `stackSteps` (`k`: the hand's stacks drawn among `j / k` x `stack` (chips, rounded
+down), j = 1..k, those below k above both blinds; default 1, the given stacks). See `sog.games.holdem.game` for how the
+draw is a public chance event at the root.
+
 Per-round lists (`raiseSize`, `firstPlayer`, `maxRaises`, `numBoardCards`) are read for
 the first `numRounds` rounds; `firstPlayer` and `maxRaises` default per round to 1 and
 255 (the ACPC server's defaults) where fewer are given. Stacks are ignored in limit
@@ -13,6 +20,7 @@ games, where the ACPC server plays with unbounded (INT32_MAX) stacks.
 from __future__ import annotations
 
 import dataclasses
+import fractions
 
 from sog.games import UnknownGameError
 
@@ -36,6 +44,8 @@ DEFAULTS = {
     "numHoleCards": 1,
     "numBoardCards": "0 1",
 }
+SOG_PARAMETERS = {"betFraction": None, "fractionSteps": 51, "stackSteps": 1}   # the `sog` abstraction's
+MIN_FRACTION, MAX_FRACTION = fractions.Fraction(1, 2), fractions.Fraction(1)
 
 
 class HoldemParameterError(UnknownGameError):
@@ -85,12 +95,14 @@ def _join(items) -> str:
 class Rules:
     """The validated rules of a two-player hold'em game (chips; players 0 and 1; rounds from 0).
 
-    blinds, stacks: per player (stacks INT32_MAX in limit games);
-    raise_sizes: per round, limit only; max_raises, first_player (0 or 1), board_cards: per round.
+    blinds, stacks: per player (stacks INT32_MAX in limit games; with `stackSteps` the largest
+    stacks a hand may draw); raise_sizes: per round, limit only; max_raises, first_player
+    (0 or 1), board_cards: per round; setups: the `sog` abstraction's equally likely
+    (bet fraction, stacks) draws of a hand, ((None, stacks),) for the other abstractions.
     """
 
     limit: bool
-    abstraction: str            # "fcpa" or "fullgame"
+    abstraction: str            # "fcpa", "fullgame" or "sog"
     blinds: tuple[int, int]
     stacks: tuple[int, int]
     raise_sizes: tuple[int, ...]
@@ -100,6 +112,7 @@ class Rules:
     num_suits: int
     hole: int
     board_cards: tuple[int, ...]
+    setups: tuple[tuple[fractions.Fraction | None, tuple[int, int]], ...]
     given: tuple[tuple[str, str], ...]  # the parameters as given, normalised (for the name)
 
     @property
@@ -123,15 +136,20 @@ class Rules:
 
     @classmethod
     def parse(cls, **params) -> "Rules":
-        unknown = sorted(set(params) - set(DEFAULTS))
+        known = {**DEFAULTS, **SOG_PARAMETERS}
+        unknown = sorted(set(params) - set(known))
         if unknown:
-            raise HoldemParameterError(f"holdem: unknown parameter {unknown[0]!r}; known: {', '.join(DEFAULTS)}")
+            raise HoldemParameterError(f"holdem: unknown parameter {unknown[0]!r}; known: {', '.join(known)}")
         p = {**DEFAULTS, **params}
         betting, abstraction = p["betting"], p["bettingAbstraction"]
         if betting not in ("limit", "nolimit"):
             raise HoldemParameterError(f"holdem: betting={betting!r} must be 'limit' or 'nolimit'")
-        if abstraction not in ("fcpa", "fullgame"):
-            raise HoldemParameterError(f"holdem: bettingAbstraction={abstraction!r} must be 'fcpa' or 'fullgame'")
+        if abstraction not in ("fcpa", "fullgame", "sog"):
+            raise HoldemParameterError(f"holdem: bettingAbstraction={abstraction!r} must be 'fcpa', 'fullgame' "
+                                       "or 'sog'")
+        sog_given = sorted(set(params) & set(SOG_PARAMETERS))
+        if sog_given and abstraction != "sog":
+            raise HoldemParameterError(f"holdem: {sog_given[0]} needs bettingAbstraction=sog")
         limit = betting == "limit"
         if limit and abstraction != "fcpa":
             raise HoldemParameterError("holdem: limit betting has one raise size: use bettingAbstraction=fcpa "
@@ -167,6 +185,7 @@ class Rules:
             if stacks == blinds:
                 raise HoldemParameterError("holdem: both stacks equal the blinds: no player could act")
             raise_sizes = ()
+        setups = _setups(params, stacks, blinds) if abstraction == "sog" else ((None, stacks),)
         max_raises = _per_round("maxRaises", p["maxRaises"], rounds, 0, 255, DEFAULT_MAX_RAISES)
         first = _per_round("firstPlayer", p["firstPlayer"], rounds, 1, 2, DEFAULT_FIRST_PLAYER)
         # parameters a game ignores (stack in limit, raiseSize in no-limit) keep their given values in the name
@@ -176,16 +195,20 @@ class Rules:
                       "raiseSize": _join(raise_sizes if limit else _ints("raiseSize", p["raiseSize"])),
                       "firstPlayer": _join(first), "maxRaises": _join(max_raises), "numSuits": num_suits,
                       "numRanks": num_ranks, "numHoleCards": hole, "numBoardCards": _join(board)}
-        given = tuple((k, str(normalised[k])) for k in DEFAULTS if k in params)
+        normalised.update({k: str(params[k]) for k in SOG_PARAMETERS if k in params})
+        given = tuple((k, str(normalised[k])) for k in known if k in params)
         return cls(limit, abstraction, (blinds[0], blinds[1]), (stacks[0], stacks[1]), raise_sizes, max_raises,
-                   tuple(f - 1 for f in first), num_ranks, num_suits, hole, board, given)
+                   tuple(f - 1 for f in first), num_ranks, num_suits, hole, board, setups, given)
 
     def name(self) -> str:
         """`holdem(...)` with the parameters as given (normalised): `load_game` rebuilds these rules."""
         return "holdem" + (f"({','.join(f'{k}={v}' for k, v in self.given)})" if self.given else "")
 
-    def openspiel_name(self) -> str:
-        """The `universal_poker(...)` game string with the same rules, every parameter explicit."""
+    def openspiel_name(self) -> str | None:
+        """The `universal_poker(...)` game string with the same rules, every parameter explicit
+        (None for the `sog` abstraction, which universal_poker does not have)."""
+        if self.abstraction == "sog":
+            return None
         def items(values) -> str:  # a one-item list keeps a trailing space: OpenSpiel reads it as a string
             values = tuple(values)
             return _join(values) + (" " if len(values) == 1 else "")
@@ -200,3 +223,26 @@ class Rules:
         else:
             p["stack"] = items(self.stacks)
         return f"universal_poker({','.join(f'{k}={v}' for k, v in p.items())})"
+
+
+def _setups(params: dict, stacks: tuple[int, ...], blinds: tuple[int, ...]
+            ) -> tuple[tuple[fractions.Fraction, tuple[int, int]], ...]:
+    """The `sog` abstraction's (bet fraction, stacks) draws: every fraction of the grid (or the
+    fixed `betFraction`) with every stack pair of `stackSteps`, in that order."""
+    if "betFraction" in params:
+        if "fractionSteps" in params:
+            raise HoldemParameterError("holdem: give betFraction (fixed) or fractionSteps (drawn), not both")
+        try:
+            fixed = fractions.Fraction(str(params["betFraction"]))
+        except ValueError:
+            raise HoldemParameterError(f"holdem: betFraction={params['betFraction']!r} is not a number") from None
+        if not MIN_FRACTION <= fixed <= MAX_FRACTION:
+            raise HoldemParameterError(f"holdem: betFraction={params['betFraction']!r} must be in [0.5, 1]")
+        fracs = (fixed,)
+    else:
+        k = _int("fractionSteps", params.get("fractionSteps", SOG_PARAMETERS["fractionSteps"]), 2, 10_000)
+        fracs = tuple(MIN_FRACTION + (MAX_FRACTION - MIN_FRACTION) * fractions.Fraction(j, k - 1) for j in range(k))
+    k = _int("stackSteps", params.get("stackSteps", SOG_PARAMETERS["stackSteps"]), 1, 100_000)
+    pairs = [(stacks[0] * j // k, stacks[1] * j // k) for j in range(1, k)]
+    pairs = [s for s in dict.fromkeys(pairs) if s[0] > blinds[0] and s[1] > blinds[1]] + [(stacks[0], stacks[1])]
+    return tuple((f, s) for f in fracs for s in pairs)
