@@ -273,7 +273,7 @@ class GTCFR:
         values[:n] = 0.0
         self._leaf_values(view, values)
         node_cfr.propagate_values(view.actor, view.child_start, view.child_ids, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, view.e_w, view.entry, self.sigma,
+                                  view.e_src, view.e_dst, view.e_action, view.prob, view.entry, self.sigma,
                                   values, self.q)
         if g is not None and players[g.player]:
             g.update(values[self.root, g.player])

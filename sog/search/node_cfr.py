@@ -39,7 +39,8 @@ class TreeView:
     child_start int [n + 1], child_ids int [n - 1]: the children of node p are
       child_ids[child_start[p]:child_start[p + 1]], increasing
     edge_start int [n + 1]: the edges into node c are [edge_start[c], edge_start[c + 1])
-    e_player, e_src, e_dst, e_action int [m], e_w float [m]: the edge table
+    e_player, e_src, e_dst, e_action int [m]: the edge table
+    prob float [n]: the chance probability of the edge into each node (1 below decision nodes)
     decision: int [k] internal decision nodes, increasing
     frontier: int [F] non-terminal leaves by (depth, id): the value function's batch order
     terminals: int [T] terminal nodes, increasing
@@ -59,7 +60,7 @@ class TreeView:
         e_child = tree.e_child[:m]
         self.edge_start = np.searchsorted(e_child, np.arange(n + 1))
         self.e_player, self.e_src, self.e_dst = tree.e_player[:m], tree.e_src[:m], tree.e_dst[:m]
-        self.e_action, self.e_w = tree.e_action[:m], tree.e_w[:m]
+        self.e_action, self.prob = tree.e_action[:m], tree.prob[:n]
         leaf = ~internal
         frontier = np.flatnonzero(leaf & (self.kind != TERMINAL))
         self.frontier = frontier[np.argsort(tree.depth[frontier], kind="stable")]
@@ -134,7 +135,7 @@ def terminal_values(terminals, payoffs, possible, ranges, values):
 
 
 @numba.njit(cache=True)
-def propagate_values(actor, child_start, child_ids, edge_start, e_player, e_src, e_dst, e_action, e_w,
+def propagate_values(actor, child_start, child_ids, edge_start, e_player, e_src, e_dst, e_action, prob,
                      entry, sigma, values, q):
     """Counterfactual values up, in place on values [>= n, 2, N] (leaves set, internal nodes zero),
     and the actor's action values q [>= n, N, A] at the entries (zeroed here at internal decision
@@ -155,7 +156,7 @@ def propagate_values(actor, child_start, child_ids, edge_start, e_player, e_src,
                 if a >= 0:
                     q[p, e_src[e], a] += values[c, i, e_dst[e]]
                 else:
-                    values[p, e_player[e], e_src[e]] += values[c, e_player[e], e_dst[e]] * e_w[e]
+                    values[p, e_player[e], e_src[e]] += values[c, e_player[e], e_dst[e]] * prob[c]
         if i >= 0:
             for s in range(N):
                 v, any_entry = 0.0, False
