@@ -1,7 +1,8 @@
 """The query solver: turns sampled beliefs into bootstrapped value targets.
 
 For each query `beta = (pub, r0, r1)` GT-CFR runs rooted at `pub` with both
-ranges fixed (no gadget) and the run's search budget; the target is the
+ranges fixed (no gadget) and the solvers' search settings (`solver.search`:
+SoG(S, C) of its own, by default self-play's; `sog.config.solver_search`); the target is the
 search's final (iteration-averaged) counterfactual values at the root for
 both players. On average `q_recursive` of each solve's own network queries
 are sent back to the queue (recursive queries). Queries at terminal public
@@ -19,7 +20,7 @@ from actors.examples import Produced
 from actors.merging import run_merged
 from actors.search_time import search_time_stats
 from actors.selfplay import sample_count
-from sog.config import Config
+from sog.config import Config, solver_search
 from sog.games.api import TERMINAL, Game
 from sog.search.gtcfr import GTCFR
 from sog.search.tree import PublicTree
@@ -31,6 +32,7 @@ class QuerySolver:
     def __init__(self, game: Game, config: Config, value_fn, seed: int):
         self.game, self.config, self.value_fn = game, config, value_fn
         self.rng = np.random.default_rng(seed)
+        self.settings = solver_search(config)
 
     def solve(self, queries: list) -> Produced:
         t0 = time.perf_counter()
@@ -52,4 +54,4 @@ class QuerySolver:
     def _solve(self, value_fn, query, seed: int):
         pub, ranges = query
         return GTCFR(self.game, value_fn, PublicTree(self.game, [pub]), ranges,
-                     settings=self.config.search, seed=seed).run()
+                     settings=self.settings, seed=seed).run()

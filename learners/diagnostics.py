@@ -24,7 +24,11 @@ errors over slots):
                       query solvers' targets; TD(1) targets too when selfplay.p_td1 > 0)
     net_error_replay  |network value - exact| over the sample's trained slots (possible, with
                       positive opponent reach), whether or not the example has a value target
-    net_error_fresh   the same over the fresh examples
+    net_error_targets |network value - exact| over the entries target_error averages (the slots
+                      with a value target): the like-for-like figure to compare with target_error,
+                      since net_error_replay also counts the beliefs no solver targets (self-play's
+                      search roots), where the network only generalises
+    net_error_fresh   the same as net_error_replay over the fresh examples
     policy_kl         mean KL(policy target || network policy) in nats over the sample's slots with
                       a policy target (the search policies of self-play; the policy loss's terms)
     replay_age_mean,  `version` minus the examples' weight versions over the sample (weight
@@ -53,7 +57,7 @@ EXACT_ITERATIONS = 100        # oracle CFR iterations per chunk
 EXACT_GAP = 1e-4              # stop once the mean gap per example is at most this (network units)
 EXACT_MAX_ITERATIONS = 3000
 
-FIELDS = ("target_error", "net_error_replay", "net_error_fresh", "policy_kl", "replay_age_mean",
+FIELDS = ("target_error", "net_error_replay", "net_error_targets", "net_error_fresh", "policy_kl", "replay_age_mean",
           "replay_age_max", "exact_gap", "samples", "fresh", "value_examples", "policy_examples", "seconds")
 
 
@@ -146,6 +150,7 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
             targets = examples["value_mask"][rows] & mask
             out["target_error"] = _mean(np.abs(examples["value_target"][rows] - exact), targets)
             out["net_error_replay"] = _mean(np.abs(values[rows] - exact), mask)
+            out["net_error_targets"] = _mean(np.abs(values[rows] - exact), targets)
             out.update(samples=len(rows), value_examples=int(targets.any((1, 2)).sum()))
             gaps.append(gap)
     if fresh is not None and len(fresh["pub_key"]):

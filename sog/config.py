@@ -91,6 +91,8 @@ class SolverConfig:
     solvers: int = 1                 # QuerySolver actors
     q_recursive: float = 0.1         # mean recursive queries pushed back per solve
     queue_size: int = 10_000         # bounded query queue; the oldest queries are dropped when full
+    search: str = ""                 # "S,C": SoG(S, C) budget of each solve (the other GT-CFR knobs are
+                                     # the search section's); "" = the search section's (self-play's)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,6 +269,12 @@ def config_diff(a: Config, b: Config) -> list[str]:
     return out
 
 
+def solver_search(cfg: Config) -> SearchSettings:
+    """The query solvers' search settings: `cfg.search` with `solver.search`'s S and C (if set)."""
+    text = cfg.solver.search.strip()
+    return parse_search(text, cfg.search) if text else cfg.search
+
+
 def parse_eval_search(text: str, base: SearchSettings = SearchSettings()) -> list[SearchSettings]:
     """'10,1;100,1' -> the settings of the evaluated SoG(s, c) agents: `base` with each S,C."""
     out = []
@@ -397,6 +405,11 @@ def _validate(cfg: Config, where) -> None:
     check(0 <= sv.q_recursive < 1, "solver.q_recursive",
           "a mean in [0, 1) (at 1 or more the recursive queries never die out)")
     check(sv.queue_size >= 1, "solver.queue_size", "an int >= 1")
+    try:
+        solver_search(cfg)
+    except ValueError as e:
+        raise ConfigError(f"solver.search in {where('solver.search')}: {e} (or \"\" for the search "
+                          f"section's)") from None
     check(sv.solvers >= 1 or sp.p_td1 > 0, "solver.solvers",
           "at least 1 solver when selfplay.p_td1 is 0 (otherwise nothing makes value targets)")
     check(sv.solvers == 0 or sp.q_search > 0, "selfplay.q_search",

@@ -107,6 +107,8 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "selfplay": {"epsilon": 1.5}}, [], ["selfplay.epsilon", "[0, 1]"]),
     ({"game": "kuhn_poker", "selfplay": {"p_td1": -0.1}}, [], ["selfplay.p_td1", "[0, 1]"]),
     ({"game": "kuhn_poker", "solver": {"q_recursive": 1.0}}, [], ["solver.q_recursive"]),
+    ({"game": "kuhn_poker", "solver": {"search": "many"}}, [], ["solver.search", "'many'"]),
+    ({"game": "kuhn_poker"}, ["solver.search=3,5"], ["solver.search", "3,5", "override"]),
     ({"game": "kuhn_poker", "replay": {"capacity": 10, "min_size": 20}}, [], ["replay.min_size"]),
     ({"game": "kuhn_poker", "replay": {"capacity": 100}}, [], ["replay.min_size"]),
     ({"game": "kuhn_poker", "replay": {"max_updates_per_example": 0}}, [],
@@ -186,3 +188,15 @@ def test_config_module_imports_no_ray_or_jax():
             "bad = [m for m in ('ray', 'jax', 'networks', 'learners', 'actors') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_solver_search_defaults_to_the_search_section_and_overrides_s_and_c_only(tmp_path):
+    from sog.config import solver_search
+    path = write(tmp_path, {"game": "kuhn_poker", "search": {"simulations": 10, "puct_c": 2.0}})
+    cfg = load_config(path)
+    assert cfg.solver.search == "" and solver_search(cfg) == cfg.search
+    own = load_config(path, ["solver.search=100,0.5"])
+    got = solver_search(own)
+    assert (got.simulations, got.per_phase, got.puct_c) == (100, 0.5, 2.0)
+    assert own.search == cfg.search            # self-play's search is untouched
+    assert config_from_dict(config_to_dict(own)) == own

@@ -51,11 +51,19 @@ def test_exact_targets_have_zero_error_and_ages_count_versions(kuhn):
     assert out["samples"] == out["fresh"] == out["value_examples"] == out["policy_examples"] == n
     assert out["target_error"] < 1e-5 and out["exact_gap"] < 1e-4
     assert out["net_error_replay"] == pytest.approx(out["net_error_fresh"]) and out["net_error_replay"] > 0.01
+    # every example has a value target on every trained slot: the like-for-like error is the same
+    assert out["net_error_targets"] == pytest.approx(out["net_error_replay"])
     assert out["replay_age_mean"] == 2 and out["replay_age_max"] == 2
     assert out["policy_kl"] > 0
     # a target that is off by d network units on every entry has error d
     shifted = dict(produced.examples, value_target=produced.examples["value_target"] + 0.25)
     assert diagnose(kuhn, vf, 3, shifted, None)["target_error"] == pytest.approx(0.25, abs=1e-5)
+    # net_error_targets averages only the entries with a value target
+    half = dict(produced.examples, value_mask=produced.examples["value_mask"].copy())
+    half["value_mask"][::2] = False
+    got = diagnose(kuhn, vf, 3, half, None)
+    kept = {k: v[1::2] for k, v in produced.examples.items()}
+    assert got["net_error_targets"] == pytest.approx(diagnose(kuhn, vf, 3, kept, None)["net_error_replay"], abs=1e-3)
 
 
 def test_policy_kl_is_zero_for_the_network_policy_itself(kuhn):

@@ -101,6 +101,28 @@ def test_query_solver_targets_match_the_oracle_when_it_is_the_value_function():
     np.testing.assert_allclose(target[1], exact[1] / u, atol=0.05)
 
 
+def test_query_solver_searches_with_the_solver_settings(monkeypatch):
+    """solver.search sets the solves' S and C; the default is the search section's."""
+    from sog.search import gtcfr
+    seen = []
+
+    class Spy(gtcfr.GTCFR):
+        def __init__(self, *args, settings, **kwargs):
+            seen.append(settings)
+            super().__init__(*args, settings=settings, **kwargs)
+
+    game = load_game("kuhn_poker")
+    r = game.initial_ranges()
+    oracle = ExactValueFunction(game, iterations=20)
+    for overrides, want in (([], (10, 1.0)), (["solver.search=20,0.5"], (20, 0.5))):
+        cfg = load_config("tiny_kuhn", ["search.simulations=10", *overrides])
+        seen.clear()
+        monkeypatch.setattr("actors.query_solver.GTCFR", Spy)
+        QuerySolver(game, cfg, oracle, seed=0).solve([(game.root(), r)])
+        assert [(s.simulations, s.per_phase) for s in seen] == [want]
+        assert seen[0].puct_c == cfg.search.puct_c
+
+
 def test_merging_value_function_merges_concurrent_requests():
     game = load_game("kuhn_poker")
     calls = []
