@@ -36,6 +36,7 @@ from sog.search.full_tree import (
 )
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings, parse_search
+from sog.search.tree import TreeTooLarge
 
 
 def emit(result: dict) -> None:
@@ -282,7 +283,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         emit(args.func(args))
-    except UserError as e:
+    except (UserError, TreeTooLarge) as e:
         say(f"sog {args.command}: error: {e}")
         return 2
     except KeyboardInterrupt:

@@ -94,11 +94,27 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "scotland_yard(map=/nonexistent.json)"), "map '/nonexistent.json' not found"),
     (("solve", "--game", "kuhn_poker", "--out", "/tmp"), "it is a folder"),
     (("bench", "cfr", "--game", "kuhn_poker", "--target-mbb", "-1"), "--target-mbb must be positive"),
+    (("solve", "--game", "liars_dice(numdice=abc)"), "numdice must be an integer, got 'abc'"),
+    (("solve", "--game", "liars_dice(numdice=50)"), "3,478,761 hands per player; at most 5,000"),
+    (("solve", "--game", "liars_dice(numdice=2)"),
+     "liars_dice(numdice=2,dice_sides=6) has 33,554,431 public states; exact solving and exploitability"),
+    (("exploitability", "--game", "liars_dice(dice_sides=13)", "--agent", "sog"), "134,217,727 public states"),
 ])
 def test_cli_errors_are_clear(args, message):
     rc, stdout, stderr = run_sog(*args)
     assert rc == 2 and stdout == ""
     assert message in stderr and "Traceback" not in stderr
+
+
+def test_full_tree_counts_against_its_limit(monkeypatch):
+    """A game that does not know its tree size is refused once the count passes the limit."""
+    from sog.search import full_tree as ft
+    from sog.search.tree import TreeTooLarge
+    dice = load_game("liars_dice(dice_sides=4)")
+    assert ft.full_tree(dice).ct.num_nodes == dice.public_tree_size() == 511
+    monkeypatch.setattr(ft, "MAX_FULL_TREE_NODES", 400)
+    with pytest.raises(TreeTooLarge, match="leduc_poker has more than 400 public states; .* at most 400"):
+        ft.full_tree(load_game("leduc_poker"))          # 465 public states
 
 
 def _kuhn_policy_dict():
