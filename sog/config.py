@@ -37,7 +37,7 @@ from pathlib import Path
 
 import yaml
 
-from sog.files import atomic_write
+from sog.files import atomic_write, load_yaml
 from sog.games import load_game
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search
 
@@ -170,7 +170,7 @@ def load_config(path: str | os.PathLike, overrides: typing.Iterable[str] = ()) -
     file = config_path(path)
     source = str(file)
     try:
-        raw = yaml.safe_load(file.read_text())
+        raw = load_yaml(file.read_text())
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read config {source}: {e}") from None
     except yaml.YAMLError as e:

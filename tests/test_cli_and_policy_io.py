@@ -106,6 +106,28 @@ def test_cli_errors_are_clear(args, message):
     assert message in stderr and "Traceback" not in stderr
 
 
+def files_state(folder) -> dict:
+    """{relative path: (size, mtime_ns)} of every file and folder below `folder`."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("content,args,message", [
+    ("game: kuhn_poker\nagents:\n  a: random\n  b: cfr\n  a: uct\n",
+     ("tournament", "--config", "{file}", "--out", "{dir}/out"), "not valid YAML (duplicate key 'a' on line 5)"),
+    ("game: kuhn_poker\ngame: leduc_poker\n", ("train", "--config", "{file}", "--sync", "--run-dir", "{dir}/run"),
+     "duplicate key 'game' on line 2"),
+], ids=["tournament-agent-twice", "train-key-twice"])
+def test_cli_file_errors_are_clear(tmp_path, content, args, message):
+    """Bad input files: one line, exit 2, nothing written next to them."""
+    path = tmp_path / "input.yaml"
+    path.write_text(content)
+    before = files_state(tmp_path)
+    rc, stdout, stderr = run_sog(*(a.format(file=path, dir=tmp_path) for a in args))
+    assert rc == 2 and stdout == "" and message in stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+    assert files_state(tmp_path) == before
+
+
 def test_full_tree_counts_against_its_limit(monkeypatch):
     """A game that does not know its tree size is refused once the count passes the limit."""
     from sog.search import full_tree as ft
