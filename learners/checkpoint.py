@@ -109,6 +109,11 @@ class CheckpointStore:
         return self._manager.latest_step()
 
     def close(self) -> None:
+        """Close the manager, after its background clean-up of leftovers (a process ending right
+        after a refused resume would otherwise cut that thread off with a traceback)."""
+        cleanup = getattr(self._manager, "_cleanup_tmp_directory_future", None)   # orbax does not wait
+        if cleanup is not None:
+            cleanup.result()
         self._manager.close()
 
     def __enter__(self) -> Self:

@@ -39,6 +39,7 @@ import yaml
 
 from sog.files import atomic_write, load_yaml
 from sog.games import load_game
+from sog.search.full_tree import full_tree_limit
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search
 
 
@@ -357,7 +358,7 @@ def _validate(cfg: Config, where) -> None:
             raise ConfigError(f"{key} in {where(key)}: expected {expectation}, got {value!r}")
 
     try:
-        load_game(cfg.game)
+        game = load_game(cfg.game)
     except (ValueError, OSError, KeyError, TypeError) as e:
         raise ConfigError(f"game in {where('game')}: {e}") from None
 
@@ -414,6 +415,11 @@ def _validate(cfg: Config, where) -> None:
     check(run.minutes > 0, "run.minutes", "minutes > 0")
     check(run.max_steps >= 0, "run.max_steps", "an int >= 0 (0 = unlimited)")
     check(run.eval_every >= 0, "run.eval_every", "an int >= 0 (0 = never)")
+    size, limit = game.public_tree_size(), full_tree_limit(game)
+    if run.eval_every and size is not None and size > limit:
+        raise ConfigError(f"run.eval_every in {where('run.eval_every')}: evaluations need the full public "
+                          f"tree of {game.spec.name}, which has {size:,} public states (at most {limit:,}); "
+                          "use run.eval_every=0")
     check(run.eval_seeds >= 1, "run.eval_seeds", "an int >= 1")
     try:
         parse_eval_search(run.eval_search)
