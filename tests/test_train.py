@@ -200,3 +200,20 @@ def test_server_totals_add_up_across_a_restart():
     assert both["batches"] == 12 and both["queries"] == 40 and both["mean_batch"] == 40 / 12
     assert both["batch_sizes"] == {2: 5, 4: 6, 6: 1} and both["seconds"] == 5.0
     assert both["version"] == 8 and both["pid"] == 2
+
+
+def test_check_run_dir_names_the_folder_it_cannot_write(tmp_path, monkeypatch):
+    """The read-only cases as root too (root may write anywhere): os.access says no for one folder."""
+    import os
+
+    from launch.training_run import TrainError, check_run_dir
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    monkeypatch.setattr(os, "access", lambda path, mode: os.fspath(path) != os.fspath(locked))
+    with pytest.raises(TrainError, match=f"^run directory {locked} is not writable$"):
+        check_run_dir(locked)
+    with pytest.raises(TrainError, match=f"^cannot create run directory {locked}/a/b: {locked} is not writable$"):
+        check_run_dir(locked / "a" / "b")
+    check_run_dir(tmp_path / "fresh" / "run")                 # a writable parent: fine, nothing made
+    assert not (tmp_path / "fresh").exists()
