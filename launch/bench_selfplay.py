@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Callable
-from contextlib import nullcontext, redirect_stdout
+from contextlib import nullcontext
 from pathlib import Path
 
 from launch.console import UserError, say
@@ -137,9 +136,7 @@ def bench_selfplay(config: Config, seconds: float = 60.0, sync: bool = False, ou
     config = apply_overrides(config, [f"run.minutes={(WARMUP_LIMIT + seconds) / 60.0}", "run.max_steps=0"])
     window = _Window(seconds)
     load_before = list(os.getloadavg())
-    # Ray prints its workers' and raylet's lines to the driver's stdout: stdout is the result's
-    with tempfile.TemporaryDirectory(prefix="sog-bench-") if out_dir is None else nullcontext() as tmp, \
-            redirect_stdout(sys.stderr):
+    with tempfile.TemporaryDirectory(prefix="sog-bench-") if out_dir is None else nullcontext() as tmp:
         run_dir = Path(tmp) / "run" if out_dir is None else Path(out_dir)
         run = make_run(config, run_dir, sync=sync, log=log, tick_seconds=tick_seconds,
                        hooks={"on_tick": window}, num_cpus=num_cpus)

@@ -1,10 +1,11 @@
 """The `sog` command line. Each command prints one JSON object on stdout; human
-output (progress, tables) goes to stderr. Errors a user can cause (unknown
+output (progress, tables, Ray's lines) goes to stderr. Errors a user can cause (unknown
 game, bad policy file, bad option) exit with status 2 and a one-line message.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -37,6 +38,7 @@ from sog.search.full_tree import (
 )
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings, parse_search
+from sog.search.tree import TreeTooLarge
 
 
 def emit(result: dict) -> None:
@@ -283,8 +285,12 @@ def main(argv=None) -> int:
     register_sog_agent()
     args = build_parser().parse_args(argv)
     try:
-        emit(args.func(args))
-    except UserError as e:
+        # stdout is the result's alone: anything else printed to it while the command runs
+        # (Ray prints its workers' and raylet's lines to the driver's sys.stdout) goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            result = args.func(args)
+        emit(result)
+    except (UserError, TreeTooLarge) as e:
         say(f"sog {args.command}: error: {e}")
         return 2
     except KeyboardInterrupt:

@@ -27,9 +27,11 @@ versions are freed), checkpoint (replay and queue saved first, then the orbax
 checkpoint), and start an evaluation (the evaluator actor is handed the weights
 and, for its diagnostics, the replay actor's uncounted sample and newest
 examples as object refs). A producer or server that dies is
-restarted by Ray; the driver counts the failed call (`actor_failures`) and
-calls again, and re-publishes the newest weights to a server whose version
-went back (a restarted server starts from its initial weights). The
+restarted by Ray; the driver counts the failure once (`actor_failures`; the
+calls that fail while the actor is still restarting are the same failure) and
+calls again, re-publishes the newest weights to a server whose version went
+back (a restarted server starts from its initial weights), and sums the
+server's inference stats across its restarts (`inference_totals`). The
 sample-to-insert limiter lives in the replay buffer
 (`replay.max_updates_per_example`), so the learner waits when it would reuse
 data too much.
@@ -60,6 +62,26 @@ from sog.config import Config
 LEARNER_MEM_FRACTION = "0.45"    # of a GPU, for the driver's JAX (the learner)
 REPUBLISH_AFTER = 30.0           # seconds a server may lag behind the newest version before a re-send
 APP_ERROR_LIMIT = 5              # consecutive exceptions of one actor's step before the run fails
+
+
+SUMMED_SERVER_STATS = ("batches", "requests", "queries", "busy_seconds", "idle_seconds", "weight_updates",
+                       "seconds")
+
+
+def add_server_totals(earlier: dict, latest: dict) -> dict:
+    """`latest` server stats (`InferenceServer.stats`) with the cumulative ones of `earlier`
+    (those of servers before a restart) added: counts, seconds and the batch-size histogram;
+    the version, pid, memory and pending calls are the latest's."""
+    if not earlier:
+        return dict(latest)
+    if not latest:
+        return dict(earlier)
+    out = {**latest, **{k: earlier.get(k, 0) + latest.get(k, 0) for k in SUMMED_SERVER_STATS}}
+    sizes = collections.Counter(earlier.get("batch_sizes", {}))
+    sizes.update(latest.get("batch_sizes", {}))
+    out["batch_sizes"] = dict(sizes)
+    out["mean_batch"] = out["queries"] / max(out["batches"], 1)
+    return out
 
 
 class RayRun(TrainingRun):
@@ -112,6 +134,7 @@ class RayRun(TrainingRun):
         self._queue_counters = {}
         self._server_stats = {}
         self._server_totals = {}
+        self._server_earlier: dict = {}               # summed totals of the servers before a restart
         self._server_prev = None
         self._server_pid = None
         self._published_at = time.monotonic()
@@ -119,6 +142,7 @@ class RayRun(TrainingRun):
         self._versions: dict[tuple[str, int], int] = {}
         self._memory: dict[str, float] = {}
         self._app_errors: dict[tuple[str, int], int] = collections.defaultdict(int)
+        self._down: set[tuple[str, int]] = set()       # producers whose last call died, until one succeeds
         self._persist_ref = None
         self._persisted_at = time.monotonic()
         self.restarts = 0
@@ -196,8 +220,10 @@ class RayRun(TrainingRun):
         return self._server_stats
 
     def inference_totals(self) -> dict:
-        """The server's own cumulative stats as last read (every progress tick)."""
-        return dict(self._server_totals)
+        """The server's own cumulative stats as last read (every progress tick), summed over
+        the server processes of this invocation (a restarted server counts from zero; what the
+        old one did after its last read is lost)."""
+        return add_server_totals(self._server_earlier, self._server_totals)
 
     def versions_in_use(self) -> list[int]:
         return [v for v in self._versions.values() if v >= 0]
@@ -233,10 +259,12 @@ class RayRun(TrainingRun):
         else:
             out["mean_batch"] = stats["mean_batch"]
             out["busy_share"] = stats["busy_seconds"] / max(stats["seconds"], 1e-9)
+        restarted = self._server_pid is not None and stats.get("pid") != self._server_pid
+        if restarted:
+            self._server_earlier = add_server_totals(self._server_earlier, self._server_totals)
         self._server_prev = stats
         self._server_stats = out
         self._server_totals = stats
-        restarted = self._server_pid is not None and stats.get("pid") != self._server_pid
         stale = (stats["version"] < self.weights_version
                  and time.monotonic() - self._published_at > REPUBLISH_AFTER)
         self._server_pid = stats.get("pid")
@@ -310,7 +338,7 @@ class RayRun(TrainingRun):
         out["actor_restarts_seen"] = self.restarts
         out["server_restarts_seen"] = self.server_restarts
         out["versions_in_use"] = {f"{role}{i}": v for (role, i), v in self._versions.items()}
-        inference = dict(self._server_totals)
+        inference = self.inference_totals()
         if inference.get("seconds"):
             inference["busy_share"] = inference["busy_seconds"] / inference["seconds"]
             out["wait_share"]["inference"] = 1.0 - inference["busy_share"]
@@ -328,8 +356,10 @@ class RayRun(TrainingRun):
         try:
             stats = ray.get(ref)
         except RayActorError as e:
-            self.counters["actor_failures"] += 1
-            self.log_line(f"{role.name} {index} died ({type(e).__name__}); Ray restarts it, the run goes on")
+            if key not in self._down:                   # calls failing while it restarts: the same failure
+                self._down.add(key)
+                self.counters["actor_failures"] += 1
+                self.log_line(f"{role.name} {index} died ({type(e).__name__}); Ray restarts it, the run goes on")
         except RayTaskError as e:
             self.counters["actor_failures"] += 1
             self._app_errors[key] += 1
@@ -339,6 +369,7 @@ class RayRun(TrainingRun):
             self.log_line(f"{role.name} {index} raised {type(e.cause).__name__ if e.cause else 'an error'}; "
                           "retrying")
         else:
+            self._down.discard(key)
             self._app_errors[key] = 0
             self.add_stats(role, stats)
             self._versions[key] = int(stats.get("version", -1))

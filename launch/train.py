@@ -20,19 +20,31 @@ from pathlib import Path
 
 from launch.console import say
 from launch.sync_run import SyncRun
-from launch.training_run import TrainingRun
+from launch.training_run import TrainingRun, check_run_dir
 from sog.config import Config
 
 
 def make_run(config: Config, run_dir: str | Path, sync: bool = False, log: Callable = say,
              tick_seconds: float = 5.0, hooks: dict | None = None, num_cpus: int | None = None) -> TrainingRun:
     """The run `train` drives: a `SyncRun`, or a `RayRun` (which starts its actors, and Ray itself
-    when none is running); the arguments are `train`'s."""
+    when none is running), begun (`TrainingRun.begin`); the arguments are `train`'s.
+
+    A run directory that cannot be written is refused first (`check_run_dir`), and nothing is
+    written to the run directory before the run has restored what it resumes from.
+    """
+    check_run_dir(run_dir)
     if sync:
-        return SyncRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks)
-    # imported here, not at the top: only a Ray run imports Ray, --sync stays Ray-free
-    from launch.ray_run import RayRun
-    return RayRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks, num_cpus=num_cpus)
+        run = SyncRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks)
+    else:
+        # imported here, not at the top: only a Ray run imports Ray, --sync stays Ray-free
+        from launch.ray_run import RayRun
+        run = RayRun(config, run_dir, log=log, tick_seconds=tick_seconds, hooks=hooks, num_cpus=num_cpus)
+    try:
+        run.begin()
+    except BaseException:
+        run.close()
+        raise
+    return run
 
 
 def train(config: Config, run_dir: str | Path, sync: bool = False, log: Callable = say,

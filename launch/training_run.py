@@ -29,6 +29,7 @@ from __future__ import annotations
 import abc
 import collections
 import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +55,23 @@ DIAGNOSE_SEED_TAG = 3     # the seed word of the diagnostics' replay samples (pr
 
 
 class TrainError(RuntimeError):
-    """The run cannot go on (a producer keeps raising, an actor cannot start)."""
+    """The run cannot go on (a producer keeps raising, an actor cannot start), or cannot start
+    (its run directory cannot be written, a snapshot to resume from is corrupt)."""
+
+
+def check_run_dir(run_dir: str | Path) -> None:
+    """`TrainError` for a run directory the run could not write, before anything starts: a
+    file, a path under a file, a folder (or the nearest existing folder it would be made in)
+    without write permission or on a read-only file system."""
+    path = Path(run_dir).absolute()
+    if path.exists() and not path.is_dir():
+        raise TrainError(f"run directory {path} is a file, not a folder")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise TrainError(f"cannot create run directory {path}: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise TrainError(f"run directory {path} is not writable" if existing == path else
+                         f"cannot create run directory {path}: {existing} is not writable")
 
 
 def _fmt_time(seconds: float) -> str:
@@ -76,8 +93,7 @@ class TrainingRun(abc.ABC):
         self.learner = Learner(self.game, config, self.run_dir)
         self.start_step = self.learner.step_count
         self.counters = {k: int(self.learner.counters.get(k, 0)) for k in COUNTERS}
-        dump_config(config, self.run_dir / "config.yaml")
-        self.metrics = Metrics(self.run_dir)
+        self.metrics: Metrics | None = None            # `begin` opens it
         self.tick_seconds, self.hooks = tick_seconds, dict(hooks or {})
         self.started = time.monotonic()
         self.deadline = self.started + 60.0 * config.run.minutes
@@ -107,6 +123,13 @@ class TrainingRun(abc.ABC):
                 log(f"  config change since the checkpoint: {change}")
         else:
             log(f"new run in {self.run_dir}")
+
+    def begin(self) -> None:
+        """Write config.yaml and open the metric sinks (tensorboard, metrics.jsonl): once the
+        subclass has restored and checked everything it resumes from, so that a refused
+        resume (a corrupt replay or queue snapshot) leaves the run directory as it was."""
+        dump_config(self.config, self.run_dir / "config.yaml")
+        self.metrics = Metrics(self.run_dir)
 
     # ------------------------------------------------------------ hooks for subclasses
 
@@ -396,5 +419,6 @@ class TrainingRun(abc.ABC):
 
     def close(self) -> None:
         """Release what the run holds (metrics files, the learner; actors in a Ray run)."""
-        self.metrics.close()
+        if self.metrics is not None:
+            self.metrics.close()
         self.learner.close()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Self
 
@@ -108,6 +109,11 @@ class CheckpointStore:
         return self._manager.latest_step()
 
     def close(self) -> None:
+        """Close the manager, after its background clean-up of leftovers (a process ending right
+        after a refused resume would otherwise cut that thread off with a traceback)."""
+        cleanup = getattr(self._manager, "_cleanup_tmp_directory_future", None)   # orbax does not wait
+        if cleanup is not None:
+            cleanup.result()
         self._manager.close()
 
     def __enter__(self) -> Self:
@@ -141,7 +147,31 @@ def _resolve(path: str | Path) -> tuple[Path, int]:
     return path, step
 
 
+def _ignore_reads_finishing_after_a_failed_restore() -> None:
+    """Install (once) an unraisable-exception hook that drops tensorstore's "Event loop is
+    closed" errors and passes everything else on.
+
+    When one read of a corrupt checkpoint fails, orbax's restore raises and closes the event
+    loop it ran on while the other reads are still in flight; each one that completes later
+    calls `loop.call_soon_threadsafe` from a tensorstore thread, and its RuntimeError ends
+    up in `sys.unraisablehook` as a traceback (during the restore or after it returned).
+    The restore's own error (`CheckpointError`) says what is wrong.
+    """
+    previous = sys.unraisablehook
+    if getattr(previous, "drops_closed_loop_reads", False):
+        return
+
+    def hook(unraisable) -> None:
+        if not (isinstance(unraisable.exc_value, RuntimeError)
+                and str(unraisable.exc_value) == "Event loop is closed"):
+            previous(unraisable)
+
+    hook.drops_closed_loop_reads = True
+    sys.unraisablehook = hook
+
+
 def _restore(run_dir: Path, step: int, **items: ocp.args.CheckpointArgs):
+    _ignore_reads_finishing_after_a_failed_restore()
     try:
         with _manager(run_dir) as manager:
             return manager.restore(step, args=ocp.args.Composite(**items))

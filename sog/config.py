@@ -37,8 +37,9 @@ from pathlib import Path
 
 import yaml
 
-from sog.files import atomic_write
+from sog.files import atomic_write, load_yaml
 from sog.games import load_game
+from sog.search.full_tree import full_tree_limit
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search
 
 
@@ -175,7 +176,7 @@ def load_config(path: str | os.PathLike, overrides: typing.Iterable[str] = ()) -
     file = config_path(path)
     source = str(file)
     try:
-        raw = yaml.safe_load(file.read_text())
+        raw = load_yaml(file.read_text())
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read config {source}: {e}") from None
     except yaml.YAMLError as e:
@@ -368,7 +369,7 @@ def _validate(cfg: Config, where) -> None:
             raise ConfigError(f"{key} in {where(key)}: expected {expectation}, got {value!r}")
 
     try:
-        load_game(cfg.game)
+        game = load_game(cfg.game)
     except (ValueError, OSError, KeyError, TypeError) as e:
         raise ConfigError(f"game in {where('game')}: {e}") from None
 
@@ -430,6 +431,11 @@ def _validate(cfg: Config, where) -> None:
     check(run.minutes > 0, "run.minutes", "minutes > 0")
     check(run.max_steps >= 0, "run.max_steps", "an int >= 0 (0 = unlimited)")
     check(run.eval_every >= 0, "run.eval_every", "an int >= 0 (0 = never)")
+    size, limit = game.public_tree_size(), full_tree_limit(game)
+    if run.eval_every and size is not None and size > limit:
+        raise ConfigError(f"run.eval_every in {where('run.eval_every')}: evaluations need the full public "
+                          f"tree of {game.spec.name}, which has {size:,} public states (at most {limit:,}); "
+                          "use run.eval_every=0")
     check(run.eval_seeds >= 1, "run.eval_seeds", "an int >= 1")
     check(run.diagnose_samples >= 0, "run.diagnose_samples", "an int >= 0 (0 = none)")
     try:

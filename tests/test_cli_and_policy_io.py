@@ -1,5 +1,7 @@
 """The `sog` command line and tabular policy JSON (OpenSpiel information-state keys)."""
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,11 +96,140 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "scotland_yard(map=/nonexistent.json)"), "map '/nonexistent.json' not found"),
     (("solve", "--game", "kuhn_poker", "--out", "/tmp"), "it is a folder"),
     (("bench", "cfr", "--game", "kuhn_poker", "--target-mbb", "-1"), "--target-mbb must be positive"),
+    (("solve", "--game", "liars_dice(numdice=abc)"), "numdice must be an integer, got 'abc'"),
+    (("solve", "--game", "liars_dice(numdice=50)"), "3,478,761 hands per player; at most 5,000"),
+    (("solve", "--game", "liars_dice(numdice=2)"),
+     "liars_dice(numdice=2,dice_sides=6) has 33,554,431 public states; exact solving and exploitability"),
+    (("exploitability", "--game", "liars_dice(dice_sides=13)", "--agent", "sog"), "134,217,727 public states"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "game=liars_dice(numdice=2)",
+      "--set", "run.eval_every=10"), "evaluations need the full public tree of liars_dice(numdice=2,dice_sides=6)"),
 ])
 def test_cli_errors_are_clear(args, message):
     rc, stdout, stderr = run_sog(*args)
     assert rc == 2 and stdout == ""
     assert message in stderr and "Traceback" not in stderr
+
+
+def files_state(folder) -> dict:
+    """{relative path: (size, mtime_ns)} of every file and folder below `folder`."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("content,args,message", [
+    ("game: kuhn_poker\nagents:\n  a: random\n  b: cfr\n  a: uct\n",
+     ("tournament", "--config", "{file}", "--out", "{dir}/out"), "not valid YAML (duplicate key 'a' on line 5)"),
+    ("game: kuhn_poker\ngame: leduc_poker\n", ("train", "--config", "{file}", "--sync", "--run-dir", "{dir}/run"),
+     "duplicate key 'game' on line 2"),
+], ids=["tournament-agent-twice", "train-key-twice"])
+def test_cli_file_errors_are_clear(tmp_path, content, args, message):
+    """Bad input files: one line, exit 2, nothing written next to them."""
+    path = tmp_path / "input.yaml"
+    path.write_text(content)
+    before = files_state(tmp_path)
+    rc, stdout, stderr = run_sog(*(a.format(file=path, dir=tmp_path) for a in args))
+    assert rc == 2 and stdout == "" and message in stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+    assert files_state(tmp_path) == before
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A 20-step tiny Kuhn run (--sync): checkpoints 10 and 20, replay.npz, queue.pkl."""
+    run = tmp_path_factory.mktemp("trained") / "run"
+    rc, _, stderr = run_sog("train", "--config", "tiny_kuhn", "--sync", "--run-dir", str(run),
+                            "--set", "run.max_steps=20")
+    assert rc == 0, stderr
+    return run
+
+
+def _garbage(*paths) -> None:
+    for path in paths:
+        path.write_bytes(b"\x00garbage")
+
+
+def _copy(trained, tmp_path, damage):
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    damage(run)
+    return run
+
+
+def _read_only(path):
+    path.mkdir()
+    path.chmod(0o555)
+    return path
+
+
+ROOT = os.geteuid() == 0
+RUN_DIR_STATES = {       # name -> (tmp_path, trained run) -> the run directory to give, made so
+    "a-file": lambda tmp, trained: (tmp / "run").touch() or tmp / "run",
+    "under-a-file": lambda tmp, trained: (tmp / "f").touch() or tmp / "f" / "run",
+    "read-only": lambda tmp, trained: _read_only(tmp / "run"),
+    "under-read-only": lambda tmp, trained: _read_only(tmp / "ro") / "run",
+    "corrupt-replay": lambda tmp, trained: _copy(trained, tmp, lambda run: _garbage(run / "replay.npz")),
+    "corrupt-queue": lambda tmp, trained: _copy(trained, tmp, lambda run: _garbage(run / "queue.pkl")),
+    "corrupt-newest-checkpoint": lambda tmp, trained: _copy(
+        trained, tmp, lambda run: _garbage(*(run / "20" / "state" / "d").iterdir())),
+}
+
+
+@pytest.mark.parametrize("state,ray,message", [
+    ("a-file", False, "run directory {run} is a file, not a folder"),
+    ("a-file", True, "run directory {run} is a file, not a folder"),
+    ("under-a-file", False, "cannot create run directory {run}: {tmp}/f is a file"),
+    ("under-a-file", True, "cannot create run directory {run}: {tmp}/f is a file"),
+    pytest.param("read-only", False, "run directory {run} is not writable",
+                 marks=pytest.mark.skipif(ROOT, reason="root writes anywhere")),
+    pytest.param("under-read-only", True, "cannot create run directory {run}: {tmp}/ro is not writable",
+                 marks=pytest.mark.skipif(ROOT, reason="root writes anywhere")),
+    ("corrupt-replay", False, "cannot load replay buffer {run}/replay.npz"),
+    pytest.param("corrupt-replay", True, "cannot load replay buffer {run}/replay.npz", marks=pytest.mark.slow),
+    ("corrupt-queue", False, "cannot load query queue {run}/queue.pkl"),
+    ("corrupt-newest-checkpoint", False, "checkpoint {run}/20 is corrupt or incomplete"),
+])
+def test_train_run_directory_errors_are_clear(tmp_path, trained_run, state, ray, message):
+    """Run directories `sog train` cannot use (sync and Ray): one line, exit 2, before any actor
+    starts for the ones it can see up front, and no file below tmp_path changed (a refused resume
+    writes neither config.yaml nor tensorboard files)."""
+    run = RUN_DIR_STATES[state](tmp_path, trained_run)
+    before = files_state(tmp_path)
+    rc, stdout, stderr = run_sog("train", "--config", "tiny_kuhn", "--run-dir", str(run),
+                                 "--set", "run.max_steps=30", *(() if ray else ("--sync",)))
+    assert rc == 2 and stdout == ""
+    assert stderr.splitlines()[-1].startswith("sog train: error: " + message.format(run=run, tmp=tmp_path))
+    assert "Traceback" not in stderr and "Event loop is closed" not in stderr
+    assert files_state(tmp_path) == before
+
+
+def test_stdout_carries_only_the_result(monkeypatch, capsys):
+    """What a command's code prints to stdout (Ray's workers' and raylet's lines reach the
+    driver's sys.stdout from a thread) goes to stderr: stdout is the one JSON object."""
+    import threading
+
+    from launch import cli
+
+    def noisy(args):
+        print("\x1b[36m(raylet)\x1b[0m A worker died or was killed while executing a task")
+        thread = threading.Thread(target=print, args=("(ProducerActor pid=1) a worker's line",))
+        thread.start()
+        thread.join()
+        return {"ok": True}
+
+    monkeypatch.setattr(cli, "cmd_solve", noisy)
+    assert cli.main(["solve", "--game", "kuhn_poker"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"ok": True} and "(raylet)" in err and "a worker's line" in err
+
+
+def test_full_tree_counts_against_its_limit(monkeypatch):
+    """A game that does not know its tree size is refused once the count passes the limit."""
+    from sog.search import full_tree as ft
+    from sog.search.tree import TreeTooLarge
+    dice = load_game("liars_dice(dice_sides=4)")
+    assert ft.full_tree(dice).ct.num_nodes == dice.public_tree_size() == 511
+    monkeypatch.setattr(ft, "MAX_FULL_TREE_NODES", 400)
+    with pytest.raises(TreeTooLarge, match="leduc_poker has more than 400 public states; .* at most 400"):
+        ft.full_tree(load_game("leduc_poker"))          # 465 public states
 
 
 def _kuhn_policy_dict():

@@ -161,6 +161,7 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
             events["worker"] = (step, run.counters["games"], old, new)
         elif "worker" in events and "server" not in events and step >= events["worker"][0] + 20:
             old = ray.get(run.server.stats.remote())["pid"]
+            events["before_server_kill"] = (run.counters["actor_failures"], run.inference_totals()["batches"])
             ray.kill(run.server, no_restart=False)
             new = new_pid(lambda: ray.get(run.server.stats.remote(), timeout=60)["pid"], old)
             events["server"] = (step, old, new)
@@ -175,6 +176,9 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
     assert events["worker"][2] != events["worker"][3] and events["server"][1] != events["server"][2]
     assert out["counters"]["games"] > events["worker"][1]   # the restarted worker played on
     assert out["server_restarts_seen"] >= 1                 # the driver noticed and re-published
+    failures, batches = events["before_server_kill"]
+    assert failures <= 1          # the killed worker: one failure (none if its step had returned), not one per call
+    assert out["inference"]["batches"] > batches            # summed over both server processes
     assert latest_step(run_dir) == 160 and {40, 80, 120, 160} <= set(out["checkpoints"])
     assert out["version"] == 80 and out["inference"]["version"] >= 1
     assert max(out["versions_in_use"].values()) >= 1        # workers/solvers used published weights
@@ -183,3 +187,33 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
     assert "inference/mean_batch" in scalars and "wait/selfplay" in scalars
     sizes = [v for _, v in scalars["replay/size"]]
     assert sizes[-1] > sizes[0] or sizes[0] >= 64
+
+
+def test_server_totals_add_up_across_a_restart():
+    from launch.ray_run import add_server_totals
+
+    old = {"version": 7, "batches": 10, "requests": 12, "queries": 30, "batch_sizes": {2: 5, 4: 5},
+           "busy_seconds": 1.0, "idle_seconds": 3.0, "weight_updates": 7, "seconds": 4.0, "pid": 1}
+    new = {"version": 8, "batches": 2, "requests": 2, "queries": 10, "batch_sizes": {4: 1, 6: 1},
+           "busy_seconds": 0.5, "idle_seconds": 0.5, "weight_updates": 1, "seconds": 1.0, "pid": 2}
+    both = add_server_totals(add_server_totals({}, old), new)
+    assert both["batches"] == 12 and both["queries"] == 40 and both["mean_batch"] == 40 / 12
+    assert both["batch_sizes"] == {2: 5, 4: 6, 6: 1} and both["seconds"] == 5.0
+    assert both["version"] == 8 and both["pid"] == 2
+
+
+def test_check_run_dir_names_the_folder_it_cannot_write(tmp_path, monkeypatch):
+    """The read-only cases as root too (root may write anywhere): os.access says no for one folder."""
+    import os
+
+    from launch.training_run import TrainError, check_run_dir
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    monkeypatch.setattr(os, "access", lambda path, mode: os.fspath(path) != os.fspath(locked))
+    with pytest.raises(TrainError, match=f"^run directory {locked} is not writable$"):
+        check_run_dir(locked)
+    with pytest.raises(TrainError, match=f"^cannot create run directory {locked}/a/b: {locked} is not writable$"):
+        check_run_dir(locked / "a" / "b")
+    check_run_dir(tmp_path / "fresh" / "run")                 # a writable parent: fine, nothing made
+    assert not (tmp_path / "fresh").exists()

@@ -174,6 +174,12 @@ class Game(abc.ABC):
         """The OpenSpiel game string with the same rules, or None."""
         return None
 
+    def public_tree_size(self) -> int | None:
+        """The number of public states of the full tree, where the game knows it without
+        building the tree (`sog.search.full_tree` refuses too large a tree before building
+        it); None: counted while building."""
+        return None
+
     # ---- memoised views (solvers call these) ----------------------------
     @functools.cached_property
     def _memo(self) -> dict:

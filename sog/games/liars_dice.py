@@ -50,6 +50,7 @@ from sog.games.api import (CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameS
                            identity_maps, single_action_map)
 
 BIDDING_RULES = ("reset-face", "reset-quantity")
+MAX_HANDS = 5_000     # slots per player: terminals hold dense [N, N] payoff matrices
 
 
 class LiarsDice(Game):
@@ -57,10 +58,17 @@ class LiarsDice(Game):
                  players: int = 2):
         if players != 2:
             raise ValueError("only 2-player Liar's Dice is supported")
+        for name, value in (("numdice", numdice), ("dice_sides", dice_sides)):
+            if not isinstance(value, int):
+                raise TypeError(f"{name} must be an integer, got {value!r}")
         if numdice < 1 or dice_sides < 2:
             raise ValueError(f"need numdice >= 1 and dice_sides >= 2, got {numdice}, {dice_sides}")
         if bidding_rule not in BIDDING_RULES:
             raise ValueError(f"bidding_rule must be one of {BIDDING_RULES}, got {bidding_rule!r}")
+        hands = math.comb(dice_sides + numdice - 1, numdice)
+        if hands > MAX_HANDS:
+            raise ValueError(f"numdice={numdice} and dice_sides={dice_sides} give {hands:,} hands per "
+                             f"player; at most {MAX_HANDS:,} are supported")
         self.numdice = numdice
         self.dice_sides = dice_sides
         self.bidding_rule = bidding_rule
@@ -164,6 +172,11 @@ class LiarsDice(Game):
 
     def info_state_string(self, pub, player, slot):
         return " ".join([self._hand_strings[slot]] + [self._bid_names[a] for a in pub])
+
+    def public_tree_size(self):
+        """Public states: every increasing sequence of bids (a subset of them), and each
+        non-empty one once more ended by Liar."""
+        return 2 ** (self.num_bids + 1) - 1
 
     def openspiel_name(self):
         name = f"liars_dice(numdice={self.numdice},dice_sides={self.dice_sides}"

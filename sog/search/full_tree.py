@@ -8,7 +8,9 @@ the full public tree (`sog.search.cfr.propagate_values` with
 
     exploitability = (BR_0(pi_1) + BR_1(pi_0)) / 2
 
-since the game is zero-sum. Public trees are compiled once per game object.
+since the game is zero-sum. Public trees are compiled once per game object; one
+of more than `full_tree_limit(game)` public states is refused (`TreeTooLarge`)
+before it is built where the game knows its size, else once the count passes.
 """
 from __future__ import annotations
 
@@ -20,7 +22,12 @@ import numpy as np
 from sog.games.api import Game
 from sog.policy import TabularPolicy
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_policy
-from sog.search.tree import CompiledTree, PublicTree, compile_tree
+from sog.search.tree import CompiledTree, PublicTree, TreeTooLarge, compile_tree
+
+# full trees (`full_tree`) are built in Python, node by node, and hold bool [N, A] arrays per
+# node: tic-tac-toe's 549,946 public states take about 35 s
+MAX_FULL_TREE_NODES = 2_000_000
+MAX_FULL_TREE_CELLS = 250_000_000
 
 
 @dataclasses.dataclass
@@ -41,10 +48,35 @@ class FullTree:
         return {pub: i for i, pub in enumerate(self.decision_pubs)}
 
 
+def full_tree_limit(game: Game) -> int:
+    """The most public states `full_tree` builds for `game`: `MAX_FULL_TREE_NODES`, fewer when
+    the game's [N, A] policy cells per state would pass `MAX_FULL_TREE_CELLS` first."""
+    spec = game.spec
+    return min(MAX_FULL_TREE_NODES, MAX_FULL_TREE_CELLS // (spec.num_states * spec.num_actions))
+
+
 def full_tree(game: Game) -> FullTree:
-    """The game's compiled full public tree (built once per game object)."""
+    """The game's compiled full public tree (built once per game object).
+
+    `TreeTooLarge` (naming the game, its size and the limit) when the tree has more
+    public states than `full_tree_limit(game)`: before building when the game knows its
+    size (`Game.public_tree_size`), else as soon as the count passes the limit.
+    """
+    limit = full_tree_limit(game)
+
+    def too_large(size: str) -> TreeTooLarge:
+        return TreeTooLarge(f"the full public tree of {game.spec.name} has {size}; exact solving "
+                            f"and exploitability handle at most {limit:,}")
+
     def build() -> FullTree:
-        ct = compile_tree(PublicTree.full(game))
+        size = game.public_tree_size()
+        if size is not None and size > limit:
+            raise too_large(f"{size:,} public states")
+        try:
+            tree = PublicTree.full(game, max_nodes=limit)
+        except TreeTooLarge as e:
+            raise too_large(str(e)) from None
+        ct = compile_tree(tree)
         return FullTree(ct, Levels(ct))
     return game.memo(("full_tree",), build)
 

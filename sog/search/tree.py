@@ -32,6 +32,10 @@ import numpy as np
 from sog.games.api import CHANCE, DECISION, TERMINAL, Child, Game
 
 
+class TreeTooLarge(ValueError):
+    """A tree would exceed the node budget it is built under."""
+
+
 class PublicTree:
     """A growable public tree (or forest: several roots) of one game.
 
@@ -173,21 +177,27 @@ class PublicTree:
             reached = self._reach[pub] = ((amaps >= 0) & self.legal[node]).any(1)
         return reached
 
-    def expand_all(self, max_depth: int | None = None, stop=None, start: int = 0) -> "PublicTree":
+    def expand_all(self, max_depth: int | None = None, stop=None, start: int = 0,
+                   max_nodes: int | None = None) -> "PublicTree":
         """Breadth-first expansion of every leaf from node `start` on, down to `max_depth`
-        (relative to the roots) and not below public states for which `stop(pub)` is true."""
+        (relative to the roots) and not below public states for which `stop(pub)` is true;
+        `TreeTooLarge` as soon as the tree has more than `max_nodes` nodes."""
         i = start
         while i < self.size:
             if (max_depth is None or self.depth[i] < max_depth) and not (
                     stop is not None and stop(self.pubs[i])):
                 self.expand(i)
+                if max_nodes is not None and self.size > max_nodes:
+                    raise TreeTooLarge(f"more than {max_nodes:,} public states")
             i += 1
         return self
 
     @classmethod
-    def full(cls, game: Game, roots: Sequence[Hashable] | None = None) -> "PublicTree":
-        """The complete public tree below `roots` (the game's root by default)."""
-        return cls(game, [game.root()] if roots is None else roots).expand_all()
+    def full(cls, game: Game, roots: Sequence[Hashable] | None = None,
+             max_nodes: int | None = None) -> "PublicTree":
+        """The complete public tree below `roots` (the game's root by default), of at most
+        `max_nodes` nodes (`TreeTooLarge` beyond)."""
+        return cls(game, [game.root()] if roots is None else roots).expand_all(max_nodes=max_nodes)
 
     def is_leaf(self) -> np.ndarray:
         """bool [size]: nodes without children."""

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from sog.agents.api import AgentError
 from sog.agents.registry import parse_spec
+from sog.files import load_yaml
 from sog.games import UnknownGameError, load_game
 from sog.games.poker import is_poker
 from sog.seeding import derive_seed
@@ -163,7 +164,7 @@ def load_config(path: str | os.PathLike, overrides: dict | None = None) -> Tourn
     if not path.is_file():
         raise TournamentError(f"no tournament config at {path}")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path.read_text())
     except yaml.YAMLError as e:
         raise TournamentError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
     if isinstance(raw, dict):
