@@ -107,10 +107,11 @@ class _Timed:
 
 
 def fresh_cvpn(game, seed: int = 0):
-    """An initialised, untrained CVPN of the default network config (CPU if no accelerator)."""
+    """An initialised, untrained CVPN of the default network config (CPU if no accelerator):
+    the ResNet for board games (`spec.feature_shape`: chess, Go), the MLP otherwise."""
     from networks.cvpn import init_params
     from networks.value_function import NetworkValueFunction
-    config = NetworkConfig()
+    config = NetworkConfig(kind="resnet" if game.spec.feature_shape is not None else "mlp")
     return NetworkValueFunction(game, config, init_params(game, config, seed))
 
 

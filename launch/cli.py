@@ -185,7 +185,8 @@ def cmd_bench(args) -> dict:
                                max_seconds=args.max_seconds, log=say)
     if args.what == "search":
         game = _game(args.game)
-        values = {"oracle": _value_function(game, "oracle")}
+        # board games (chess, Go) have no oracle: their trees are far beyond exact solving
+        values = {} if game.spec.feature_shape is not None else {"oracle": _value_function(game, "oracle")}
         values["cvpn" if args.value == "fresh" else args.value] = (
             bench.fresh_cvpn(game) if args.value == "fresh" else _value_function(game, args.value))
         return bench.bench_search(game, values, [_search_settings(s) for s in args.search],

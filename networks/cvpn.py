@@ -1,7 +1,7 @@
 """The counterfactual value-and-policy network (CVPN): the model of a config, and its weights.
 
 `make_model(spec, config)` builds the flax module of `config.kind`
-(`networks.registry`: mlp). Whatever the architecture,
+(`networks.registry`: mlp, resnet). Whatever the architecture,
 `model.apply(params, inputs, possible)` is a pure function:
 
     inputs    float32 [B, 2N + F]  normalised ranges p0, p1 and public features

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import flax.linen as nn
 
 from networks.mlp import build_mlp
+from networks.resnet import build_resnet
 from sog.config import NetworkConfig
 from sog.games.api import GameSpec
 
@@ -21,6 +22,7 @@ Builder = Callable[[GameSpec, NetworkConfig], nn.Module]
 
 BUILDERS: dict[str, Builder] = {
     "mlp": build_mlp,
+    "resnet": build_resnet,
 }
 
 

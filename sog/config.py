@@ -49,7 +49,7 @@ class ConfigError(ValueError):
 
 # the CVPN architectures `network.kind` may name: the keys of `networks.registry.BUILDERS`,
 # listed here because this module does not import networks (a test checks the two agree)
-NETWORK_KINDS = ("mlp",)
+NETWORK_KINDS = ("mlp", "resnet")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +58,8 @@ class NetworkConfig:
     hidden: int = 256            # mlp: width of every hidden layer
     layers: int = 3              # mlp: number of hidden layers
     activation: str = "relu"     # mlp: relu | gelu
+    blocks: int = 6              # resnet: residual blocks (board games: spec.feature_shape)
+    channels: int = 64           # resnet: convolution channels
 
 
 @dataclasses.dataclass(frozen=True)
@@ -376,9 +378,13 @@ def _validate(cfg: Config, where) -> None:
     n, lr, sp, sv, rp, inf, run = (cfg.network, cfg.learner, cfg.selfplay, cfg.solver, cfg.replay,
                                    cfg.inference, cfg.run)
     check(n.kind in NETWORK_KINDS, "network.kind", f"one of {', '.join(NETWORK_KINDS)}")
+    check(n.kind != "resnet" or game.spec.feature_shape is not None, "network.kind",
+          "mlp: resnet needs a game with board features (chess, go)")
     check(n.hidden >= 1, "network.hidden", "an int >= 1")
     check(n.layers >= 1, "network.layers", "an int >= 1")
     check(n.activation in ("relu", "gelu"), "network.activation", "one of relu, gelu")
+    check(n.blocks >= 0, "network.blocks", "an int >= 0")
+    check(n.channels >= 1, "network.channels", "an int >= 1")
 
     check(lr.batch_size >= 1, "learner.batch_size", "an int >= 1")
     check(lr.optimizer in ("adam", "sgd"), "learner.optimizer", "one of adam, sgd")

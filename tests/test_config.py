@@ -97,7 +97,9 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "learner": {"batch_size": 0}}, [], ["learner.batch_size", ">= 1"]),
     ({"game": "kuhn_poker", "learner": {"optimizer": "rmsprop"}}, [], ["learner.optimizer", "adam"]),
     ({"game": "kuhn_poker", "network": {"activation": "tanh"}}, [], ["network.activation", "relu"]),
-    ({"game": "kuhn_poker", "network": {"kind": "resnet"}}, [], ["network.kind", "one of mlp", "'resnet'"]),
+    ({"game": "kuhn_poker", "network": {"kind": "convnext"}}, [], ["network.kind", "one of mlp, resnet",
+                                                                   "'convnext'"]),
+    ({"game": "kuhn_poker", "network": {"kind": "resnet"}}, [], ["network.kind", "board features"]),
     ({"game": "kuhn_poker", "search": {"per_phase": 0}}, [], ["search.per_phase", "> 0"]),
     ({"game": "kuhn_poker", "search": {"simulations": 3, "per_phase": 5}}, [], ["search.per_phase"]),
     ({"game": "kuhn_poker"}, ["search.top_k=-1"], ["search.top_k", ">= 0", "override"]),
@@ -177,7 +179,7 @@ def test_shipped_configs_load():
 
 def test_unknown_network_kind_is_one_line_and_exit_status_2(capsys):
     from launch.cli import main as cli_main
-    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "network.kind=resnet"])
+    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "network.kind=convnext"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "network.kind" in err and "one of mlp" in err
 

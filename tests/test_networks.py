@@ -164,10 +164,10 @@ def test_registry_builds_the_configured_kind(leduc):
 
 def test_unknown_network_kind_is_rejected_naming_the_known_ones(leduc):
     game, _, _ = leduc
-    with pytest.raises(ValueError, match="unknown network kind 'resnet'; known kinds: mlp"):
-        builder("resnet")
-    with pytest.raises(ValueError, match="unknown network kind 'resnet'; known kinds: mlp"):
-        make_model(game.spec, NetworkConfig(kind="resnet"))
+    with pytest.raises(ValueError, match="unknown network kind 'convnext'; known kinds: mlp, resnet"):
+        builder("convnext")
+    with pytest.raises(ValueError, match="unknown network kind 'convnext'; known kinds: mlp, resnet"):
+        make_model(game.spec, NetworkConfig(kind="convnext"))
 
 
 def random_batch(rng, b=6, n=4, a=3):

@@ -12,6 +12,8 @@ from sog.games.api import Game
 
 # name -> "module:Class"; modules are imported on first use.
 GAMES = {
+    "chess": "sog.games.chess:Chess",
+    "go": "sog.games.go:Go",
     "kuhn_poker": "sog.games.kuhn:KuhnPoker",
     "holdem": "sog.games.holdem:Holdem",
     "hunl": "sog.games.holdem:hunl",

@@ -77,6 +77,9 @@ class GameSpec:
     feature_size: length of `Game.features(pub)`.
     max_utility: bound on |utility| in the game's units (chips for poker).
     perfect_information: one slot per player, no private information.
+    feature_shape: (C, H, W) when the features are C planes of an H x W board (chess,
+      Go): `features(pub)` is then that array flattened in C order, so a convolutional
+      network reshapes it and the MLP reads it flat; None for flat features.
     """
 
     name: str
@@ -85,6 +88,7 @@ class GameSpec:
     feature_size: int
     max_utility: float
     perfect_information: bool = False
+    feature_shape: tuple[int, int, int] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

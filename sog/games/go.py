@@ -1,0 +1,66 @@
+"""Go with OpenSpiel's rules (`go`): Tromp-Taylor area scoring, komi 7.5.
+
+Player 0 is black and moves first; `board_size` 9 (default) or 19. Rules are
+OpenSpiel's C++ `go` (through `sog.games.spiel_board`):
+
+* legal moves: any empty point except suicide and the simple-ko point (the point
+  of a single stone just captured by a single stone); pass is always legal;
+* superko: a move other than pass that recreates an earlier whole-board position
+  (positional superko) ends the game at once as a draw (0), OpenSpiel's rule;
+  pgx ends it as a loss of the mover instead, strict Tromp-Taylor makes the move
+  illegal (all agree wherever no position repeats, tests/test_go.py);
+* the game ends after two consecutive passes, or after 2 * board_size^2 moves
+  (162 on 9 x 9, 722 on 19 x 19, Table S2's limit), and is scored Tromp-Taylor:
+  stones plus empty regions reaching only one colour, black minus white minus
+  komi; +1 for the winner, -1 for the loser (0 only for an integral komi's tie).
+
+Actions: board_size^2 + 1 (82 on 9 x 9): point = row * board_size + column as
+OpenSpiel numbers them, then pass. `action_name` is OpenSpiel's (e.g. "B d4").
+
+Features (Table S1, AlphaGo Zero's 17 planes, `spec.feature_shape`
+(17, board_size, board_size)): planes 2t and 2t + 1 for t = 0..7 are the stones
+of the player to move and of the opponent t plies ago (zeros before the start);
+plane 16 is 1 when black is to move. Rows and columns follow OpenSpiel's point
+numbering, as the actions do.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from sog.games.api import GameSpec
+from sog.games.spiel_board import SpielBoardGame
+
+HISTORY = 8
+NUM_PLANES = 2 * HISTORY + 1
+
+
+class Go(SpielBoardGame):
+    colours = ("black", "white")
+
+    def __init__(self, board_size: int = 9, komi: float = 7.5):
+        board_size, komi = int(board_size), float(komi)
+        if board_size not in (9, 13, 19):
+            raise ValueError(f"board_size must be 9, 13 or 19, not {board_size}")
+        super().__init__("go", {"board_size": board_size, "komi": komi})
+        self.size = board_size
+        name = "go" if (board_size, komi) == (9, 7.5) else f"go(board_size={board_size},komi={komi})"
+        self.spec = GameSpec(name=name, num_states=1, num_actions=board_size ** 2 + 1,
+                             feature_size=NUM_PLANES * board_size ** 2, max_utility=1.0,
+                             perfect_information=True,
+                             feature_shape=(NUM_PLANES, board_size, board_size))
+
+    def position_planes(self, pub) -> np.ndarray:
+        """float32 [2, size, size]: black's stones, white's stones."""
+        obs = np.asarray(self.state(pub).observation_tensor(0), dtype=np.float32)
+        return obs[:2 * self.size ** 2].reshape(2, self.size, self.size)
+
+    def features(self, pub) -> np.ndarray:
+        """float32 [17 * size^2]: the planes of the module doc, flattened."""
+        mover = len(pub) % 2
+        out = np.zeros((NUM_PLANES, self.size, self.size), dtype=np.float32)
+        for t, planes in enumerate(self.history_planes(pub, HISTORY)):
+            if planes is not None:
+                out[2 * t] = planes[mover]
+                out[2 * t + 1] = planes[1 - mover]
+        out[2 * HISTORY] = mover == 0
+        return out.reshape(-1)

@@ -1,0 +1,148 @@
+"""Go (`sog.games.go`): OpenSpiel's rules cross-checked against pgx's Go on random
+9 x 9 games (legal moves, boards after every move so captures, ko, the end and the
+Tromp-Taylor result with komi 7.5), the public-tree API and the 17 feature planes."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from sog.games import load_game
+from sog.games.api import DECISION, TERMINAL
+from sog.games.go import Go
+
+SIZE = 9
+
+
+@functools.cache
+def _pgx():
+    """pgx's Go game (colour-indexed, no random player order) with jitted steps."""
+    jax = pytest.importorskip("jax")
+    pgx_go = pytest.importorskip("pgx._src.games.go")
+    game = pgx_go.Game(size=SIZE, komi=7.5)
+
+    @jax.jit
+    def step(x, action):
+        x = game.step(x, action)
+        return x, game.legal_action_mask(x), game.is_terminal(x), game.rewards(x)
+
+    @jax.jit
+    def init():
+        x = game.init()
+        return x, game.legal_action_mask(x)
+
+    return init, step
+
+
+def _cross_check(n_games: int, seed: int) -> dict:
+    """Random 9 x 9 games (uniform over OpenSpiel's legal moves, pass included) played in
+    both implementations; asserts agreement move by move and returns counts of what the
+    games exercised."""
+    init, step = _pgx()
+    game = Go(board_size=SIZE)
+    rng = np.random.default_rng(seed)
+    stats = {"moves": 0, "captures": 0, "ko": 0, "two_passes": 0, "move_limit": 0, "superko": 0,
+             "black_wins": 0}
+    for _ in range(n_games):
+        pub, (x, legal) = game.root(), init()
+        legal = np.asarray(legal)
+        stones = 0
+        while True:
+            assert np.array_equal(game.legal_mask(pub)[0], legal), pub
+            a = int(rng.choice(np.flatnonzero(legal)))
+            pub = pub + (a,)
+            x, legal, terminal, rewards = step(x, a)
+            legal = np.asarray(legal)
+            board = np.sign(np.asarray(x.board)).reshape(SIZE, SIZE)
+            planes = game.position_planes(pub)
+            assert np.array_equal(planes[0] - planes[1], board), pub
+            n = int(np.abs(board).sum())
+            stats["captures"] += n < stones + (a < SIZE * SIZE)
+            stones = n
+            stats["ko"] += int(x.ko) >= 0
+            stats["moves"] += 1
+            assert (game.kind(pub) == TERMINAL) == bool(terminal), pub
+            if terminal:
+                break
+        ours, theirs = game.utility(pub)[0, 0], float(rewards[0])
+        if bool(x.is_psk):     # positional superko: OpenSpiel draws, pgx: the mover loses
+            stats["superko"] += 1
+            assert ours == 0.0 and theirs == (-1.0 if len(pub) % 2 else 1.0)
+        else:
+            assert ours == theirs, pub
+            stats["black_wins"] += ours > 0
+            stats["two_passes" if pub[-2:] == (SIZE ** 2,) * 2 else "move_limit"] += 1
+    return stats
+
+
+def test_random_games_match_pgx():
+    stats = _cross_check(n_games=6, seed=0)
+    assert stats["captures"] > 0 and stats["moves"] > 500
+
+
+@pytest.mark.slow
+def test_random_games_match_pgx_long():
+    stats = _cross_check(n_games=1000, seed=1)
+    print(stats)
+    assert stats["captures"] > 1000 and stats["ko"] > 0 and stats["two_passes"] > 0
+
+
+def _play(game, moves):
+    pub = game.root()
+    for m in moves:
+        assert game.legal_mask(pub)[0, m], (pub, m)
+        pub = pub + (m,)
+    return pub
+
+
+def _point(row, col):
+    return row * SIZE + col
+
+
+PASS = SIZE * SIZE
+
+
+def test_scoring_and_komi():
+    game = Go()
+    pub = _play(game, [_point(4, 4), PASS, PASS])
+    assert game.kind(pub) == TERMINAL and game.utility(pub)[0, 0] == 1.0      # 81 - 7.5 > 0
+    pub = _play(game, [PASS, _point(4, 4), PASS])
+    assert game.kind(pub) == DECISION
+    pub = _play(game, [PASS, _point(4, 4), PASS, PASS])
+    assert game.utility(pub)[0, 0] == -1.0
+
+
+def test_capture_and_simple_ko():
+    game = Go()
+    # Black surrounds (1, 1) on three sides, white surrounds (1, 2); black fills (1, 2) and
+    # white captures it at (1, 1): black may not retake at once, but after a move elsewhere.
+    moves = [_point(0, 1), _point(0, 2), _point(1, 0), _point(2, 2), _point(2, 1), _point(1, 3),
+             _point(1, 2), _point(1, 1)]
+    pub = _play(game, moves)
+    planes = game.position_planes(pub)
+    assert planes[0, 1, 2] == 0 and planes[1, 1, 1] == 1            # captured
+    assert not game.legal_mask(pub)[0, _point(1, 2)]               # ko
+    pub = _play(game, moves + [_point(8, 8), _point(8, 7)])
+    assert game.legal_mask(pub)[0, _point(1, 2)]
+    planes = game.position_planes(pub + (_point(1, 2),))
+    assert planes[0, 1, 2] == 1 and planes[1, 1, 1] == 0            # retaken
+
+
+def test_api_and_features():
+    game = load_game("go")
+    spec = game.spec
+    assert (spec.num_actions, spec.feature_shape, spec.feature_size) == (82, (17, 9, 9), 17 * 81)
+    assert load_game("go(board_size=19)").spec.num_actions == 362
+    assert game.actor(()) == 0 and game.actor((0,)) == 1
+    pub = _play(game, [_point(4, 4), _point(3, 3)])
+    f = game.features(pub).reshape(17, 9, 9)
+    assert np.all(f[16] == 1)                                     # black to move
+    assert f[0, 4, 4] == 1 and f[1, 3, 3] == 1 and f[0].sum() == 1 and f[1].sum() == 1
+    assert f[2, 4, 4] == 1 and f[3].sum() == 0                    # one ply ago: no white stone
+    assert f[4:].sum() == 0 + f[16].sum()
+    g = game.features(pub[:1]).reshape(17, 9, 9)                  # white to move
+    assert np.all(g[16] == 0) and g[1, 4, 4] == 1 and g[0].sum() == 0
+    children = game.children(pub)
+    assert len(children) == game.legal_mask(pub).sum() == 80
+    assert all(c.actor_map[0, c.pub[-1]] == 0 for c in children)
