@@ -16,6 +16,7 @@ from launch import (
     bench,
     bench_holdem,
     bench_mccfr,
+    bench_rules,
     bench_selfplay,
     diagnose,
     evaluate,
@@ -193,6 +194,8 @@ def cmd_bench(args) -> dict:
                                   args.searches, log=say)
     if args.what == "holdem":
         return bench_holdem.run(args)
+    if args.what == "rules":
+        return bench_rules.run(log=say)
     raise UserError(f"unknown benchmark {args.what!r}")
 
 
@@ -254,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay"])
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)

@@ -2,7 +2,7 @@
 
 The rules are not written here: every legal move, move application, terminal
 check and return comes from the OpenSpiel state. Measured per call on random
-positions (tools/rules_speed.py, this 2-core machine): expanding a node (copy the
+positions (`sog bench rules`, this 2-core machine): expanding a node (copy the
 state, apply a move, list the child's legal moves) costs 5.6 us in OpenSpiel
 chess against 38 us in python-chess and 300 us in pgx (jitted, one state at a
 time); Go 9 x 9 2.9 us against 170 us in pgx.

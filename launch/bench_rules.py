@@ -5,16 +5,16 @@ legal moves of a state seen before (OpenSpiel caches them), apply a move to a co
 (clone + apply: the search keeps every node's state), expand (copy, apply, then the
 child's legal moves: what a new search node costs), terminal check. Prints microseconds per call. pgx is timed per single
 state through its jitted step (the search expands one node at a time), after
-compilation.
+compilation. python-chess and pgx come with the test extra (`pip install -e ".[test]"`); a
+candidate that is not installed is left out.
 
-    PYTHONPATH=$PWD python tools/rules_speed.py
+    sog bench rules
 """
 from __future__ import annotations
 
 import random
 import time
 
-import chess
 import numpy as np
 import pyspiel
 
@@ -60,6 +60,7 @@ def openspiel(name, params):
 
 
 def python_chess():
+    import chess  # the test extra's second chess implementation
     boards = [chess.Board(s.to_string()) for s in _openspiel_states("chess", {})]
     moves = [next(iter(b.legal_moves)) for b in boards]
     pairs = list(zip(boards, moves))
@@ -96,19 +97,20 @@ def pgx_env(env_id):
             "terminal": _time(lambda s: bool(s.terminated), states)}
 
 
-def main():
-    rows = {"chess openspiel": openspiel("chess", {}), "chess python-chess": python_chess(),
-            "go9 openspiel": openspiel("go", {"board_size": 9, "komi": 7.5})}
-    try:
-        rows["chess pgx"] = pgx_env("chess")
-        rows["go9 pgx"] = pgx_env("go_9x9")
-    except ImportError:
-        pass
+def run(log=print) -> dict:
+    """{candidate: {operation: microseconds per call}}; a table on `log` as it goes."""
+    candidates = {"chess openspiel": lambda: openspiel("chess", {}),
+                  "chess python-chess": python_chess,
+                  "go9 openspiel": lambda: openspiel("go", {"board_size": 9, "komi": 7.5}),
+                  "chess pgx": lambda: pgx_env("chess"), "go9 pgx": lambda: pgx_env("go_9x9")}
     cols = ("legal", "apply", "expand", "terminal")
-    print(f"{'us per call':22s}" + "".join(f"{c:>10s}" for c in cols))
-    for name, r in rows.items():
-        print(f"{name:22s}" + "".join(f"{r[c]:10.2f}" for c in cols))
-
-
-if __name__ == "__main__":
-    main()
+    log(f"{'us per call':22s}" + "".join(f"{c:>10s}" for c in cols))
+    rows = {}
+    for name, measure in candidates.items():
+        try:
+            rows[name] = measure()
+        except ImportError:
+            log(f"{name:22s} not installed")
+            continue
+        log(f"{name:22s}" + "".join(f"{rows[name][c]:10.2f}" for c in cols))
+    return {"microseconds_per_call": rows}
