@@ -42,6 +42,14 @@ class PublicTree:
     expansion in perfect-information games): `present[node]` marks the
     (slot, action) pairs whose child is in the tree, and only those are legal
     for the solver.
+
+    For walks down the tree without Python objects (`sog.search.expansion`), the children
+    are also linked by arrays (`first_child`, `next_sibling`: -1 for none, in the order they
+    were added, as `children`), and each node keeps its edge from the parent as arrays:
+    `in_prob` float [cap] (`Child.prob`; 1 at roots), `in_state_maps` int [cap, 2, N]
+    (`Child.state_maps`; -1 at roots) and `in_actor_map` int [cap, N, A] (`Child.actor_map`
+    below a decision node, else -1). `first` int [cap] is the first node holding the same
+    public state (the node itself for a new one), as `index`.
     """
 
     def __init__(self, game: Game, roots: Sequence[Hashable], capacity: int = 64):
@@ -59,6 +67,13 @@ class PublicTree:
         self.possible = np.zeros((cap, 2, N), dtype=bool)
         self.legal = np.zeros((cap, N, A), dtype=bool)    # game legality & actor possible
         self.present = np.zeros((cap, N, A), dtype=bool)  # (slot, action) has its child in the tree
+        self.first_child = np.full(cap, -1, dtype=np.int64)
+        self.next_sibling = np.full(cap, -1, dtype=np.int64)
+        self._last_child = np.full(cap, -1, dtype=np.int64)
+        self.first = np.zeros(cap, dtype=np.int64)
+        self.in_prob = np.ones(cap, dtype=np.float64)
+        self.in_state_maps = np.full((cap, 2, N), -1, dtype=np.int64)
+        self.in_actor_map = np.full((cap, N, A), -1, dtype=np.int64)
         ecap = 4 * cap
         self.e_child = np.zeros(ecap, dtype=np.int64)
         self.e_player = np.zeros(ecap, dtype=np.int64)
@@ -94,10 +109,25 @@ class PublicTree:
         self.edge.append(edge)
         self.children.append([])
         self._added.append(set())
-        self.index.setdefault(pub, i)
+        self.first[i] = self.index.setdefault(pub, i)
+        self.first_child[i] = self.next_sibling[i] = self._last_child[i] = -1
         if edge is not None:
+            self._link(parent, i, edge)
             self._add_edges(parent, i, edge)
+        else:
+            self.in_prob[i], self.in_state_maps[i], self.in_actor_map[i] = 1.0, -1, -1
         return i
+
+    def _link(self, p: int, c: int, edge: Child) -> None:
+        """Link child c as parent p's last child and store its edge's arrays (see class doc)."""
+        if self._last_child[p] < 0:
+            self.first_child[p] = c
+        else:
+            self.next_sibling[self._last_child[p]] = c
+        self._last_child[p] = c
+        self.in_prob[c] = edge.prob
+        self.in_state_maps[c] = edge.state_maps
+        self.in_actor_map[c] = edge.actor_map if edge.actor_map is not None else -1
 
     def add_root(self, pub) -> int:
         """Append another root (a forest); returns its node."""
@@ -132,7 +162,9 @@ class PublicTree:
         self.num_edges += k
 
     def _grow(self) -> None:
-        for name in ("parent", "depth", "kind", "actor", "expanded", "possible", "legal", "present"):
+        for name in ("parent", "depth", "kind", "actor", "expanded", "possible", "legal", "present",
+                     "first_child", "next_sibling", "_last_child", "first", "in_prob", "in_state_maps",
+                     "in_actor_map"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
 
