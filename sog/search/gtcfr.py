@@ -273,18 +273,18 @@ class GTCFR:
         g, n = self.gadget, view.n
         if g is not None:
             self.root_ranges[g.player] = g.opponent_range()
-        node_cfr.current_policy(view.decision, view.entry, self.regrets, self.sigma)
+        node_cfr.current_policy(view.kind, view.legal, view.present, self.regrets, self.sigma)
         node_cfr.propagate_ranges(self.root_ranges, view.possible, view.parent, view.edge_start, view.e_player,
                                   view.e_src, view.e_dst, view.e_action, self.sigma, self.ranges)
         values = self.values
         values[:n] = 0.0
         self._leaf_values(view, values)
-        node_cfr.propagate_values(view.actor, view.child_start, view.child_ids, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, view.e_w, view.entry, self.sigma,
-                                  values, self.q)
+        node_cfr.propagate_values(view.actor, view.first_child, view.next_sibling, view.edge_start, view.e_player,
+                                  view.e_src, view.e_dst, view.e_action, view.e_w, view.legal, view.present,
+                                  self.sigma, values, self.q)
         if g is not None and players[g.player]:
             g.update(values[self.root, g.player])
-        node_cfr.update_regrets(view.decision, view.actor, players, self.t, view.entry, self.sigma, self.q,
+        node_cfr.update_regrets(view.kind, view.actor, players, self.t, view.legal, view.present, self.sigma, self.q,
                                 values, self.ranges, self.regrets, self.avg)
         return values
 
@@ -300,7 +300,8 @@ class GTCFR:
         if len(f):
             if self.recorder.value_fn is None:
                 raise ValueError("the tree has frontier leaves but no value function was given")
-            leaf_values, logits = self.recorder([self.tree.pubs[p] for p in f], ranges[f])
+            pubs = self.tree.pubs
+            leaf_values, logits = self.recorder([pubs[p] for p in f.tolist()], ranges[f])
             values[f] = leaf_values * view.possible[f]
             self._set_priors(f, logits)
 
