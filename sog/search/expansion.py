@@ -222,8 +222,7 @@ def _cfr_action(uniforms, cursor, node, s, legal, present, avg):
     if any_present:
         for a in range(A):
             if legal[node, s, a] and present[node, s, a]:
-                x = avg[node, s, a]
-                pi[a] = x if x >= 0.0 else 0.0
+                pi[a] = max(avg[node, s, a], 0.0)
         total = pairwise_sum(pi, 0, A)
         for a in range(A):
             usable = legal[node, s, a] and present[node, s, a]

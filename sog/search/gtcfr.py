@@ -391,8 +391,9 @@ class GTCFR:
                   tree.in_actor_map, tree.legal, tree.present, tree.first)
         search = (self.ranges, self.q, self.visits, self.avg, self.pending, self.prior)
         what, node, k, count = expansion.simulate(
-            self._uniforms, self._cursor, node, world, arrays, search, float(self.settings.puct_c), float(self.game.spec.max_utility),
-            -1 if self.top_k is None else self.top_k, self._path, count, self._actions)
+            self._uniforms, self._cursor, node, world, arrays, search, float(self.settings.puct_c),
+            float(self.game.spec.max_utility), -1 if self.top_k is None else self.top_k, self._path, count,
+            self._actions)
         if what == expansion.EXPAND_ALL:
             tree.expand(node)
         elif what == expansion.EXPAND_ACTIONS:
