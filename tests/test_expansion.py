@@ -26,3 +26,29 @@ def test_choice_equals_generator_choice_from_the_same_uniforms():
         reference = np.random.default_rng(seed)
         assert choice(ahead, cursor, w, n) == reference.choice(n, p=w / w.sum())
         assert cursor[0] == 1 and ahead[1] == reference.random()
+
+
+def test_tree_arrays_mirror_the_children_lists_and_edges():
+    """PublicTree's links and per-node edge arrays (what the walks and passes read) agree with
+    its Python children lists, Child objects and edge table, on a tree grown partially."""
+    from sog.games import load_game
+    from sog.search.tree import PublicTree
+
+    for name in ("leduc_poker", "scotland_yard", "tic_tac_toe"):
+        game = load_game(name)
+        tree = PublicTree(game, [game.root()]).expand_all(max_depth=3)
+        for v in range(tree.size):
+            linked, c = [], tree.first_child[v]
+            while c >= 0:
+                linked.append(int(c))
+                c = tree.next_sibling[c]
+            assert linked == tree.children[v]
+            lo, hi = tree.edge_start[v], tree.edge_start[v + 1]
+            assert np.all(tree.e_child[lo:hi] == v) and np.sum(tree.e_child[:tree.num_edges] == v) == hi - lo
+            assert tree.first[v] == tree.index[tree.pubs[v]]
+            edge = tree.edge[v]
+            if edge is not None:
+                assert tree.in_prob[v] == edge.prob
+                assert np.array_equal(tree.in_state_maps[v], edge.state_maps)
+                if edge.actor_map is not None:
+                    assert np.array_equal(tree.in_actor_map[v], edge.actor_map)
