@@ -32,7 +32,10 @@ imperfect-information games, 1 for perfect information), or, below a
 partially expanded node, where the selected action's missing child is added.
 Visit counts n are incremented along the path; within one phase a virtual
 loss of 1 (in units of the utility bound) per pending visit keeps
-simulations apart.
+simulations apart. The walks are numba loops over the tree's arrays
+(`sog.search.expansion`, the same draws as numpy's `Generator.choice`); the
+priors live in a node-indexed table, set for every frontier leaf from its
+evaluation, and the tree grows in Python (`PublicTree.expand`).
 
 The search returns the search node's iteration-averaged counterfactual values
 for both players, its average policy, every network query it made, and where
@@ -47,12 +50,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Hashable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from sog.games.api import CHANCE, DECISION, TERMINAL, Game
-from sog.search import node_cfr
+from sog.games.api import DECISION, Game
+from sog.search import expansion, node_cfr
 from sog.search.cfr import Levels, full_policy, propagate_ranges, regret_matching
 from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
@@ -135,25 +138,22 @@ class SearchResult:
 
 
 class _Recorder:
-    """The solver's `FrontierValues` around a value function: records every query and the
-    latest prior logits per public state."""
+    """A value function that records every query and the time spent inside it."""
 
-    def __init__(self, value_fn: ValueFunction, num_actions: int):
-        self.value_fn, self.A = value_fn, num_actions
-        self.logits: dict[Hashable, np.ndarray] = {}    # pub -> float [2, N, A]
+    def __init__(self, value_fn: ValueFunction):
+        self.value_fn = value_fn
         self.queries: list = []
         self.calls = 0
         self.seconds = 0.0                              # inside value_fn.evaluate
 
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
+    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values float [B, 2, N], logits float [B, 2, N, A]) for ranges [B, 2, N]."""
         self.calls += 1
         t0 = time.perf_counter()
         values, logits = self.value_fn.evaluate(pubs, ranges)
         self.seconds += time.perf_counter() - t0
-        for pub, lg in zip(pubs, logits):
-            self.logits[pub] = lg
         self.queries.extend(zip(pubs, np.array(ranges, copy=True)))
-        return values
+        return values, logits
 
 
 class GTCFR:
@@ -183,7 +183,7 @@ class GTCFR:
         self.root_ranges = np.array(game.initial_ranges() if root_ranges is None else root_ranges,
                                     dtype=np.float64)
         self.gadget = gadget
-        self.recorder = _Recorder(value_fn, game.spec.num_actions)
+        self.recorder = _Recorder(value_fn)
         self.settings = settings
         self.top_k = settings.children_per_expansion(game.spec.perfect_information)
         self.rng = np.random.default_rng(seed)
@@ -191,8 +191,15 @@ class GTCFR:
         N, A = game.spec.num_states, game.spec.num_actions
         self._node_arrays = dict(   # (sigma, values, own: scratch of the passes)
             regrets=(N, A), avg=(N, A), visits=(N, A), q=(N, A), value_sum=(2, N), value_weight=(),
-            ranges=(2, N), sigma=(N, A), values=(2, N), own=(2, N))
+            ranges=(2, N), sigma=(N, A), values=(2, N), own=(2, N), pending=(N, A), prior=(N, A))
         self._alloc(self.tree.size)
+        self._prior_filled = 0      # prior rows of nodes below this are set (see `_fill_priors`)
+        self._path = np.zeros((64, 3), dtype=np.int64)   # a phase's (node, slot, action) records
+        self._actions = np.zeros(A, dtype=np.int64)      # the actions an expansion adds
+        self._uniforms = np.zeros(0)                     # rng's uniforms drawn ahead, for the walks
+        self._cursor = np.zeros(1, dtype=np.int64)       # the next one to use (`expansion` module doc)
+        self._chance_weights = np.asarray(game.cached("chance_weights", self.tree.pubs[self.search_node]),
+                                          dtype=np.float64)
         self._view: TreeView | None = None
         self._payoffs = np.zeros((0, N, N))   # the view's terminals' payoff matrices
         self.timings = dict.fromkeys(PHASES, 0.0)
@@ -266,18 +273,18 @@ class GTCFR:
         g, n = self.gadget, view.n
         if g is not None:
             self.root_ranges[g.player] = g.opponent_range()
-        node_cfr.current_policy(view.decision, view.entry, self.regrets, self.sigma)
+        node_cfr.current_policy(view.kind, view.legal, view.present, self.regrets, self.sigma)
         node_cfr.propagate_ranges(self.root_ranges, view.possible, view.parent, view.edge_start, view.e_player,
                                   view.e_src, view.e_dst, view.e_action, self.sigma, self.ranges)
         values = self.values
         values[:n] = 0.0
         self._leaf_values(view, values)
-        node_cfr.propagate_values(view.actor, view.child_start, view.child_ids, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, view.prob, view.entry, self.sigma,
-                                  values, self.q)
+        node_cfr.propagate_values(view.actor, view.first_child, view.next_sibling, view.edge_start, view.e_player,
+                                  view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
+                                  self.sigma, values, self.q)
         if g is not None and players[g.player]:
             g.update(values[self.root, g.player])
-        node_cfr.update_regrets(view.decision, view.actor, players, self.t, view.entry, self.sigma, self.q,
+        node_cfr.update_regrets(view.kind, view.actor, players, self.t, view.legal, view.present, self.sigma, self.q,
                                 values, self.ranges, self.regrets, self.avg)
         return values
 
@@ -293,7 +300,10 @@ class GTCFR:
         if len(f):
             if self.recorder.value_fn is None:
                 raise ValueError("the tree has frontier leaves but no value function was given")
-            values[f] = self.recorder([self.tree.pubs[p] for p in f], ranges[f]) * view.possible[f]
+            pubs = self.tree.pubs
+            leaf_values, logits = self.recorder([pubs[p] for p in f.tolist()], ranges[f])
+            values[f] = leaf_values * view.possible[f]
+            self._set_priors(f, logits)
 
     def average_policy(self, node: int) -> np.ndarray:
         """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
@@ -331,119 +341,61 @@ class GTCFR:
                             self.tree.size, self.t)
 
     # ---- expansion ----------------------------------------------------------
-    def prior(self, node: int, slot: int) -> np.ndarray:
-        """float [A]: softmax(logits / T_prior) over the actor's legal actions (uniform if unknown)."""
-        legal = self.tree.legal[node, slot]
-        logits = self.recorder.logits.get(self.tree.pubs[node])
-        if logits is None:
-            return legal / max(legal.sum(), 1)
-        z = np.where(legal, logits[self.tree.actor[node], slot] / self.settings.prior_temperature, -np.inf)
-        z = np.exp(z - z[legal].max()) if legal.any() else np.zeros_like(z)
-        return z / max(z.sum(), 1e-300)
+    def _fill_priors(self) -> None:
+        """The uniform prior (over legal actions) in the `prior` rows of the nodes added since the
+        last call that are the first with their public state (`PublicTree.first`)."""
+        size = self.tree.size
+        if self._prior_filled < size:
+            expansion.fill_uniform_priors(self._prior_filled, size, self.tree.first, self.tree.legal, self.prior)
+            self._prior_filled = size
+
+    def _set_priors(self, nodes: np.ndarray, logits: np.ndarray) -> None:
+        """prior[first[v], s] = softmax(logits[actor, s] / T_prior) over the legal actions (zero if
+        none) for the evaluated nodes (int [B]; logits float64 [B, 2, N, A], as `ValueFunction`
+        returns them): the prior of a public state is that of its latest evaluation."""
+        self._fill_priors()
+        tree = self.tree
+        z = expansion.centred_logits(tree.actor[nodes], tree.legal[nodes], np.asarray(logits, dtype=np.float64),
+                                     float(self.settings.prior_temperature))
+        expansion.normalise_priors(tree.first[nodes], np.exp(z), self.prior)
 
     def grow(self, simulations: int) -> None:
-        """Run `simulations` expansion simulations with virtual losses between them."""
+        """Run `simulations` expansion simulations with virtual losses between them (their visits
+        pending until the phase ends)."""
         t0 = time.perf_counter()
-        self._ensure_capacity()
-        virtual = {}   # (node, slot) -> int [A]: this phase's pending visits
+        count = 0
         for _ in range(simulations):
-            for node, slot, a in self._simulate(virtual):
-                virtual.setdefault((node, slot), np.zeros(self.game.spec.num_actions, dtype=np.int64))[a] += 1
-        for (node, slot), k in virtual.items():
-            self.visits[node, slot] += k
+            count = self._simulate(count)
+        expansion.commit_visits(self._path, count, self.pending, self.visits)
         self._ensure_capacity()
         self.timings["tree"] += time.perf_counter() - t0
 
-    def _sample_world(self, node: int) -> tuple[int, int]:
-        """(slot 0, slot 1) from the latest beliefs at `node` and the deal's correlation; if no
-        deal is consistent with them (a player's range is zero there), from the possible slots."""
-        possible = self.tree.possible[node].astype(float)
-        cw = self.game.cached("chance_weights", self.tree.pubs[node])
-        r = self.ranges[node] * possible if self.t else self.root_ranges * possible
-        joint = r[0][:, None] * r[1][None, :] * cw
-        if not joint.sum() > 0:
-            joint = possible[0][:, None] * possible[1][None, :] * cw
-        flat = joint.ravel()
-        k = int(self.rng.choice(len(flat), p=flat / flat.sum()))
-        return divmod(k, joint.shape[1])
+    def _draw_ahead(self, need: int) -> None:
+        """At least `need` unused uniforms in `_uniforms` (the unused ones kept first, in order)."""
+        left = self._uniforms[self._cursor[0]:]
+        if len(left) < need:
+            self._uniforms = np.concatenate([left, self.rng.random(2 * need)])
+            self._cursor[0] = 0
 
-    def _simulate(self, virtual: dict) -> list[tuple[int, int, int]]:
-        tree = self.tree
-        node = self.search_node
-        slots = list(self._sample_world(node))
-        path = []
-        while tree.kind[node] != TERMINAL:
-            kids = tree.children[node]
-            if not kids:
-                self._expand_leaf(node, slots)
-                break
-            if tree.kind[node] == CHANCE:
-                node, slots = self._sample_chance(node, slots)
-                continue
-            i = int(tree.actor[node])
-            s = slots[i]
-            a = self._select(node, s, virtual)
-            path.append((node, s, a))
-            if not tree.present[node, s, a]:
-                tree.expand(node, [a])
-                break
-            node, slots = self._step(node, slots, i, a)
-        return path
-
-    def _expand_leaf(self, node: int, slots: list[int]) -> None:
-        tree = self.tree
-        if tree.kind[node] != DECISION or self.top_k is None:
+    def _simulate(self, count: int) -> int:
+        """One simulation (`expansion.simulate`) and the expansion it ends with; the phase's path
+        records go from row `count` of `_path` on; returns the new count."""
+        self._ensure_capacity()
+        self._fill_priors()
+        tree, node = self.tree, self.search_node
+        if len(self._path) < count + tree.size + 1:
+            self._path = np.concatenate([self._path, np.zeros((count + tree.size + 1, 3), dtype=np.int64)])
+        self._draw_ahead(2 * tree.size + 1)
+        world = (self.ranges[node] if self.t else self.root_ranges, tree.possible[node], self._chance_weights)
+        arrays = (tree.kind, tree.actor, tree.first_child, tree.next_sibling, tree.prob, tree.in_state_maps,
+                  tree.in_actor_map, tree.legal, tree.present, tree.first)
+        search = (self.ranges, self.q, self.visits, self.avg, self.pending, self.prior)
+        what, node, k, count = expansion.simulate(
+            self._uniforms, self._cursor, node, world, arrays, search, float(self.settings.puct_c),
+            float(self.game.spec.max_utility), -1 if self.top_k is None else self.top_k, self._path, count,
+            self._actions)
+        if what == expansion.EXPAND_ALL:
             tree.expand(node)
-            return
-        s = slots[int(tree.actor[node])]
-        prior = self.prior(node, s)
-        legal = np.flatnonzero(tree.legal[node, s])
-        top = legal[np.argsort(-prior[legal], kind="stable")[: self.top_k]]
-        tree.expand(node, top.tolist())
-
-    def _select(self, node: int, s: int, virtual: dict) -> int:
-        """Sample from 1/2 pi_PUCT + 1/2 pi_CFR at (node, slot s)."""
-        tree = self.tree
-        legal = tree.legal[node, s]
-        i = int(tree.actor[node])
-        if self.rng.random() < 0.5:
-            opp_reach = self.ranges[node, 1 - i].sum()
-            scale = self.game.spec.max_utility * max(opp_reach, 1e-12)
-            q = self.q[node, s] / scale
-            vl = virtual.get((node, s), 0)
-            n = self.visits[node, s] + vl
-            u = q - vl + self.settings.puct_c * self.prior(node, s) * math.sqrt(n.sum() + 1) / (1 + n)
-            return int(np.flatnonzero(legal)[np.argmax(u[legal])])
-        if tree.present[node, s].any():   # (the row `average_policy(node)[s]` is)
-            pi = regret_matching(self.avg[node, s], legal & tree.present[node, s],
-                                 max(np.count_nonzero(legal & tree.present[node, s]), 1))
-        else:
-            pi = legal / legal.sum()
-        return int(self.rng.choice(len(pi), p=pi / pi.sum()))
-
-    def _step(self, node: int, slots: list[int], i: int, a: int) -> tuple[int, list[int]]:
-        """The child reached when actor i plays a (the other player's slot decides among
-        children sharing (slot, action), as Scotland Yard's caught / not caught)."""
-        tree = self.tree
-        for c in tree.children[node]:
-            e = tree.edge[c]
-            cs = e.actor_map[slots[i], a]
-            co = e.state_maps[1 - i][slots[1 - i]]
-            if cs >= 0 and co >= 0:
-                new = [0, 0]
-                new[i], new[1 - i] = int(cs), int(co)
-                return c, new
-        raise RuntimeError(f"no child of {tree.pubs[node]!r} for slot {slots[i]} action {a}")
-
-    def _sample_chance(self, node: int, slots: list[int]) -> tuple[int, list[int]]:
-        tree = self.tree
-        cands, probs = [], []
-        for c in tree.children[node]:
-            m = tree.edge[c].state_maps
-            if m[0][slots[0]] >= 0 and m[1][slots[1]] >= 0:
-                cands.append(c)
-                probs.append(tree.edge[c].prob)
-        p = np.array(probs)
-        c = cands[int(self.rng.choice(len(cands), p=p / p.sum()))]
-        m = tree.edge[c].state_maps
-        return c, [int(m[0][slots[0]]), int(m[1][slots[1]])]
+        elif what == expansion.EXPAND_ACTIONS:
+            tree.expand(node, self._actions[:k].tolist())
+        return count

@@ -31,59 +31,82 @@ from sog.search.tree import PublicTree
 
 
 class TreeView:
-    """The index arrays of a `PublicTree` snapshot that the passes read (rebuilt when the tree's
-    `version` changes, in a few numpy calls).
+    """The arrays of a `PublicTree` snapshot that the passes read: the tree's own arrays cut to
+    its n nodes and m edges (no copies), and the leaves (one numba loop, `_leaves`); made again
+    when the tree's `version` changes.
 
     n: nodes; kind, actor int8 [n]; parent int [n]; possible bool [n, 2, N]
-    entry: bool [n, N, A], legal and present at internal decision nodes
-    child_start int [n + 1], child_ids int [n - 1]: the children of node p are
-      child_ids[child_start[p]:child_start[p + 1]], increasing
+    legal, present: bool [n, N, A]; the *entries* are their conjunction (present is only set
+      below decision nodes, for the (slot, action) pairs whose child is in the tree)
+    first_child, next_sibling int [n]: the children of a node in increasing id order, -1 ends
     edge_start int [n + 1]: the edges into node c are [edge_start[c], edge_start[c + 1])
     e_player, e_src, e_dst, e_action int [m]: the edge table
     prob float [n]: the chance probability of the edge into each node (1 below decision nodes)
-    decision: int [k] internal decision nodes, increasing
     frontier: int [F] non-terminal leaves by (depth, id): the value function's batch order
     terminals: int [T] terminal nodes, increasing
     """
 
     def __init__(self, tree: PublicTree):
         n, m = tree.size, tree.num_edges
-        self.n, self.version = n, tree.version
-        self.kind, self.actor, self.parent = tree.kind[:n], tree.actor[:n], tree.parent[:n]
-        self.possible = tree.possible[:n]
-        order = np.argsort(self.parent, kind="stable")
-        self.child_ids = order[1:] if n else order   # node 0, the root, sorts first (parent -1)
-        self.child_start = np.searchsorted(self.parent[order], np.arange(n + 1)) - 1
-        internal = np.diff(self.child_start) > 0
-        self.decision = np.flatnonzero(internal & (self.kind == DECISION))
-        self.entry = tree.legal[:n] & tree.present[:n] & (internal & (self.kind == DECISION))[:, None, None]
-        e_child = tree.e_child[:m]
-        self.edge_start = np.searchsorted(e_child, np.arange(n + 1))
-        self.e_player, self.e_src, self.e_dst = tree.e_player[:m], tree.e_src[:m], tree.e_dst[:m]
-        self.e_action, self.prob = tree.e_action[:m], tree.prob[:n]
-        leaf = ~internal
-        frontier = np.flatnonzero(leaf & (self.kind != TERMINAL))
-        self.frontier = frontier[np.argsort(tree.depth[frontier], kind="stable")]
-        self.terminals = np.flatnonzero(self.kind == TERMINAL)
         if list(tree.roots) != [0]:
             raise ValueError(f"node CFR passes need a tree with one root, node 0 (roots {tree.roots})")
+        self.n, self.version = n, tree.version
+        self.kind, self.actor, self.parent = tree.kind[:n], tree.actor[:n], tree.parent[:n]
+        self.possible, self.legal, self.present = tree.possible[:n], tree.legal[:n], tree.present[:n]
+        self.first_child, self.next_sibling = tree.first_child[:n], tree.next_sibling[:n]
+        self.edge_start = tree.edge_start[:n + 1]
+        self.e_player, self.e_src, self.e_dst = tree.e_player[:m], tree.e_src[:m], tree.e_dst[:m]
+        self.e_action, self.prob = tree.e_action[:m], tree.prob[:n]
+        self.frontier, self.terminals = _leaves(self.kind, tree.depth[:n], self.first_child)
 
 
 @numba.njit(cache=True)
-def current_policy(decision, entry, regrets, sigma):
+def _leaves(kind, depth, first_child):
+    """(frontier int [F]: the non-terminal leaves by (depth, id), terminals int [T]: increasing)."""
+    n = len(kind)
+    frontier_count, terminal_count, deepest = 0, 0, 0
+    for v in range(n):
+        if kind[v] == TERMINAL:
+            terminal_count += 1
+        elif first_child[v] < 0:
+            frontier_count += 1
+            deepest = max(deepest, depth[v])
+    at_depth = np.zeros(deepest + 2, dtype=np.int64)    # counting sort by depth, stable in id
+    for v in range(n):
+        if kind[v] != TERMINAL and first_child[v] < 0:
+            at_depth[depth[v] + 1] += 1
+    for d in range(deepest + 1):
+        at_depth[d + 1] += at_depth[d]
+    frontier = np.empty(frontier_count, dtype=np.int64)
+    terminals = np.empty(terminal_count, dtype=np.int64)
+    k = 0
+    for v in range(n):
+        if kind[v] == TERMINAL:
+            terminals[k] = v
+            k += 1
+        elif first_child[v] < 0:
+            frontier[at_depth[depth[v]]] = v
+            at_depth[depth[v]] += 1
+    return frontier, terminals
+
+
+@numba.njit(cache=True)
+def current_policy(kind, legal, present, regrets, sigma):
     """Regret matching+ at the entries: sigma[p, s, a] = max(r, 0) / sum over the slot's entries
-    (uniform over them where no regret is positive), for p in `decision`; in place on sigma
+    (uniform over them where no regret is positive), at the decision nodes; in place on sigma
     (float [>= n, N, A], only the entries written)."""
-    N, A = entry.shape[1], entry.shape[2]
-    for p in decision:
+    N, A = legal.shape[1], legal.shape[2]
+    for p in range(len(kind)):
+        if kind[p] != DECISION:
+            continue
         for s in range(N):
             total, count = 0.0, 0
             for a in range(A):
-                if entry[p, s, a]:
+                if legal[p, s, a] and present[p, s, a]:
                     total += max(regrets[p, s, a], 0.0)
                     count += 1
             for a in range(A):
-                if entry[p, s, a]:
+                if legal[p, s, a] and present[p, s, a]:
                     if total > 0:
                         sigma[p, s, a] = max(regrets[p, s, a], 0.0) / total
                     else:
@@ -135,33 +158,33 @@ def terminal_values(terminals, payoffs, possible, ranges, values):
 
 
 @numba.njit(cache=True)
-def propagate_values(actor, child_start, child_ids, edge_start, e_player, e_src, e_dst, e_action, prob,
-                     entry, sigma, values, q):
+def propagate_values(actor, first_child, next_sibling, edge_start, e_player, e_src, e_dst, e_action, prob,
+                     legal, present, sigma, values, q):
     """Counterfactual values up, in place on values [>= n, 2, N] (leaves set, internal nodes zero),
     and the actor's action values q [>= n, N, A] at the entries (zeroed here at internal decision
     nodes); the actor's value at a slot is sum_a sigma q."""
     n = len(actor)
-    N, A = entry.shape[1], entry.shape[2]
+    N, A = legal.shape[1], legal.shape[2]
     for p in range(n - 1, -1, -1):
-        lo, hi = child_start[p], child_start[p + 1]
-        if lo == hi:
+        if first_child[p] < 0:
             continue
         i = actor[p]
         if i >= 0:
             q[p] = 0.0
-        for k in range(lo, hi):
-            c = child_ids[k]
+        c = first_child[p]
+        while c >= 0:
             for e in range(edge_start[c], edge_start[c + 1]):
                 a = e_action[e]
                 if a >= 0:
                     q[p, e_src[e], a] += values[c, i, e_dst[e]]
                 else:
                     values[p, e_player[e], e_src[e]] += values[c, e_player[e], e_dst[e]] * prob[c]
+            c = next_sibling[c]
         if i >= 0:
             for s in range(N):
                 v, any_entry = 0.0, False
                 for a in range(A):
-                    if entry[p, s, a]:
+                    if legal[p, s, a] and present[p, s, a]:
                         v += sigma[p, s, a] * q[p, s, a]
                         any_entry = True
                 if any_entry:
@@ -169,16 +192,16 @@ def propagate_values(actor, child_start, child_ids, edge_start, e_player, e_src,
 
 
 @numba.njit(cache=True)
-def update_regrets(decision, actor, players, t, entry, sigma, q, values, ranges, regrets, avg):
+def update_regrets(kind, actor, players, t, legal, present, sigma, q, values, ranges, regrets, avg):
     """CFR+ at the entries of the decision nodes whose actor is in `players` (bool [2]): regrets
     max(r + q - v, 0), averages + t * reach * sigma (linear averaging); in place."""
-    N, A = entry.shape[1], entry.shape[2]
-    for p in decision:
-        i = actor[p]
-        if not players[i]:
+    N, A = legal.shape[1], legal.shape[2]
+    for p in range(len(kind)):
+        if kind[p] != DECISION or not players[actor[p]]:
             continue
+        i = actor[p]
         for s in range(N):
             for a in range(A):
-                if entry[p, s, a]:
+                if legal[p, s, a] and present[p, s, a]:
                     regrets[p, s, a] = max(regrets[p, s, a] + (q[p, s, a] - values[p, i, s]), 0.0)
                     avg[p, s, a] = avg[p, s, a] + t * ranges[p, i, s] * sigma[p, s, a]

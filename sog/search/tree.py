@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Hashable, Sequence
 
+import numba
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, TERMINAL, Child, Game
@@ -45,11 +46,22 @@ class PublicTree:
     `e_player` int8, `e_src` int32, `e_dst` int32, `e_action` int32: the child
     node, the player, the parent and child slots, the actor's action or -1;
     17 bytes an edge), ordered by child; the chance probability of the edge
-    into a node is per node (`prob`: 1 below decision nodes), so
-    `compile_tree` is a few vectorised operations however large the tree is. A decision node may be *partially* expanded (GT-CFR's top-k
+    into a node is per node (`prob` float [cap]: `Child.prob` below chance nodes, 1 below
+    decision nodes and at roots), so `compile_tree` is a few vectorised operations however large
+    the tree is. A decision node may be *partially* expanded (GT-CFR's top-k
     expansion in perfect-information games): `present[node]` marks the
     (slot, action) pairs whose child is in the tree, and only those are legal
     for the solver.
+
+    For walks down the tree without Python objects (`sog.search.expansion`), the children
+    are also linked by arrays (`first_child`, `next_sibling`: -1 for none, in the order they
+    were added, as `children`), and each node keeps its edge from the parent as arrays:
+    `prob` (above), `in_state_maps` [cap, 2, N] (`Child.state_maps`; -1 at roots) and
+    `in_actor_map` [cap, N, A] (`Child.actor_map` below a decision node, else -1), int16 slots
+    where N < 2^15 (int32 otherwise). `first` int [cap] is the first node holding the same
+    public state (the node itself for a new one), as `index`. The edges into node c are rows
+    [edge_start[c], edge_start[c + 1]) of the edge table (int [cap + 1]; nodes and their edges
+    are appended in the same order).
     """
 
     def __init__(self, game: Game, roots: Sequence[Hashable], capacity: int = 64):
@@ -68,6 +80,14 @@ class PublicTree:
         self.possible = np.zeros((cap, 2, N), dtype=bool)
         self.legal = np.zeros((cap, N, A), dtype=bool)    # game legality & actor possible
         self.present = np.zeros((cap, N, A), dtype=bool)  # (slot, action) has its child in the tree
+        self.first_child = np.full(cap, -1, dtype=np.int64)
+        self.next_sibling = np.full(cap, -1, dtype=np.int64)
+        self._last_child = np.full(cap, -1, dtype=np.int64)
+        self.first = np.zeros(cap, dtype=np.int64)
+        self.edge_start = np.zeros(cap + 1, dtype=np.int64)   # node c's edges: [edge_start[c], edge_start[c + 1])
+        slot = np.int16 if N < 2**15 else np.int32        # the edge maps' slots (hold'em: 1326 hands)
+        self.in_state_maps = np.full((cap, 2, N), -1, dtype=slot)
+        self.in_actor_map = np.full((cap, N, A), -1, dtype=slot)
         ecap = 4 * cap
         self.e_child = np.zeros(ecap, dtype=np.int32)
         self.e_player = np.zeros(ecap, dtype=np.int8)
@@ -103,44 +123,47 @@ class PublicTree:
         self.edge.append(edge)
         self.children.append([])
         self._added.append(set())
-        self.index.setdefault(pub, i)
+        self.first[i] = self.index.setdefault(pub, i)
+        self.first_child[i] = self.next_sibling[i] = self._last_child[i] = -1
+        self.edge_start[i] = self.num_edges
         if edge is not None:
-            self._add_edges(parent, i, edge)
+            self._link(parent, i, edge)
+            self._add_edges(parent, i)
+        self.edge_start[i + 1] = self.num_edges
+        if edge is None:
+            self.in_state_maps[i], self.in_actor_map[i] = -1, -1
         return i
+
+    def _link(self, p: int, c: int, edge: Child) -> None:
+        """Link child c as parent p's last child and store its edge's arrays (see class doc)."""
+        if self._last_child[p] < 0:
+            self.first_child[p] = c
+        else:
+            self.next_sibling[self._last_child[p]] = c
+        self._last_child[p] = c
+        self.in_state_maps[c] = edge.state_maps
+        self.in_actor_map[c] = edge.actor_map if edge.actor_map is not None else -1
 
     def add_root(self, pub) -> int:
         """Append another root (a forest); returns its node."""
         self.roots.append(self._append(pub, -1, None))
         return self.roots[-1]
 
-    def _add_edges(self, p: int, c: int, edge: Child) -> None:
-        """Record the slot-to-slot edges of parent p -> child c (see class doc)."""
-        N = self.game.spec.num_states
-        slots = np.arange(N)
-        cols = []
-        for i in (0, 1):
-            if self.kind[p] == DECISION and self.actor[p] == i:
-                s, a = np.nonzero((edge.actor_map >= 0) & self.legal[p])
-                cs = edge.actor_map[s, a]
-                self.present[p, s, a] = True
-            else:
-                s = slots[(edge.state_maps[i] >= 0) & self.possible[p, i]]
-                cs = edge.state_maps[i][s]
-                a = np.full(len(s), -1)
-            cols.append((np.full(len(s), i), s, cs, a))
-        player, src, dst, act = (np.concatenate(col) for col in zip(*cols))
-        k = len(player)
-        while self.num_edges + k > len(self.e_child):
+    def _add_edges(self, p: int, c: int) -> None:
+        """Record the slot-to-slot edges of parent p -> child c (see class doc) from c's edge arrays."""
+        N, A = self.game.spec.num_states, self.game.spec.num_actions
+        while self.num_edges + N * A + N > len(self.e_child):
             for name in ("e_child", "e_player", "e_src", "e_dst", "e_action"):
                 old = getattr(self, name)
                 setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
-        sl = slice(self.num_edges, self.num_edges + k)
-        self.e_child[sl], self.e_player[sl], self.e_src[sl] = c, player, src
-        self.e_dst[sl], self.e_action[sl] = dst, act
-        self.num_edges += k
+        self.num_edges = _add_edges(p, c, self.num_edges, self.kind, self.actor, self.in_actor_map, self.in_state_maps,
+                                    self.legal, self.possible, self.present, self.e_child,
+                                    self.e_player, self.e_src, self.e_dst, self.e_action)
 
     def _grow(self) -> None:
-        for name in ("parent", "depth", "kind", "actor", "prob", "expanded", "possible", "legal", "present"):
+        for name in ("parent", "depth", "kind", "actor", "prob", "expanded", "possible", "legal", "present",
+                     "first_child", "next_sibling", "_last_child", "first", "edge_start", "in_state_maps",
+                     "in_actor_map"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
 
@@ -207,6 +230,33 @@ class PublicTree:
     def is_frontier(self) -> np.ndarray:
         """bool [size]: non-terminal leaves (no child in the tree yet)."""
         return self.is_leaf() & (self.kind[: self.size] != TERMINAL)
+
+
+@numba.njit(cache=True)
+def _add_edges(p, c, start, kind, actor, in_actor_map, in_state_maps, legal, possible, present,
+               e_child, e_player, e_src, e_dst, e_action):
+    """Write the edges of parent p -> child c from row `start` of the edge table (room for N * A + N
+    rows assumed): player 0's, then player 1's; the actor's at a decision node for its legal (slot,
+    action) pairs that reach c, in (slot, action) order (marking them present), another player's
+    for its possible slots that map to c, in slot order. Returns the new number of edges."""
+    N, A = legal.shape[1], legal.shape[2]
+    k = start
+    for i in range(2):
+        if kind[p] == DECISION and actor[p] == i:
+            for s in range(N):
+                for a in range(A):
+                    if in_actor_map[c, s, a] >= 0 and legal[p, s, a]:
+                        e_player[k], e_src[k], e_dst[k], e_action[k] = i, s, in_actor_map[c, s, a], a
+                        present[p, s, a] = True
+                        e_child[k] = c
+                        k += 1
+        else:
+            for s in range(N):
+                if in_state_maps[c, i, s] >= 0 and possible[p, i, s]:
+                    e_player[k], e_src[k], e_dst[k], e_action[k] = i, s, in_state_maps[c, i, s], -1
+                    e_child[k] = c
+                    k += 1
+    return k
 
 
 @dataclasses.dataclass
