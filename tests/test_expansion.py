@@ -2,6 +2,7 @@
 `Generator.choice` draws, bit for bit (`sog.search.expansion`)."""
 import numpy as np
 
+from sog.games.api import CHANCE
 from sog.search.expansion import choice, pairwise_sum
 
 
@@ -48,7 +49,7 @@ def test_tree_arrays_mirror_the_children_lists_and_edges():
             assert tree.first[v] == tree.index[tree.pubs[v]]
             edge = tree.edge[v]
             if edge is not None:
-                assert tree.in_prob[v] == edge.prob
+                assert tree.prob[v] == (edge.prob if tree.kind[tree.parent[v]] == CHANCE else 1.0)
                 assert np.array_equal(tree.in_state_maps[v], edge.state_maps)
                 if edge.actor_map is not None:
                     assert np.array_equal(tree.in_actor_map[v], edge.actor_map)
