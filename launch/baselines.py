@@ -28,7 +28,7 @@ from sog.agents.ismcts import ISMCTS, ismcts_policy
 from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
 from sog.agents.uct import UCT, SmoothUCT
 from sog.games import UnknownGameError, load_game
-from sog.search.full_tree import best_response_values
+from sog.search.full_tree import best_response_values, refuse_too_large
 
 BASELINES = ("outcome", "external", "pluribus", "uct", "smooth_uct", "ismcts")
 
@@ -102,6 +102,7 @@ def run(args) -> dict:
         game = load_game(args.game)
     except UnknownGameError as e:
         raise UserError(str(e)) from None
+    refuse_too_large(game)      # every baseline ends in an exact best response
     seed = int(getattr(args, "seed", 0) or 0)
     samplers = {"outcome": OutcomeSamplingMCCFR, "external": ExternalSamplingMCCFR,
                 "pluribus": PluribusMCCFR, "uct": UCT, "smooth_uct": SmoothUCT}

@@ -440,7 +440,7 @@ def _validate(cfg: Config, where) -> None:
     size, limit = game.public_tree_size(), full_tree_limit(game)
     if run.eval_every and size is not None and size > limit:
         raise ConfigError(f"run.eval_every in {where('run.eval_every')}: evaluations need the full public "
-                          f"tree of {game.spec.name}, which has {size:,} public states (at most {limit:,}); "
+                          f"tree of {game.spec.name}, which has at least {size:,} public states (at most {limit:,}); "
                           "use run.eval_every=0")
     check(run.eval_seeds >= 1, "run.eval_seeds", "an int >= 1")
     check(run.diagnose_samples >= 0, "run.diagnose_samples", "an int >= 0 (0 = none)")

@@ -332,10 +332,20 @@ def test_baselines_command_on_kuhn():
 @pytest.mark.parametrize("only,budget,game,message", [
     ("uct,foo", 0.1, "kuhn_poker", "unknown baseline"),
     (None, 0.0, "kuhn_poker", "budget must be positive"),
-    (None, 0.1, "chess", "unknown game"),
+    (None, 0.1, "nochess", "unknown game"),
 ])
 def test_baselines_command_errors(only, budget, game, message):
     from launch import baselines
     from launch.cli import UserError
     with pytest.raises(UserError, match=message):
         baselines.run(argparse.Namespace(game=game, budget=budget, only=only, seed=0))
+
+
+@pytest.mark.parametrize("game", ["chess", "go", "go(board_size=19)"])
+def test_baselines_refuse_board_games_before_running(game):
+    """Chess and Go know their full trees are too large for the exact best response that ends
+    every baseline: refused at once (not after the samplers ran and filled the memory)."""
+    from launch import baselines
+    from sog.search.tree import TreeTooLarge
+    with pytest.raises(TreeTooLarge, match="at least"):
+        baselines.run(argparse.Namespace(game=game, budget=0.1, only=None, seed=0))

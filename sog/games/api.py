@@ -179,9 +179,9 @@ class Game(abc.ABC):
         return None
 
     def public_tree_size(self) -> int | None:
-        """The number of public states of the full tree, where the game knows it without
-        building the tree (`sog.search.full_tree` refuses too large a tree before building
-        it); None: counted while building."""
+        """The number of public states of the full tree, or a lower bound of it, where the
+        game knows one without building the tree (`sog.search.full_tree` refuses too large a
+        tree before building it); None: counted while building."""
         return None
 
     # ---- memoised views (solvers call these) ----------------------------

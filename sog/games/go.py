@@ -49,6 +49,14 @@ class Go(SpielBoardGame):
                              perfect_information=True,
                              feature_shape=(NUM_PLANES, board_size, board_size))
 
+    def public_tree_size(self) -> int:
+        """A lower bound: the histories of four stones on distinct points, P (P - 1) (P - 2) (P - 4)
+        for P = board_size^2 points. The first three stones can never be suicide (one needs at
+        least two enemy neighbours), and the fourth is suicide on at most one point (a corner
+        between the first player's two stones)."""
+        points = self.size ** 2
+        return points * (points - 1) * (points - 2) * (points - 4)
+
     def position_planes(self, pub) -> np.ndarray:
         """float32 [2, size, size]: black's stones, white's stones."""
         obs = np.asarray(self.state(pub).observation_tensor(0), dtype=np.float32)

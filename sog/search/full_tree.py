@@ -55,27 +55,32 @@ def full_tree_limit(game: Game) -> int:
     return min(MAX_FULL_TREE_NODES, MAX_FULL_TREE_CELLS // (spec.num_states * spec.num_actions))
 
 
+def _too_large(game: Game, size: str) -> TreeTooLarge:
+    return TreeTooLarge(f"the full public tree of {game.spec.name} has {size}; exact solving "
+                        f"and exploitability handle at most {full_tree_limit(game):,}")
+
+
+def refuse_too_large(game: Game) -> None:
+    """`TreeTooLarge` now if the game knows (`Game.public_tree_size`) that its full public tree
+    passes `full_tree_limit(game)`: for commands to check before work that ends in `full_tree`."""
+    size = game.public_tree_size()
+    if size is not None and size > full_tree_limit(game):
+        raise _too_large(game, f"at least {size:,} public states")
+
+
 def full_tree(game: Game) -> FullTree:
     """The game's compiled full public tree (built once per game object).
 
     `TreeTooLarge` (naming the game, its size and the limit) when the tree has more
     public states than `full_tree_limit(game)`: before building when the game knows its
-    size (`Game.public_tree_size`), else as soon as the count passes the limit.
+    size (`refuse_too_large`), else as soon as the count passes the limit.
     """
-    limit = full_tree_limit(game)
-
-    def too_large(size: str) -> TreeTooLarge:
-        return TreeTooLarge(f"the full public tree of {game.spec.name} has {size}; exact solving "
-                            f"and exploitability handle at most {limit:,}")
-
     def build() -> FullTree:
-        size = game.public_tree_size()
-        if size is not None and size > limit:
-            raise too_large(f"{size:,} public states")
+        refuse_too_large(game)
         try:
-            tree = PublicTree.full(game, max_nodes=limit)
+            tree = PublicTree.full(game, max_nodes=full_tree_limit(game))
         except TreeTooLarge as e:
-            raise too_large(str(e)) from None
+            raise _too_large(game, str(e)) from None
         ct = compile_tree(tree)
         return FullTree(ct, Levels(ct))
     return game.memo(("full_tree",), build)
