@@ -16,12 +16,13 @@ default of `sog.games.api.Game`): with ranges r0, r1 the counterfactual value of
 sums the opponent's reach over the hands j that share no card with i, weighted by
 player 0's utility. A fold's utility is the same for every pair, so the value is the
 opponent's total reach less the reach of the hands that block i (per-card sums; a hand
-of two cards is counted once for each, so the hand i itself is added back once): O(N).
-At a showdown the hands are sorted by strength once per board (`ShowdownPlan`); prefix
-sums give the reach below and above each strength, all of it and, over the hands holding
-each card, per card (the blockers), so the value is stake x (reach below - reach above),
-the blocking hands taken out card by card: O(N h) per terminal after the O(N log N) plan.
-Hands hold one or two cards.
+of two cards is counted once for each, so the hand i itself is added back once): O(N h).
+At a showdown the hands are sorted by strength once per board (`ShowdownPlan`); one sweep
+up the order accumulates the reach of the strictly weaker hands, all of it and per card
+(the blockers), and one sweep down that of the stronger, so the value is
+stake x (reach below - reach above), the blocking hands taken out card by card: O(N h) per
+terminal after the O(N log N) plan. Hands hold one or two cards. Both are numba loops
+over a list of terminals (`_fold_values`, `_showdown_values`): no [T, N, h] temporaries.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import abc
 import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 
+import numba
 import numpy as np
 
 MBB_PER_CHIP = 1000.0
@@ -95,17 +97,13 @@ class Poker(abc.ABC):
         one sort per board, batched: all folds at once, showdowns by board (see the module
         doc). What depends on `pubs` alone is planned once per list of terminals."""
         plan = self._terminal_plan(tuple(pubs))
-        r = np.where(plan.possible, ranges, 0.0)
-        out = np.zeros(r.shape)
-        if len(plan.folds):
-            f = plan.folds
-            out[f, 0] = plan.fold_values * _unblocked_reach(plan.incidence, r[f, 1])
-            out[f, 1] = -plan.fold_values * _unblocked_reach(plan.incidence, r[f, 0])
+        ranges = np.ascontiguousarray(ranges, dtype=np.float64)
+        out = np.zeros(ranges.shape)
+        hands, w = self.hand_cards, float(self.deal_weight)
+        _fold_values(ranges, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, out)
         for ts, stakes, showdown in plan.showdowns:
-            for p in (0, 1):
-                out[ts, p] = stakes * _showdown_margin(showdown, self.hand_cards, r[ts, 1 - p])
-        out *= self.deal_weight
-        out[~plan.possible] = 0.0
+            _showdown_values(ranges, plan.possible, ts, stakes, showdown.order, showdown.ranked, hands,
+                             plan.num_cards, w, out)
         return out
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
@@ -116,9 +114,9 @@ class Poker(abc.ABC):
 class TerminalPlan:
     """What the terminal values of a list of T terminals need besides the ranges.
 
-    possible bool [T, 2, N]; folds int [F] and fold_values float [F, 1] (player 0's
-    utility); showdowns: per board (terminal indices, stakes float [k, 1], its
-    `ShowdownPlan`); incidence float [N, C] (hand holds card).
+    possible bool [T, 2, N]; folds int [F] and fold_values float [F] (player 0's utility);
+    showdowns: per board (terminal indices int [k], stakes float [k], its `ShowdownPlan`);
+    num_cards: the cards the hands hold are 0 .. num_cards - 1.
     """
 
     def __init__(self, game: Poker, pubs: tuple):
@@ -126,9 +124,9 @@ class TerminalPlan:
         self.possible = np.stack([game.cached("possible_mask", pub) for pub in pubs]) if pubs else \
             np.zeros((0, 2, n), dtype=bool)
         ends = [game.cached("poker_terminal", pub) for pub in pubs]
-        self.incidence = game.memo(("poker_card_incidence",), lambda: _incidence(game.hand_cards))
+        self.num_cards = int(game.hand_cards.max()) + 1
         self.folds = np.array([t for t, e in enumerate(ends) if e.strengths is None], dtype=np.int64)
-        self.fold_values = np.array([ends[t].fold_value for t in self.folds], dtype=np.float64)[:, None]
+        self.fold_values = np.array([ends[t].fold_value for t in self.folds], dtype=np.float64)
         boards: dict = {}
         for t, e in enumerate(ends):
             if e.strengths is not None:
@@ -136,8 +134,8 @@ class TerminalPlan:
         self.showdowns = []
         for board, ts in boards.items():
             showdown = _bounded_memo(game, "poker_showdown_plans", board, SHOWDOWN_PLANS,
-                                     lambda: ShowdownPlan(game.hand_cards, ends[ts[0]].strengths))
-            stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)[:, None]
+                                     lambda: ShowdownPlan(ends[ts[0]].strengths))
+            stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)
             self.showdowns.append((np.array(ts, dtype=np.int64), stakes, showdown))
 
 
@@ -159,60 +157,90 @@ def is_poker(game) -> bool:
     return isinstance(game, Poker)
 
 
-def _incidence(hands: np.ndarray) -> np.ndarray:
-    """float [N, C]: 1 where hand (row) holds card (column)."""
-    out = np.zeros((len(hands), int(hands.max()) + 1))
-    out[np.arange(len(hands))[:, None], hands] = 1.0
-    return out
-
-
-def _unblocked_reach(incidence: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """float [T, N]: the opponent's reach (float [T, N]) over the hands sharing no card with
-    each hand. Per-card sums count a blocking hand once per shared card; only the hand
-    itself shares two (h <= 2), so it is added back h - 1 times."""
-    h = incidence[0].sum()
-    blocked = (reach @ incidence) @ incidence.T - (h - 1) * reach
-    return reach.sum(-1, keepdims=True) - blocked
-
-
 class ShowdownPlan:
-    """The sorting work of showdowns on one board, done once (shapes: N hands of h cards,
-    C cards, each card held by M hands).
+    """The sorting work of showdowns on one board, done once: order int [N], the hands by
+    increasing strength; ranked int [N], their dense strength ranks in that order (equal
+    ranks tie)."""
 
-    order int [N]: hands by increasing strength; below / upto int [N]: how many hands are
-    strictly weaker than / not stronger than each hand. members int [C, M]: the hands
-    holding each card, by increasing strength; card_below / card_upto int [N, h]: for each
-    hand and each of its cards, how many of that card's members are strictly weaker / not
-    stronger than the hand.
-    """
-
-    def __init__(self, hands: np.ndarray, strengths: np.ndarray):
-        n, h = hands.shape
-        ranks = np.unique(strengths, return_inverse=True)[1].reshape(-1)        # dense ranks [N]
+    def __init__(self, strengths: np.ndarray):
+        ranks = np.unique(strengths, return_inverse=True)[1].reshape(-1)
         self.order = np.argsort(ranks, kind="stable")
-        ranked = ranks[self.order]
-        self.below = np.searchsorted(ranked, ranks, side="left")
-        self.upto = np.searchsorted(ranked, ranks, side="right")
-        num_cards = int(hands.max()) + 1
-        by_card = np.argsort(hands[self.order].reshape(-1), kind="stable")      # card-major, weak first
-        self.members = self.order[by_card // h].reshape(num_cards, -1)           # [C, M]
-        m = self.members.shape[1]
-        top = int(ranks.max()) + 2
-        keys = (np.arange(num_cards)[:, None] * top + ranks[self.members]).reshape(-1)   # sorted
-        query = hands * top + ranks[:, None]                                     # [N, h]
-        self.card_below = np.searchsorted(keys, query, side="left") - hands * m
-        self.card_upto = np.searchsorted(keys, query, side="right") - hands * m
+        self.ranked = ranks[self.order]
 
 
-def _showdown_margin(plan: ShowdownPlan, hands: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """float [T, N]: the opponent's unblocked reach (float [T, N]) below each hand's strength
-    minus above it. A hand sharing both cards with hand i is i itself, of equal strength:
-    in neither sum, so no correction."""
-    t = len(reach)
-    cum = np.concatenate([np.zeros((t, 1)), np.cumsum(reach[:, plan.order], axis=1)], axis=1)  # [T, N+1]
-    card_cum = np.concatenate([np.zeros((t,) + plan.members.shape[:1] + (1,)),
-                               np.cumsum(reach[:, plan.members], axis=2)], axis=2)            # [T, C, M+1]
-    weaker = cum[:, plan.below] - card_cum[:, hands, plan.card_below].sum(-1)
-    card_total = card_cum[:, hands, -1]
-    stronger = (cum[:, -1:] - cum[:, plan.upto]) - (card_total - card_cum[:, hands, plan.card_upto]).sum(-1)
-    return weaker - stronger
+@numba.njit(cache=True)
+def _opponent_reach(ranges, possible, t, o, hands, card):
+    """The total reach of player o at terminal t over its possible hands (ranges float
+    [T, 2, N], possible bool [T, 2, N]); card float [C] set to the same per card."""
+    card[:] = 0.0
+    total = 0.0
+    for i in range(hands.shape[0]):
+        if possible[t, o, i]:
+            x = ranges[t, o, i]
+            total += x
+            for j in range(hands.shape[1]):
+                card[hands[i, j]] += x
+    return total
+
+
+@numba.njit(cache=True)
+def _fold_values(ranges, possible, folds, fold_values, hands, num_cards, weight, out):
+    """out[t, p] (float [T, 2, N]) at the folds t = folds[k] (int [F]) with player 0's utility
+    fold_values[k]: utility x deal weight x the opponent's reach over the hands sharing no
+    card with each possible hand (hands int [N, h]); 0 at impossible hands."""
+    n, h = hands.shape
+    card = np.empty(num_cards)
+    for k in range(len(folds)):
+        t = folds[k]
+        for p in range(2):
+            o = 1 - p
+            total = _opponent_reach(ranges, possible, t, o, hands, card)
+            u = fold_values[k] * weight * (1.0 if p == 0 else -1.0)
+            for i in range(n):
+                if possible[t, p, i]:
+                    blocked = 0.0
+                    for j in range(h):
+                        blocked += card[hands[i, j]]
+                    own = ranges[t, o, i] if possible[t, o, i] else 0.0   # hand i, counted h times
+                    out[t, p, i] = u * (total - blocked + (h - 1) * own)
+
+
+@numba.njit(cache=True)
+def _showdown_values(ranges, possible, ts, stakes, order, ranked, hands, num_cards, weight, out):
+    """out[t, p] (float [T, 2, N]) at the showdowns t = ts[k] (int [k]) of one board (its
+    `ShowdownPlan` order, ranked) with stakes[k]: stake x deal weight x (the opponent's
+    reach over the unblocked strictly weaker hands - over the stronger ones); 0 at impossible
+    hands. A hand sharing both cards with hand i is i itself, of equal strength: in
+    neither sum."""
+    n, h = hands.shape
+    card = np.empty(num_cards)
+    margin = np.empty(n)
+    for k in range(len(ts)):
+        t = ts[k]
+        for p in range(2):
+            o = 1 - p
+            for sign in (1.0, -1.0):          # weaker hands going up, then stronger going down
+                card[:] = 0.0
+                acc = 0.0
+                g = 0
+                while g < n:
+                    e = g
+                    while e < n and ranked[e if sign > 0 else n - 1 - e] == ranked[g if sign > 0 else n - 1 - g]:
+                        e += 1
+                    for s in range(g, e):     # a tie group: reach of the groups before it
+                        i = order[s if sign > 0 else n - 1 - s]
+                        v = acc
+                        for j in range(h):
+                            v -= card[hands[i, j]]
+                        margin[i] = v if sign > 0 else margin[i] - v
+                    for s in range(g, e):
+                        i = order[s if sign > 0 else n - 1 - s]
+                        if possible[t, o, i]:
+                            x = ranges[t, o, i]
+                            acc += x
+                            for j in range(h):
+                                card[hands[i, j]] += x
+                    g = e
+            u = stakes[k] * weight
+            for i in range(n):
+                out[t, p, i] = u * margin[i] if possible[t, p, i] else 0.0

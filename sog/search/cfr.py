@@ -80,6 +80,13 @@ class Levels:
 
     Index arrays (these and the passes' per-depth ones) are int32 where what they index
     allows (`sog.search.tree.index_dtype`).
+
+    On a slot-preserving tree (`CompiledTree.slot_preserving`: poker) the passes move whole
+    rows instead of slot edges (`rows`, one `SlotRows` per depth d >= 1, and `down`, `up`
+    empty): the policy and the action values are scattered to dense [m, A, N] arrays
+    (`ent_row_action`: each entry's flat index there), a child's reach is its parent's row
+    times the policy row of its action and its possible mask, and a parent's value the sum
+    of its children's rows (times their chance probabilities) and, for the actor, sigma . q.
     """
 
     def __init__(self, ct: CompiledTree):
@@ -106,10 +113,17 @@ class Levels:
         self.ent_player = self.dec_actor[row].astype(np.int8)
         self.down = []   # per depth d >= 1: (lo, hi, src, dst_local, pol: entry or E)
         self.up = []     # per depth d >= 1: index arrays for the value (up) pass
+        self.rows = []   # per depth d >= 1: `SlotRows` (slot-preserving trees)
         b = ct.level_bounds
         ent_pos, grp_pos = dec[row], dec[g_row]
+        if ct.slot_preserving:
+            self.ent_row_action = ((row * A + action) * N + slot).astype(index_dtype(len(dec) * A * N))
+            self.legal_t = self.legal_dec.transpose(0, 2, 1).copy()         # bool [m, A, N]
+            dec_row = np.full(n, -1, dtype=np.int64)
+            dec_row[dec] = np.arange(len(dec))
+            self.rows = [SlotRows(ct, d, dec_row) for d in range(1, ct.depth)]
         del row, slot, action, new_grp          # (int64 [E] each: not kept through the per-depth loop)
-        for d in range(1, ct.depth):
+        for d in range(1, ct.depth) if not ct.slot_preserving else ():
             e = ct.edges[d]
             lo, hi = b[d] * 2 * N, b[d + 1] * 2 * N
             plo, phi = b[d - 1] * 2 * N, b[d] * 2 * N
@@ -142,6 +156,13 @@ class Levels:
         # decision positions per depth (callers walking the tree a level at a time)
         self.dec_by_level = [np.flatnonzero((dec >= b[d]) & (dec < b[d + 1])) for d in range(ct.depth)]
 
+    def row_action(self, entries: np.ndarray) -> np.ndarray:
+        """float [m, A, N] from entries [E] (zero outside the legal entries): slot-preserving trees."""
+        ct = self.ct
+        out = np.zeros(len(self.dec) * ct.num_actions * ct.num_states)
+        out[self.ent_row_action] = entries
+        return out.reshape(len(self.dec), ct.num_actions, ct.num_states)
+
     def to_entries(self, dense: np.ndarray) -> np.ndarray:
         """float [E] from a dense decision-node array [m, N, A]."""
         return np.asarray(dense, dtype=np.float64).reshape(-1)[self.ent_dec]
@@ -152,6 +173,51 @@ class Levels:
         out = np.zeros(len(self.dec) * ct.num_states * ct.num_actions)
         out[self.ent_dec] = entries
         return out.reshape(len(self.dec), ct.num_states, ct.num_actions)
+
+
+class SlotRows:
+    """The row form of the edges into depth d of a slot-preserving tree (see `Levels`).
+
+    lo, hi: the depth's positions [lo, hi) (children; their parents lie at depth d - 1, at
+      positions [plo, lo)).
+    parent int [k]: each child's parent position.
+    act int [k_a]: the children below decision nodes (local, index into [0, k)), their actor
+      act_player int [k_a], the parent's decision row act_row int [k_a] and action act_action.
+    oth: the local (child, player) rows [k * 2] whose values flow to their parent's row
+      times the child's chance probability (every row but the actor's below decision
+      nodes), as a list over j of (child rows, parent rows into [n * 2], probabilities
+      float [., 1]) of the j-th such child of each parent row, so that summing them in
+      turn adds a parent's children in position order, as the edge path's bincount does
+      (results equal to the bit).
+    dec_rows int [m_d]: the decision rows of depth d - 1's decision nodes, at positions
+      dec_pos with actors dec_actor.
+    """
+
+    def __init__(self, ct: CompiledTree, d: int, dec_row: np.ndarray):
+        b = ct.level_bounds
+        self.plo = int(b[d - 1])
+        self.lo, self.hi = lo, hi = int(b[d]), int(b[d + 1])
+        self.parent = ct.parent[lo:hi]
+        k = hi - lo
+        self.act = np.flatnonzero(ct.action_in[lo:hi] >= 0)
+        par = self.parent[self.act]
+        self.act_player, self.act_row = ct.actor[par].astype(np.int64), dec_row[par]
+        self.act_action = ct.action_in[lo:hi][self.act]
+        keep = np.ones((k, 2), dtype=bool)
+        keep[self.act, self.act_player] = False
+        oth = np.flatnonzero(keep.reshape(-1))
+        to = self.parent[oth // 2] * 2 + oth % 2
+        order = np.argsort(to, kind="stable")
+        oth, to = oth[order], to[order]
+        first = np.ones(len(to), dtype=bool)
+        first[1:] = to[1:] != to[:-1]
+        start = np.flatnonzero(first)
+        rank = np.arange(len(to)) - np.repeat(start, np.diff(np.append(start, len(to))))
+        self.oth = [(oth[rank == j], to[rank == j], ct.prob[lo + oth[rank == j] // 2][:, None])
+                    for j in range(int(rank.max()) + 1 if len(rank) else 0)]
+        self.dec_rows = np.flatnonzero((ct.decision >= b[d - 1]) & (ct.decision < b[d]))
+        self.dec_pos = ct.decision[self.dec_rows]
+        self.dec_actor = ct.actor[self.dec_pos].astype(np.int64)
 
 
 def regret_matching(regrets: np.ndarray, legal: np.ndarray, n_legal: np.ndarray) -> np.ndarray:
@@ -180,6 +246,13 @@ def propagate_ranges(lv: Levels, pol: np.ndarray, root_ranges: np.ndarray) -> np
     ct = lv.ct
     ranges = np.zeros((ct.num_nodes, 2, ct.num_states))
     ranges[ct.roots] = root_ranges * ct.possible[ct.roots]
+    if lv.rows:
+        sigma = lv.row_action(pol[:-1])
+        for r in lv.rows:
+            reach = ranges[r.parent] * ct.possible[r.lo:r.hi]
+            reach[r.act, r.act_player] *= sigma[r.act_row, r.act_action]
+            ranges[r.lo:r.hi] = reach
+        return ranges
     flat = ranges.reshape(-1)
     for lo, hi, src, dst, p in lv.down:
         flat[lo:hi] = np.bincount(dst, flat[src] * pol[p], minlength=hi - lo)
@@ -208,6 +281,8 @@ def leaf_values(lv: Levels, ranges: np.ndarray, value_fn: FrontierValues | None)
 def propagate_entries(lv: Levels, sigma: np.ndarray, values: np.ndarray, best_response: bool = False
                       ) -> tuple[np.ndarray, np.ndarray]:
     """`propagate_values` over the legal entries: sigma [E] -> (values [n, 2, N], q [E])."""
+    if lv.rows:
+        return _propagate_rows(lv, sigma, values, best_response)
     flat = values.reshape(-1)
     q = np.zeros(lv.num_entries)
     for u in reversed(lv.up):
@@ -224,6 +299,35 @@ def propagate_entries(lv: Levels, sigma: np.ndarray, values: np.ndarray, best_re
             v = np.bincount(lv.ent_grp[elo:ehi] - glo, sigma[elo:ehi] * q[elo:ehi], minlength=ghi - glo)
         flat[lv.grp_val[glo:ghi]] = v
     return values, q
+
+
+def _propagate_rows(lv: Levels, sigma: np.ndarray, values: np.ndarray, best_response: bool
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """`propagate_entries` on a slot-preserving tree (`Levels.rows`): values [n, 2, N] in place."""
+    ct = lv.ct
+    sig = lv.row_action(sigma)
+    q = np.zeros(sig.shape)                                     # [m, A, N]
+    rows = values.reshape(-1, ct.num_states)                    # [n * 2, N]
+    for r in reversed(lv.rows):
+        below = values[r.lo:r.hi]
+        below_rows = below.reshape(-1, ct.num_states)
+        if r.oth:
+            total = np.zeros((2 * (r.lo - r.plo), ct.num_states))   # depth d - 1's rows
+            for child, parent, w in r.oth:                         # (in order: see `SlotRows`)
+                total[parent - 2 * r.plo] += below_rows[child] * w
+            rows[2 * r.plo:2 * r.lo] += total
+        q[r.act_row, r.act_action] = below[r.act, r.act_player]
+        if len(r.dec_rows):
+            qd = q[r.dec_rows]
+            if best_response:
+                best = np.where(lv.legal_t[r.dec_rows], qd, -np.inf).max(1)
+                v = np.where(np.isfinite(best), best, 0.0)
+            else:      # action by action, as the edge path sums them
+                v = np.zeros((len(r.dec_rows), ct.num_states))
+                for a in range(ct.num_actions):
+                    v += sig[r.dec_rows, a] * qd[:, a]
+            values[r.dec_pos, r.dec_actor] = v
+    return values, q.reshape(-1)[lv.ent_row_action]
 
 
 def propagate_values(lv: Levels, sigma_dec: np.ndarray, values: np.ndarray, best_response: bool = False

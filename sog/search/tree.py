@@ -19,12 +19,22 @@ one player at a parent to one slot of the same player at a child:
 Indices are int32 where the arrays they index allow (`index_dtype`): a 52-card hold'em turn
 subgame has 25 M edges, whose tables dominate a solver's memory.
 
+Most games keep slots (`CompiledTree.slot_preserving`: poker, where a private hand stays
+itself below every public action and deal): every edge maps slot s to slot s, a child
+below a decision node is reached by one action from exactly the actor's legal slots for it,
+and a child's other slots are exactly its possible ones. There a child's reach is its
+parent's row times the actor's policy row of the action and its possible mask, and a
+parent's value its children's rows summed: dense [nodes, N] row operations per depth
+(`sog.search.cfr.Levels`), so the per-slot edge lists are not built unless asked for
+(`CompiledTree.edges`, built on first use).
+
 With those, a CFR iteration is a handful of gathers and segment sums per depth
 (`sog.search.cfr`), with no Python loop over nodes or information states.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Hashable, Sequence
 
 import numba
@@ -281,12 +291,43 @@ class CompiledTree:
     payoffs: np.ndarray | None     # float [T, N, N] player 0's payoff per slot pair; None for a
                                    # game without dense payoffs (`Game.terminal_values` instead)
     frontier: np.ndarray           # int [F] positions
-    edges: list[dict]              # per depth d >= 1: src, dst, pol, w (see module doc)
     decision: np.ndarray           # int [n_dec] positions of internal decision nodes
+    prob: np.ndarray               # float [n]: chance probability of the edge from the parent (1
+                                   # below decision nodes and at roots)
+    action_in: np.ndarray | None   # int [n]: the action into each node from its decision parent, -1
+                                   # below chance nodes and at roots; None unless slot_preserving
+    _edge_table: tuple             # (edge table by child node id, its per-node starts): `edges`' input
 
     @property
     def depth(self) -> int:
         return len(self.level_bounds) - 1
+
+    @property
+    def slot_preserving(self) -> bool:
+        """Whether every edge keeps its slot (see the module doc): solvers then use rows, not edges."""
+        return self.action_in is not None
+
+    @functools.cached_property
+    def edges(self) -> list[dict]:
+        """Per depth d >= 1 (index 0 None): the slot-to-slot edges src, dst, pol, w (see the
+        module doc), built a depth at a time on first use (their int64 intermediates are one
+        depth's)."""
+        edge, edge_start = self._edge_table
+        N, A, n = self.num_states, self.num_actions, self.num_nodes
+        slot_index, pol_index = index_dtype(n * 2 * N), index_dtype(n * N * A + 1)
+        b, out = self.level_bounds, [None]
+        for d in range(1, self.depth):   # a depth's edges, by child position (ids ascend within a depth)
+            ids = self.node_of[b[d]:b[d + 1]]
+            idx = _ranges(edge_start[ids], edge_start[ids + 1] - edge_start[ids])
+            child = self.pos_of[edge["child"][idx]]
+            par = self.parent[child]
+            player, act, e_src = edge["player"][idx], edge["action"][idx], edge["src"][idx]
+            out.append(dict(
+                src=((par * 2 + player) * N + e_src).astype(slot_index),
+                dst=((child * 2 + player) * N + edge["dst"][idx]).astype(slot_index),
+                pol=np.where(act >= 0, (par * N + e_src) * A + act, n * N * A).astype(pol_index),
+                w=self.prob[child]))
+        return out
 
     def pub(self, position: int):
         return self._pubs[position]
@@ -340,27 +381,54 @@ def _compile(game: Game, pubs: Sequence, node: dict, roots: np.ndarray, edge: di
         order = np.argsort(edge["child"], kind="stable")
         edge = {k: v[order] for k, v in edge.items()}
     edge_start = np.searchsorted(edge["child"], np.arange(n + 1))
-    slot_index, pol_index = index_dtype(n * 2 * N), index_dtype(n * N * A + 1)
-    edges = [None]
-    for d in range(1, D):          # a depth's edges, by child position (node ids ascend within a depth)
-        ids = node_of[level_bounds[d]:level_bounds[d + 1]]
-        idx = _ranges(edge_start[ids], edge_start[ids + 1] - edge_start[ids])
-        child = pos_of[edge["child"][idx]]
-        par = parent[child]
-        player, act, e_src = edge["player"][idx], edge["action"][idx], edge["src"][idx]
-        edges.append(dict(
-            src=((par * 2 + player) * N + e_src).astype(slot_index),
-            dst=((child * 2 + player) * N + edge["dst"][idx]).astype(slot_index),
-            pol=np.where(act >= 0, (par * N + e_src) * A + act, n * N * A).astype(pol_index),
-            w=node["prob"][edge["child"][idx]]))
+    action_in = _slot_actions(node, edge, game.spec.num_actions)
     ct = CompiledTree(
         game=game, num_nodes=n, num_states=N, num_actions=A, node_of=node_of, pos_of=pos_of,
         level_bounds=level_bounds, kind=kind, actor=actor, parent=parent, legal=legal,
         possible=possible, roots=np.sort(pos_of[roots]), terminals=terminals,
-        payoffs=payoffs, frontier=frontier, edges=edges,
-        decision=np.flatnonzero((kind == DECISION) & ~leaf))
+        payoffs=payoffs, frontier=frontier, decision=np.flatnonzero((kind == DECISION) & ~leaf),
+        prob=np.where(parent >= 0, node["prob"][node_of], 1.0),
+        action_in=None if action_in is None else action_in[node_of], _edge_table=(edge, edge_start))
     ct._pubs = pubs
     return ct
+
+
+def _slot_actions(node: dict, edge: dict, num_actions: int) -> np.ndarray | None:
+    """int [n] by node id: the action into each node from its decision parent (-1 elsewhere) if
+    the tree keeps slots (see the module doc), else None. Node arrays and the edge table (by
+    child) as `_compile`'s. Keeping slots: every edge has src == dst; every child of a
+    decision node has actor edges of one action a, one per legal (slot, a) of its parent, and
+    no sibling has the same action; the other (child, player)'s edges reach every possible
+    slot of the child (edges leave possible parent slots only, so the child's possible
+    slots are among its parent's)."""
+    n = len(node["depth"])
+    child, player, act = edge["child"], edge["player"], edge["action"]
+    if not np.array_equal(edge["src"], edge["dst"]):
+        return None
+    parent, kind = node["parent"], node["kind"]
+    is_act = act >= 0
+    action_in = np.full(n, -1, dtype=np.int64)
+    action_in[child[is_act]] = act[is_act]
+    if np.any(action_in[child[is_act]] != act[is_act]):
+        return None                                        # a child reached by two actions
+    below = np.flatnonzero(parent >= 0)
+    dec_child = below[kind[parent[below]] == DECISION]
+    par, a = parent[dec_child], action_in[dec_child]
+    if np.any(a < 0) or len(np.unique(par * num_actions + a)) != len(dec_child):
+        return None
+    actor_edges = np.bincount(child[is_act], minlength=n)[dec_child]
+    if np.any(actor_edges != node["legal"][par, :, a].sum(-1)):
+        return None
+    possible = node["possible"]
+    N = possible.shape[-1]
+    oth = np.flatnonzero(~is_act)
+    row = child[oth].astype(np.int64) * 2 + player[oth]    # (child, player) rows [n * 2]
+    covered = np.bincount(row[possible.reshape(-1)[row * N + edge["dst"][oth]]], minlength=2 * n)
+    other = np.zeros((n, 2), dtype=bool)
+    other[below] = True
+    other[dec_child, node["actor"][par]] = False
+    want = possible.sum(-1).reshape(-1)
+    return action_in if np.array_equal(covered[other.reshape(-1)], want[other.reshape(-1)]) else None
 
 
 def _payoffs(game: Game, terminals: Sequence) -> np.ndarray | None:
