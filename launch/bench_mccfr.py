@@ -31,7 +31,7 @@ import time
 from launch.console import UserError, say
 from sog.agents.policy_agents import MCCFR_VARIANTS
 from sog.games import UnknownGameError, load_game
-from sog.search.full_tree import exploitability
+from sog.search.full_tree import exploitability, refuse_too_large
 
 VARIANTS = ("outcome", "external", "pluribus")
 OPENSPIEL = {"outcome": "OutcomeSamplingMCCFRSolver", "external": "ExternalSamplingMCCFRSolver"}
@@ -175,5 +175,6 @@ def run(args) -> dict:
         game = load_game(args.game)
     except UnknownGameError as e:
         raise UserError(str(e)) from None
+    refuse_too_large(game)      # exploitability is measured on the full tree
     return bench_mccfr(game, args.seconds, list(dict.fromkeys(variants)), args.checkpoints,
                        int(args.seed), log=say)

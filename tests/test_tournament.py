@@ -54,7 +54,7 @@ def test_config_defaults_and_schedule():
     ({"mode": "gauntlet"}, "needs 'opponents'"),
     ({"anchor": "nobody"}, "anchor 'nobody'"),
     ({"games_per_pair": 0}, "games_per_pair"),
-    ({"game": "chess"}, "unknown game"),
+    ({"game": "chess960"}, "unknown game"),
 ])
 def test_bad_configs_fail_clearly(change, message):
     with pytest.raises(TournamentError, match=message):
