@@ -211,7 +211,7 @@ def test_a_checkpoint_of_another_network_kind_is_refused(kuhn, state, tmp_path, 
         restore_train_state(tmp_path, kuhn, NET, LEARN)
     monkeypatch.delitem(BUILDERS, "mlp_b")                 # a kind this version cannot build
     with pytest.raises(CheckpointError, match=r"kind 'mlp_b', which this version cannot build "
-                                              r"\(known kinds: mlp\)"):
+                                              r"\(known kinds: mlp, resnet\)"):
         load_value_function(tmp_path, kuhn)
 
 
