@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from launch.console import UserError, say
-from launch.evaluate import _run_config, checkpoint_steps
+from launch.evaluate import _run_config, run_checkpoint_steps
 from sog.games import UnknownGameError, load_game
 
 REPLAY_FILE = "replay.npz"
@@ -48,13 +48,9 @@ def run(args) -> dict:
     from learners.diagnostics import diagnose
 
     run_dir = Path(args.run)
-    if not run_dir.is_dir():
-        raise UserError(f"no run directory at {run_dir}")
     if args.samples < 1:
         raise UserError("--samples must be at least 1")
-    steps = checkpoint_steps(run_dir)
-    if not steps:
-        raise UserError(f"no checkpoints in {run_dir} (expected numbered step directories)")
+    steps = run_checkpoint_steps(run_dir)
     step = steps[-1] if args.checkpoint is None else args.checkpoint
     if step not in steps:
         raise UserError(f"no checkpoint {step} in {run_dir} (there are {', '.join(map(str, steps))})")

@@ -72,6 +72,16 @@ def checkpoint_steps(run_dir: Path) -> list[int]:
     return sorted(steps)
 
 
+def run_checkpoint_steps(run_dir: Path) -> list[int]:
+    """`checkpoint_steps` of a run directory that must exist and hold one (UserError if not)."""
+    if not run_dir.is_dir():
+        raise UserError(f"no run directory at {run_dir}")
+    steps = checkpoint_steps(run_dir)
+    if not steps:
+        raise UserError(f"no checkpoints in {run_dir} (expected numbered step directories)")
+    return steps
+
+
 def _run_config(run_dir: Path):
     """The run's Config from RUN_DIR/config.yaml, or None."""
     path = run_dir / "config.yaml"
@@ -182,13 +192,9 @@ def run(args) -> dict:
     from learners.checkpoint import CheckpointError, load_value_function, read_metadata
 
     run_dir = Path(args.run)
-    if not run_dir.is_dir():
-        raise UserError(f"no run directory at {run_dir}")
     if args.every < 1:
         raise UserError("--every must be at least 1")
-    steps = checkpoint_steps(run_dir)
-    if not steps:
-        raise UserError(f"no checkpoints in {run_dir} (expected numbered step directories)")
+    steps = run_checkpoint_steps(run_dir)
     selected = sorted(set(steps[::args.every]) | {steps[-1]})
     config = _run_config(run_dir)
     searches = args.search
