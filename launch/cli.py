@@ -35,6 +35,7 @@ from sog.search.full_tree import (
     exploitability,
     full_tree,
     policy_value,
+    refuse_too_large,
     tabular_from_array,
 )
 from sog.search.resolve import ContinualResolver
@@ -176,6 +177,16 @@ def _search_agent_exploitability(game, args) -> dict:
     return result
 
 
+def _exactly_solvable(game) -> bool:
+    """Whether the exact tools (oracle, best response) can take `game` (`refuse_too_large`):
+    not chess or Go, whose trees are far beyond exact solving."""
+    try:
+        refuse_too_large(game)
+    except TreeTooLarge:
+        return False
+    return True
+
+
 def cmd_bench(args) -> dict:
     if args.what == "selfplay":
         return bench_selfplay.run_command(args)
@@ -186,8 +197,7 @@ def cmd_bench(args) -> dict:
                                max_seconds=args.max_seconds, log=say)
     if args.what == "search":
         game = _game(args.game)
-        # board games (chess, Go) have no oracle: their trees are far beyond exact solving
-        values = {} if game.spec.feature_shape is not None else {"oracle": _value_function(game, "oracle")}
+        values = {"oracle": _value_function(game, "oracle")} if _exactly_solvable(game) else {}
         values["cvpn" if args.value == "fresh" else args.value] = (
             bench.fresh_cvpn(game) if args.value == "fresh" else _value_function(game, args.value))
         return bench.bench_search(game, values, [_search_settings(s) for s in args.search],
