@@ -16,7 +16,6 @@ import random
 import time
 
 import numpy as np
-import pyspiel
 
 
 def _time(fn, items, repeat=3) -> float:
@@ -30,6 +29,8 @@ def _time(fn, items, repeat=3) -> float:
 
 
 def _openspiel_states(name, params, n_games=20, plies=60, seed=0):
+    import pyspiel  # here: the CLI starts without OpenSpiel's C++ library until a command needs it
+
     rng = random.Random(seed)
     game = pyspiel.load_game(name, params)
     states = []

@@ -201,10 +201,11 @@ def draw_split(result: dict, path: Path) -> None:
 
 def add_arguments(parser) -> None:
     """`sog bench selfplay`'s options on the `sog bench` parser."""
-    parser.add_argument("--config", help="selfplay: a config file or a shipped config name (e.g. leduc)")
+    parser.add_argument("--config", help="selfplay, network: a config file or a shipped config name (e.g. leduc)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE",
-                        help="selfplay: override a config value (repeatable), as `sog train --set`")
-    parser.add_argument("--seconds", type=float, default=60.0, help="selfplay: the measured window")
+                        help="selfplay, network: override a config value (repeatable), as `sog train --set`")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="selfplay: the measured window (default 60); network: the time per batch size (default 1)")
     parser.add_argument("--sync", action="store_true", help="selfplay: the Ray-free run")
     parser.add_argument("--out", help="selfplay: the run directory to keep, with bench.json and bench.png "
                                       "(must not hold a run)")
@@ -214,7 +215,8 @@ def run_command(args) -> dict:
     """`sog bench selfplay` from parsed arguments."""
     if not args.config:
         raise UserError("bench selfplay needs --config")
-    if args.seconds <= 0:
+    seconds = 60.0 if args.seconds is None else args.seconds
+    if seconds <= 0:
         raise UserError("--seconds must be positive")
     if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
         raise UserError(f"--out {args.out} is not empty: give a new folder (a run there would be resumed)")
@@ -222,4 +224,4 @@ def run_command(args) -> dict:
         config = load_config(args.config, args.set or [])
     except ConfigError as e:
         raise UserError(str(e)) from None
-    return bench_selfplay(config, args.seconds, args.sync, args.out)
+    return bench_selfplay(config, seconds, args.sync, args.out)
