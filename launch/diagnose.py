@@ -1,5 +1,5 @@
-"""`sog diagnose --run RUN_DIR [--checkpoint STEP] [--samples N] [--seed S]`: where a checkpoint's gap
-to exact values is.
+"""`sog diagnose --run RUN_DIR [--checkpoint STEP] [--samples N] [--seed S] [--search S,C]`: where a
+checkpoint's gap to exact values is.
 
 Compares the CVPN of one checkpoint of a training run (the newest by default)
 with exact values on the run's persisted replay buffer (RUN_DIR/replay.npz):
@@ -8,7 +8,12 @@ the diagnostics training logs at every evaluation): the query solvers' value
 targets against exact values, the network's values against exact values on
 both sets, the policy head's KL to the stored search-policy targets, and the
 age of the sampled examples in weight versions relative to the checkpoint's.
-Prints them as one JSON object (None where a set has nothing to measure).
+It also plays the evaluation: SoG(S, C) (`--search`, default the run's first
+`run.eval_search` setting) with the checkpoint, composed over every information
+state for seed S, whose exploitability it reports (`eval_mbb`, mbb/h), and
+compares the network with exact values on N of that evaluation's own queries.
+Per set, the public states that hold most of the network's error are listed
+(`by_state`). Prints one JSON object (None where a set has nothing to measure).
 Needs a game whose full public tree the exact oracle can solve.
 
 `add_parser(subparsers)` adds the command with `run` as its func; user errors
@@ -23,7 +28,11 @@ import numpy as np
 
 from launch.console import UserError, say
 from launch.evaluate import _run_config, run_checkpoint_steps
+from sog.config import parse_eval_search
+from sog.eval.search_policy import search_exploitability
 from sog.games import UnknownGameError, load_game
+from sog.search.resolve import ContinualResolver
+from sog.search.settings import SearchSettings
 
 REPLAY_FILE = "replay.npz"
 DEFAULT_CAPACITY = 1 << 20     # the replay window read without the run's config.yaml
@@ -36,7 +45,8 @@ def add_parser(subparsers):
     d.add_argument("--checkpoint", type=int, help="learner step of the checkpoint (default: the newest)")
     d.add_argument("--samples", type=int, default=256,
                    help="replay examples drawn uniformly, and as many newest (default 256)")
-    d.add_argument("--seed", type=int, default=0, help="seed of the uniform sample")
+    d.add_argument("--seed", type=int, default=0, help="seed of the uniform samples and of the evaluation")
+    d.add_argument("--search", help="S,C of the evaluated SoG search (default: the run's first run.eval_search)")
     d.set_defaults(func=run)
     return d
 
@@ -45,7 +55,7 @@ def run(args) -> dict:
     from actors.examples import example_schema
     from actors.replay import ReplayBuffer
     from learners.checkpoint import CheckpointError, load_value_function, read_metadata
-    from learners.diagnostics import diagnose
+    from learners.diagnostics import QueryRecorder, diagnose
 
     run_dir = Path(args.run)
     if args.samples < 1:
@@ -71,11 +81,30 @@ def run(args) -> dict:
         raise UserError(str(e)) from None
     if not len(replay):
         raise UserError(f"the replay buffer at {path} is empty")
+    settings = _search(args.search, config)
     version = int(meta.get("version", 0))
     say(f"diagnosing checkpoint {step} (v{version}) of {run_dir} on {args.samples} of {len(replay)} "
-        f"replay examples and the {min(args.samples, len(replay))} newest")
-    out = diagnose(game, vf, version, replay.peek(args.samples, np.random.default_rng(args.seed)),
-                   replay.newest(args.samples))
-    say(", ".join(f"{k} {v:.4g}" for k, v in out.items() if v is not None))
+        f"replay examples, the {min(args.samples, len(replay))} newest and the queries of SoG({settings.label})")
+    recorder = QueryRecorder(vf)
+    played = search_exploitability(game, ContinualResolver(game, recorder, settings), 1)
+    rng = np.random.default_rng(args.seed)
+    out = diagnose(game, vf, version, replay.peek(args.samples, rng), replay.newest(args.samples),
+                   recorder.sample(args.samples, rng), by_state=True)
+    say(f"SoG({settings.label}) exploitability {1000 * played['mean']:.2f} mbb/h (seed {args.seed})")
+    say(", ".join(f"{k} {v:.4g}" for k, v in out.items() if v is not None and k != "by_state"))
+    for name, rows in out["by_state"].items():
+        for r in rows:
+            say(f"  {name}: {100 * r['share']:5.1f}% of the error at {r['state']} "
+                f"({r['beliefs']} beliefs, mean {r['net_error']:.4f})")
     return {"run": str(run_dir), "game": game.spec.name, "checkpoint": step, "version": version,
-            "replay_size": len(replay), **out}
+            "replay_size": len(replay), "search": settings.label, "eval_mbb": 1000 * played["mean"], **out}
+
+
+def _search(text: str | None, config):
+    """The SoG settings `--search` names (over the run's search settings), else the run's first
+    `run.eval_search` setting (SoG(10, 1) without the run's config)."""
+    base = config.search if config else SearchSettings()
+    try:
+        return parse_eval_search(text or (config.run.eval_search if config else "10,1"), base)[0]
+    except ValueError as e:
+        raise UserError(f"--search {text!r}: {e}") from None

@@ -7,6 +7,11 @@ compares a network with exact counterfactual values on two sets of replay exampl
     examples  a uniform sample of the replay window (what the learner trains on)
     fresh     the newest examples of the window: the latest self-play beliefs and solved queries
 
+and, when given, on the evaluation's own queries: a uniform sample of the public belief states
+the exploitability evaluation's searches asked the network about (`QueryRecorder`), which
+training may cover less well than its replay (issue 18: Kuhn's SoG(10, 1) gap sat at one public
+state whose evaluation beliefs the replay barely held).
+
 Each example's public state is looked up by its `pub_key` among the full tree's public states
 (examples of other keys, and terminal ones, are skipped); its ranges are its normalised input
 ranges, which is enough because values in network units do not depend on the ranges' scale.
@@ -29,6 +34,8 @@ errors over slots):
                       since net_error_replay also counts the beliefs no solver targets (self-play's
                       search roots), where the network only generalises
     net_error_fresh   the same as net_error_replay over the fresh examples
+    net_error_eval    the same over the evaluation's queries (slots possible, with positive
+                      opponent reach): the error the evaluated searches actually meet
     policy_kl         mean KL(policy target || network policy) in nats over the sample's slots with
                       a policy target (the search policies of self-play; the policy loss's terms)
     replay_age_mean,  `version` minus the examples' weight versions over the sample (weight
@@ -37,9 +44,12 @@ errors over slots):
                       of both sets'): how far 'exact' may be from exact
     samples, fresh, value_examples, policy_examples: examples diagnosed (value_examples and
                       policy_examples: of the sample, those with a value / policy target)
+    eval_queries      evaluation queries diagnosed
     seconds           wall time of the whole call
 
-A field with nothing to average is None.
+A field with nothing to average is None. With `by_state`, the result also holds `by_state`:
+{"replay": rows, "eval": rows} (`worst_states`: the public states holding most of the network's
+absolute error in each set), which `sog diagnose` prints; training logs only the scalars.
 """
 from __future__ import annotations
 
@@ -47,7 +57,7 @@ import time
 
 import numpy as np
 
-from networks.encoding import to_network_units
+from networks.encoding import encode, to_network_units
 from networks.value_function import NetworkValueFunction
 from sog.games.api import TERMINAL, Game
 from sog.search.full_tree import full_tree
@@ -57,8 +67,55 @@ EXACT_ITERATIONS = 100        # oracle CFR iterations per chunk
 EXACT_GAP = 1e-4              # stop once the mean gap per example is at most this (network units)
 EXACT_MAX_ITERATIONS = 3000
 
-FIELDS = ("target_error", "net_error_replay", "net_error_targets", "net_error_fresh", "policy_kl", "replay_age_mean",
-          "replay_age_max", "exact_gap", "samples", "fresh", "value_examples", "policy_examples", "seconds")
+FIELDS = ("target_error", "net_error_replay", "net_error_targets", "net_error_fresh", "net_error_eval", "policy_kl",
+          "replay_age_mean", "replay_age_max", "exact_gap", "samples", "fresh", "value_examples", "policy_examples",
+          "eval_queries", "seconds")
+WORST_STATES = 5              # public states listed per set by `worst_states`
+
+
+class QueryRecorder:
+    """A `ValueFunction` (`sog.search.value_function`) that answers through `value_fn` and keeps
+    every query: `pubs` (public states) and their ranges (float [2, N] each), for `sample`."""
+
+    def __init__(self, value_fn):
+        self.value_fn = value_fn
+        self.pubs: list = []
+        self._ranges: list[np.ndarray] = []
+
+    def evaluate(self, pubs, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.pubs.extend(pubs)
+        self._ranges.append(np.array(ranges, dtype=np.float64))
+        return self.value_fn.evaluate(pubs, ranges)
+
+    def sample(self, count: int, rng: np.random.Generator) -> tuple[list, np.ndarray]:
+        """(pubs, ranges float [K, 2, N]): K = min(count, queries kept) queries drawn uniformly
+        without replacement, in the order they were asked."""
+        if not self.pubs:
+            return [], np.zeros((0, 2, 0))
+        ranges = np.concatenate(self._ranges)
+        rows = np.sort(rng.choice(len(self.pubs), size=min(count, len(self.pubs)), replace=False))
+        return [self.pubs[i] for i in rows.tolist()], ranges[rows]
+
+
+def worst_states(pubs: list, error: np.ndarray, mask: np.ndarray, top: int = WORST_STATES) -> list[dict]:
+    """The `top` public states with the largest total absolute error, largest first.
+
+    pubs: B public states; error: float [B, 2, N] absolute errors; mask: bool [B, 2, N] the slots
+    that count. Rows: state (the public state's repr), beliefs (of the B at that state),
+    net_error (mean over its counted slots), share (of the total error over all B)."""
+    per_belief = np.where(mask, np.asarray(error, dtype=np.float64), 0.0).sum((1, 2))
+    total = float(per_belief.sum())
+    slots = mask.sum((1, 2))
+    groups: dict = {}
+    for b, pub in enumerate(pubs):
+        groups.setdefault(pub, []).append(b)
+    rows = []
+    for pub, members in groups.items():
+        e, k = float(per_belief[members].sum()), int(slots[members].sum())
+        if k:
+            rows.append({"state": repr(pub), "beliefs": len(members), "net_error": e / k,
+                         "share": e / total if total > 0 else 0.0})
+    return sorted(rows, key=lambda r: -r["share"])[:top]
 
 
 def pubs_by_key(game: Game) -> dict:
@@ -101,14 +158,14 @@ def exact_network_values(game: Game, pubs: list, ranges: np.ndarray,
 
 
 def _exact(game: Game, examples: dict):
-    """(rows of `examples` diagnosed, their exact values [K, 2, N] in network units, mask [K, 2, N],
-    mean gap); None when no row qualifies."""
+    """(rows of `examples` diagnosed, their public states, their exact values [K, 2, N] in network
+    units, mask [K, 2, N], mean gap); None when no row qualifies."""
     rows, pubs = _decode(game, examples)
     if not len(rows):
         return None
     n = game.spec.num_states
     ranges = examples["inputs"][rows, :2 * n].reshape(len(rows), 2, n).astype(np.float64)
-    return (rows, *exact_network_values(game, pubs, ranges, examples["possible"][rows]))
+    return (rows, pubs, *exact_network_values(game, pubs, ranges, examples["possible"][rows]))
 
 
 def policy_kl(logits: np.ndarray, examples: dict) -> np.ndarray:
@@ -128,13 +185,15 @@ def policy_kl(logits: np.ndarray, examples: dict) -> np.ndarray:
 
 
 def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict | None,
-             fresh: dict | None) -> dict:
+             fresh: dict | None, queries: tuple[list, np.ndarray] | None = None, by_state: bool = False) -> dict:
     """The fields of the module doc for the network `vf` (of weight `version`) on a uniform replay
     sample `examples` and the newest replay examples `fresh` (dicts of arrays [B, ...]; None or
-    empty: no such set)."""
+    empty: no such set) and the evaluation's queries `queries` ((pubs, ranges float [Q, 2, N]),
+    `QueryRecorder.sample`; None or empty: none); `by_state` adds the per-state rows."""
     t0 = time.perf_counter()
     out = dict.fromkeys(FIELDS)
-    out.update(samples=0, fresh=0, value_examples=0, policy_examples=0)
+    out.update(samples=0, fresh=0, value_examples=0, policy_examples=0, eval_queries=0)
+    states = {"replay": [], "eval": []}
     gaps = []
     if examples is not None and len(examples["pub_key"]):
         age = int(version) - examples["version"]
@@ -146,22 +205,34 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
         out["policy_examples"] = int(has_policy.any((1, 2)).sum())
         got = _exact(game, examples)
         if got is not None:
-            rows, exact, mask, gap = got
+            rows, pubs, exact, mask, gap = got
             targets = examples["value_mask"][rows] & mask
             out["target_error"] = _mean(np.abs(examples["value_target"][rows] - exact), targets)
             out["net_error_replay"] = _mean(np.abs(values[rows] - exact), mask)
+            states["replay"] = worst_states(pubs, np.abs(values[rows] - exact), mask)
             out["net_error_targets"] = _mean(np.abs(values[rows] - exact), targets)
             out.update(samples=len(rows), value_examples=int(targets.any((1, 2)).sum()))
             gaps.append(gap)
     if fresh is not None and len(fresh["pub_key"]):
         got = _exact(game, fresh)
         if got is not None:
-            rows, exact, mask, gap = got
+            rows, _, exact, mask, gap = got
             values, _ = vf.apply_padded(fresh["inputs"][rows], fresh["possible"][rows])
             out["net_error_fresh"] = _mean(np.abs(values - exact), mask)
             out["fresh"] = len(rows)
             gaps.append(gap)
+    if queries is not None and len(queries[0]):
+        pubs, ranges = queries
+        inputs, possible = encode(game, pubs, ranges)
+        values, _ = vf.apply_padded(inputs, possible)
+        exact, mask, gap = exact_network_values(game, pubs, ranges, possible)
+        out["net_error_eval"] = _mean(np.abs(values - exact), mask)
+        out["eval_queries"] = len(pubs)
+        states["eval"] = worst_states(pubs, np.abs(values - exact), mask)
+        gaps.append(gap)
     if gaps:
         out["exact_gap"] = max(gaps)
     out["seconds"] = time.perf_counter() - t0
+    if by_state:
+        out["by_state"] = states
     return out

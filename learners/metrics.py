@@ -26,8 +26,9 @@ Scalar names (all logged against the learner step):
 
 `Evaluator` measures the exploitability of SoG(s, c) with given weights, as
 `sog exploitability --agent sog` does (`sog.eval.search_policy`), with its
-exact-oracle reference, and diagnoses the weights on replay examples; it is
-plain so the driver can run it in-process (sync mode) or in a Ray actor.
+exact-oracle reference, and diagnoses the weights on replay examples and on the
+evaluation's own network queries (`QueryRecorder`); it is plain so the driver can
+run it in-process (sync mode) or in a Ray actor.
 `read_scalars(logdir)` reads the event files back (tests, plots) without
 TensorFlow or TensorBoard.
 """
@@ -41,8 +42,10 @@ import struct
 import time
 from pathlib import Path
 
+import numpy as np
+
 from learners import oracle_reference
-from learners.diagnostics import diagnose
+from learners.diagnostics import QueryRecorder, diagnose
 from sog.config import parse_eval_search
 from sog.eval.search_policy import search_exploitability
 from sog.games import load_game
@@ -158,10 +161,11 @@ class Evaluator:
         (its `oracle_reference.key`)."""
 
         self.vf.set_params(params, version)
+        self.queries = QueryRecorder(self.vf)
         seeds = self.config.run.eval_seeds
         rows = []
         for settings in self.searches:
-            out = search_exploitability(self.game, ContinualResolver(self.game, self.vf, settings), seeds)
+            out = search_exploitability(self.game, ContinualResolver(self.game, self.queries, settings), seeds)
             rows.append({"search": settings.label, "seeds": seeds,
                          "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
                          "max_mbb": 1000 * out["max"], "seconds": out["seconds"],
@@ -172,10 +176,13 @@ class Evaluator:
     def evaluate(self, params, version: int, examples: dict | None = None,
                  fresh: dict | None = None) -> dict:
         """{"rows": `exploitability(params, version)`, "diagnostics": `learners.diagnostics.diagnose`
-        on the replay sample `examples` and the newest examples `fresh`, or None when both are
-        None or empty, or with `run.diagnose_samples` 0}."""
+        on the replay sample `examples`, the newest examples `fresh` and `run.diagnose_samples` of
+        the evaluation's own network queries (drawn with seed (run.seed, version)), or None when
+        both replay sets are None or empty, or with `run.diagnose_samples` 0}."""
         rows = self.exploitability(params, version)
         diagnostics = None
-        if self.config.run.diagnose_samples and any(x is not None and len(x["pub_key"]) for x in (examples, fresh)):
-            diagnostics = diagnose(self.game, self.vf, version, examples, fresh)
+        n = self.config.run.diagnose_samples
+        if n and any(x is not None and len(x["pub_key"]) for x in (examples, fresh)):
+            queries = self.queries.sample(n, np.random.default_rng((self.config.run.seed, version)))
+            diagnostics = diagnose(self.game, self.vf, version, examples, fresh, queries)
         return {"rows": rows, "diagnostics": diagnostics}

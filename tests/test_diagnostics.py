@@ -12,7 +12,7 @@ from actors.examples import Produced
 from launch.cli import main as cli_main
 from launch.train import train
 from learners import oracle_reference
-from learners.diagnostics import FIELDS, diagnose, exact_network_values, policy_kl
+from learners.diagnostics import FIELDS, QueryRecorder, diagnose, exact_network_values, policy_kl, worst_states
 from learners.metrics import read_scalars
 from networks.cvpn import init_params
 from networks.encoding import to_game_units
@@ -46,7 +46,7 @@ def test_exact_targets_have_zero_error_and_ages_count_versions(kuhn):
     produced.stamp(3)
     vf = NetworkValueFunction(kuhn, NetworkConfig(hidden=8, layers=1), init_params(kuhn, NetworkConfig(hidden=8, layers=1), 0))
     out = diagnose(kuhn, vf, 5, produced.examples, produced.examples)
-    assert set(out) == set(FIELDS)
+    assert set(out) == set(FIELDS) and out["net_error_eval"] is None and out["eval_queries"] == 0
     n = len(produced.ids)
     assert out["samples"] == out["fresh"] == out["value_examples"] == out["policy_examples"] == n
     assert out["target_error"] < 1e-5 and out["exact_gap"] < 1e-4
@@ -64,6 +64,41 @@ def test_exact_targets_have_zero_error_and_ages_count_versions(kuhn):
     got = diagnose(kuhn, vf, 3, half, None)
     kept = {k: v[1::2] for k, v in produced.examples.items()}
     assert got["net_error_targets"] == pytest.approx(diagnose(kuhn, vf, 3, kept, None)["net_error_replay"], abs=1e-3)
+
+
+def test_eval_queries_error_is_the_replay_error_of_the_same_beliefs(kuhn):
+    """The evaluation's queries, recorded through `QueryRecorder`, are diagnosed like replay
+    examples: the same beliefs give the same network error; `by_state` ranks the states."""
+    produced = exact_examples(kuhn, np.random.default_rng(3))
+    config = NetworkConfig(hidden=8, layers=1)
+    vf = NetworkValueFunction(kuhn, config, init_params(kuhn, config, 0))
+    pubs = list(full_tree(kuhn).decision_pubs)
+    n = kuhn.spec.num_states
+    ranges = produced.examples["inputs"][:, :2 * n].reshape(-1, 2, n).astype(np.float64)
+    recorder = QueryRecorder(vf)
+    values, _ = recorder.evaluate(pubs, ranges)
+    np.testing.assert_array_equal(values, vf.evaluate(pubs, ranges)[0])
+    got_pubs, got_ranges = recorder.sample(100, np.random.default_rng(0))   # all of them, in order
+    assert got_pubs == pubs and np.array_equal(got_ranges, ranges)
+    out = diagnose(kuhn, vf, 0, produced.examples, None, (got_pubs, got_ranges), by_state=True)
+    assert out["eval_queries"] == len(pubs)
+    assert out["net_error_eval"] == pytest.approx(out["net_error_replay"], rel=1e-5)
+    for rows in out["by_state"].values():
+        assert 0 < len(rows) <= 5 and sum(r["share"] for r in rows) <= 1 + 1e-9
+        assert [r["share"] for r in rows] == sorted((r["share"] for r in rows), reverse=True)
+    assert out["by_state"]["eval"] == out["by_state"]["replay"]
+    sub_pubs, sub_ranges = recorder.sample(3, np.random.default_rng(0))
+    assert len(sub_pubs) == 3 and sub_ranges.shape == (3, 2, n)
+
+
+def test_worst_states_groups_errors_by_public_state():
+    error = np.zeros((3, 2, 2))
+    error[0, 0, 0], error[1, 1, 1], error[2, 0, 1] = 1.0, 3.0, 4.0
+    mask = np.ones((3, 2, 2), bool)
+    mask[2, 0, 1] = False                      # not counted
+    rows = worst_states(["a", "b", "a"], error, mask)
+    assert rows == [{"state": "'b'", "beliefs": 1, "net_error": 3.0 / 4, "share": 0.75},
+                    {"state": "'a'", "beliefs": 2, "net_error": 1.0 / 7, "share": 0.25}]
 
 
 def test_policy_kl_is_zero_for_the_network_policy_itself(kuhn):
@@ -95,6 +130,7 @@ def test_training_logs_the_diagnostics_the_age_and_the_reference(tiny_run):
     for d in diag:
         assert 0 <= d["diag/target_error"] < 2 and 0 <= d["diag/net_error_replay"] < 2
         assert 0 <= d["diag/net_error_fresh"] < 2 and d["diag/policy_kl"] >= 0
+        assert 0 <= d["diag/net_error_eval"] < 2 and 0 < d["diag/eval_queries"] <= 64   # SoG(4,1): 14 queries
         assert d["diag/replay_age_max"] >= d["diag/replay_age_mean"] >= 0 and d["diag/samples"] == 64
     scalars = read_scalars(run_dir / "tb")
     assert all(v >= 0 for _, v in scalars["replay/age_mean"]) and "replay/age_max" in scalars
@@ -128,16 +164,21 @@ def test_reference_equals_sog_exploitability_with_the_oracle(tiny_run, capsys):
 
 
 def test_sog_diagnose_prints_json_and_refuses_bad_runs(tiny_run, tmp_path, capsys):
-    run_dir, _, _ = tiny_run
+    run_dir, _, run = tiny_run
     assert cli_main(["diagnose", "--run", str(run_dir), "--samples", "32"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["checkpoint"] == 20 and out["version"] == 10 and set(FIELDS) <= set(out)
     assert out["samples"] == 32 and out["target_error"] >= 0 and out["replay_age_mean"] >= 0
+    # the evaluation it plays is the run's own (eval_seeds 1, seed 0): the same figure
+    (last,) = [r for r in run["evals"] if r["step"] == 20]
+    assert out["search"] == "4,1" and out["eval_mbb"] == pytest.approx(last["mean_mbb"], rel=1e-9)
+    assert 0 < out["eval_queries"] <= 32 and out["net_error_eval"] >= 0 and set(out["by_state"]) == {"replay", "eval"}
     assert cli_main(["diagnose", "--run", str(run_dir), "--checkpoint", "10", "--samples", "8"]) == 0
     assert json.loads(capsys.readouterr().out)["version"] == 5
     for argv, message in ((["--run", str(tmp_path / "missing")], "no run directory"),
                           (["--run", str(tmp_path)], "no checkpoints"),
-                          (["--run", str(run_dir), "--checkpoint", "7"], "no checkpoint 7")):
+                          (["--run", str(run_dir), "--checkpoint", "7"], "no checkpoint 7"),
+                          (["--run", str(run_dir), "--search", "4"], "--search '4'")):
         assert cli_main(["diagnose", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("sog diagnose: error: ") and message in err[0]
