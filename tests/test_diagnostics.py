@@ -12,7 +12,14 @@ from actors.examples import Produced
 from launch.cli import main as cli_main
 from launch.train import train
 from learners import oracle_reference
-from learners.diagnostics import FIELDS, QueryRecorder, diagnose, exact_network_values, policy_kl, worst_states
+from learners.diagnostics import (
+    FIELDS,
+    QueryRecorder,
+    diagnose,
+    exact_network_values,
+    policy_kl,
+    worst_states,
+)
 from learners.metrics import read_scalars
 from networks.cvpn import init_params
 from networks.encoding import to_game_units
