@@ -105,6 +105,7 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "liars_dice(numdice=2)"),
      "liars_dice(numdice=2,dice_sides=6) has at least 33,554,431 public states; exact solving and exploitability"),
     (("exploitability", "--game", "liars_dice(dice_sides=13)", "--agent", "sog"), "134,217,727 public states"),
+    (("exploitability", "--game", "hunl", "--agent", "sog"), "at least 2,707,294,201 public states"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "game=liars_dice(numdice=2)",
       "--set", "run.eval_every=10"), "evaluations need the full public tree of liars_dice(numdice=2,dice_sides=6)"),
 ])

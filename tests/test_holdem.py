@@ -173,3 +173,25 @@ def test_policy_file_of_a_game_without_openspiel_twin_loads_by_name(tmp_path, ca
     assert main(["solve", "--game", SMALL_FCPA, "--iterations", "20", "--out", str(out)]) == 0
     policy = load_policy(out)
     assert policy.game.spec == load_game(SMALL_FCPA).spec
+
+
+@pytest.mark.parametrize("name", [SMALL_LIMIT, SMALL_FULLGAME, SMALL_FCPA,
+                                  "holdem(numRanks=4,numSuits=2,numHoleCards=2,numRounds=2,numBoardCards=0 2)",
+                                  "holdem(betting=nolimit,bettingAbstraction=sog,numRanks=3,numSuits=2,stack=10 10,"
+                                  "blind=2 1)"])
+def test_public_tree_size_is_a_lower_bound(name):
+    """The exact tools refuse hold'em trees by this bound before building them: it must never
+    pass the true count (here counted by building the small trees)."""
+    from sog.search.full_tree import full_tree
+    game = load_game(name)
+    assert 1 < game.public_tree_size() <= full_tree(game).ct.num_nodes
+
+
+def test_hunl_is_refused_before_building():
+    """HUNL's bound (setups x flops x turns x rivers) passes the limit: refused at once (building
+    took 20 GB of memory before)."""
+    from sog.search.full_tree import TreeTooLarge, refuse_too_large
+    game = load_game("hunl")
+    assert game.public_tree_size() > 2_000_000_000
+    with pytest.raises(TreeTooLarge, match="at least 2,707,294,201 public states"):
+        refuse_too_large(game)

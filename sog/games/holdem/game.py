@@ -293,6 +293,19 @@ class Holdem(Poker, Game):
             text += f"[Fraction: {'?' if st.setup is None else st.setup.fraction}]"
         return text
 
+    def public_tree_size(self) -> int:
+        """A lower bound (exact trees can be far larger): the root, and for every round that
+        deals board cards, the public states that open it on the check / call-down line (legal
+        in every betting abstraction) of each setup: one per deal of the round's cards, as a
+        set, from the cards not on the board yet."""
+        total, lines, dealt = 1, len(self.setups), 0
+        for k in self.rules.board_cards:
+            if k:
+                lines *= comb(self.rules.deck_size - dealt, k)
+                dealt += k
+                total += lines
+        return total
+
     def openspiel_name(self):
         return self.rules.openspiel_name() if self.openspiel_recall else None
 
