@@ -120,6 +120,10 @@ def parse_command(line: str) -> tuple[str, str, list[str]] | None:
 
 
 def response(ident: str, ok: bool, text: str = "") -> str:
-    """The GTP answer text: '=ID text' or '?ID text', then the empty line that ends it."""
+    """The GTP answer text: '=ID text' or '?ID text', then the empty line that ends it (empty
+    lines inside `text` are dropped: they would end the answer early)."""
     head = ("=" if ok else "?") + ident
-    return f"{head} {text}\n\n" if text else f"{head}\n\n"
+    body = "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
+    if text.startswith("\n"):                    # a multi-line answer that starts on its own line
+        body = "\n" + body
+    return f"{head} {body}\n\n" if body else f"{head}\n\n"
