@@ -196,6 +196,16 @@ def test_gtp_client_reports_a_dead_engine(tmp_path):
             client.send("genmove b")
 
 
+def test_gtp_client_times_out_on_a_hung_engine(tmp_path):
+    script = tmp_path / "hangs.py"
+    script.write_text(f"#!{sys.executable}\nimport sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+    script.chmod(0o755)
+    t0 = time.perf_counter()
+    with GTPClient([str(script)], timeout=0.5) as client, pytest.raises(GTPError, match="did not answer"):
+        client.send("genmove b")
+    assert client.proc.poll() is not None and time.perf_counter() - t0 < 5     # killed by close
+
+
 def test_tournament_finishes_when_an_engine_crashes(tmp_path):
     """The crashing engine's games are recorded as errors; the others are played and rated."""
     cfg = parse_config({"game": "chess", "agents": {"crashy": f"uci:{_fake(tmp_path, 'crashes')}?nodes=1",

@@ -4,6 +4,7 @@ untrained CVPN, against Stockfish and GnuGo where they are installed; bad agent 
 2 with one line."""
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import chess
 import chess.engine
 import pytest
 
+from launch.uci import UCIServer
 from sog.agents.api import AgentError
 from sog.agents.engines import find_program
 from sog.agents.gtp import GTPClient, GTPError
@@ -88,6 +90,19 @@ def test_uci_protocol_lines():
     assert lines[4] == "readyok" and lines[5].startswith("bestmove ") and lines[5] != "bestmove 0000"
     assert lines[6].startswith("info string error: illegal move e2e5") and lines[7] == "bestmove 0000"
     assert lines[8].startswith("info string error: bad FEN") and lines[9] == "bestmove 0000"
+
+
+def test_uci_server_resets_the_agent_per_game_only():
+    """In one game the agent keeps its state (a SoG agent its search); a new game resets it."""
+    out = io.StringIO()
+    server = UCIServer("random", out)
+    for line in ("position startpos", "go", "position startpos moves e2e4 e7e5", "go"):
+        server.handle(line)
+    assert server.host.games == 1                        # the second position extends the first
+    for line in ("ucinewgame", "position startpos moves e2e4", "go", "position startpos moves d2d4", "go"):
+        server.handle(line)
+    assert server.host.games == 3                        # a new game, then a position off its line
+    assert [x.split()[0] for x in out.getvalue().splitlines()] == ["bestmove"] * 4
 
 
 @pytest.mark.parametrize("command, message", [
