@@ -157,7 +157,7 @@ def test_gtp_hosts_sog_with_a_fresh_network():
 @needs_gnugo
 def test_gtp_random_loses_to_gnugo():
     """A whole game relayed between `sog gtp` (random, black) and GnuGo (white)."""
-    gnugo = GTPClient([program("gnugo"), "--mode", "gtp", "--level", "0", "--chinese-rules",
+    gnugo = GTPClient([program("gnugo"), "--mode", "gtp", "--level", "0", "--chinese-rules", "--capture-all-dead",
                        "--never-resign"], timeout=30)
     with gtp_engine("random") as ours, gnugo:
         passes, moves = 0, 0

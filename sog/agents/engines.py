@@ -3,7 +3,9 @@
     stockfish?elo=1350                 Stockfish at UCI_Elo 1350 (UCI_LimitStrength), 0.1 s a move
     stockfish?nodes=1000               full strength, 1,000 nodes a move
     uci:PROGRAM?depth=8                any UCI engine (a path, or a name on PATH)
-    gnugo?level=1                      GnuGo at level 0..10 (default 10), Chinese (area) scoring
+    gnugo?level=1                      GnuGo at level 0..10 (default 10), Chinese (area) scoring,
+                                       capturing all dead stones before it passes (the game's
+                                       Tromp-Taylor scoring counts every stone left on the board)
 
 UCI options (both kinds): elo=E (UCI_LimitStrength with UCI_Elo E; the engine
 bounds it, Stockfish 15: 1350..2850), skill=K (Stockfish's `Skill Level` 0..20),
@@ -163,7 +165,7 @@ class GnuGoAgent(Agent):
         if self.client is not None:
             return
         command = [self.program, "--mode", "gtp", "--level", str(self.level), "--chinese-rules",
-                   "--never-resign"]
+                   "--capture-all-dead", "--never-resign"]
         try:
             self.client = GTPClient(command, timeout=self.timeout)
         except GTPError as e:

@@ -39,7 +39,8 @@ class GTPClient:
         except OSError as e:
             raise GTPError(f"cannot start {self.command[0]}: {e}") from None
         self._lines: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         """Reader thread: the engine's output lines into the queue, then _EOF."""
@@ -81,7 +82,8 @@ class GTPClient:
         return out
 
     def close(self) -> None:
-        """Say `quit` and end the process (kill it after a second)."""
+        """Say `quit` and end the process (kill it after a second); the reader thread ends at
+        the end of the engine's output, then the pipes are closed."""
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.write("quit\n")
@@ -93,11 +95,13 @@ class GTPClient:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except (BrokenPipeError, OSError):
-                pass
+        try:
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        self._reader.join(timeout=1.0)
+        if not self._reader.is_alive():          # else a child of the engine holds its output open
+            self.proc.stdout.close()
 
     def __enter__(self) -> Self:
         return self
