@@ -221,3 +221,12 @@ def test_tournament_finishes_when_an_engine_crashes(tmp_path):
     assert sum("error" in r for r in lines) == 4 and len(lines) == 6
     again = run_tournament(cfg, tmp_path / "out")        # a re-run plays the failed games again
     assert again["played_now"] == 4 and len(again["errors"]) == 4
+
+
+@pytest.mark.parametrize("name", ["chess_engines", "go_engines"])
+def test_shipped_engine_gauntlets_parse(name):
+    from pathlib import Path
+
+    from sog.eval.tournament import load_config
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "tournaments" / f"{name}.yaml")
+    assert cfg.mode == "gauntlet" and len(cfg.agents) == 3
