@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 
-from sog.config import NetworkConfig
 from sog.search.cfr import CFRConfig, CFRSolver
 from sog.search.full_tree import exploitability, full_tree
 from sog.search.gtcfr import GTCFR
@@ -104,15 +103,6 @@ class _Timed:
         self.calls += 1
         self.queries += len(pubs)
         return out
-
-
-def fresh_cvpn(game, seed: int = 0):
-    """An initialised, untrained CVPN of the default network config (CPU if no accelerator):
-    the ResNet for board games (`spec.feature_shape`: chess, Go), the MLP otherwise."""
-    from networks.cvpn import init_params
-    from networks.value_function import NetworkValueFunction
-    config = NetworkConfig(kind="resnet" if game.spec.feature_shape is not None else "mlp")
-    return NetworkValueFunction(game, config, init_params(game, config, seed))
 
 
 def bench_search(game, value_fns: dict, settings: list, searches: int, log=print) -> dict:

@@ -1,5 +1,6 @@
 """The `sog` command line. Each command prints one JSON object on stdout; human
-output (progress, tables, Ray's lines) goes to stderr. Errors a user can cause (unknown
+output (progress, tables, Ray's lines) goes to stderr. `sog uci` and `sog gtp` are the
+exceptions: their stdout speaks the protocol (and no JSON follows). Errors a user can cause (unknown
 game, bad policy file, bad option) exit with status 2 and a one-line message.
 """
 from __future__ import annotations
@@ -21,7 +22,9 @@ from launch import (
     bench_selfplay,
     diagnose,
     evaluate,
+    gtp,
     tournament,
+    uci,
 )
 from launch.console import UserError, say
 from launch.values import make_value_function, register_sog_agent
@@ -199,8 +202,7 @@ def cmd_bench(args) -> dict:
     if args.what == "search":
         game = _game(args.game)
         values = {"oracle": _value_function(game, "oracle")} if _exactly_solvable(game) else {}
-        values["cvpn" if args.value == "fresh" else args.value] = (
-            bench.fresh_cvpn(game) if args.value == "fresh" else _value_function(game, args.value))
+        values["cvpn" if args.value == "fresh" else args.value] = _value_function(game, args.value)
         return bench.bench_search(game, values, [_search_settings(s) for s in args.search],
                                   args.searches, log=say)
     if args.what == "holdem":
@@ -288,6 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parser(sub)
     diagnose.add_parser(sub)
     tournament.add_parser(sub)          # `sog tournament` and `sog lbr`
+    uci.add_parser(sub)
+    gtp.add_parser(sub)
 
     t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")
@@ -302,10 +306,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     register_sog_agent()
     args = build_parser().parse_args(argv)
+    stdout = sys.stdout
     try:
         # stdout is the result's alone: anything else printed to it while the command runs
         # (Ray prints its workers' and raylet's lines to the driver's sys.stdout) goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
+            if getattr(args, "protocol", False):     # `sog uci`, `sog gtp`: stdout is the protocol's
+                args.func(args, sys.stdin, stdout)
+                return 0
             result = args.func(args)
         emit(result)
     except (UserError, TreeTooLarge) as e:

@@ -1,9 +1,10 @@
-"""Value functions named on the command line: `oracle` or a checkpoint PATH."""
+"""Value functions named on the command line: `oracle`, `fresh` or a checkpoint PATH."""
 from __future__ import annotations
 
 from sog.agents.api import AgentError
 from sog.agents.registry import register, take_params
 from sog.agents.sog_agent import SoGAgent
+from sog.config import NetworkConfig
 from sog.games.api import Game
 from sog.search.oracle import ExactValueFunction
 from sog.search.settings import SearchSettings
@@ -12,19 +13,31 @@ from sog.search.settings import SearchSettings
 def make_value_function(spec: str, game: Game, oracle_iterations: int = 50,
                         oracle_tolerance: float | None = None):
     """`oracle` -> the exact oracle (`oracle_iterations` per call, or more until its gap is
-    at most `oracle_tolerance`: see `sog.search.oracle`); anything else is a run directory
-    or checkpoint of a CVPN for `game` (ValueError with a clear message if it is not)."""
+    at most `oracle_tolerance`: see `sog.search.oracle`); `fresh` -> an initialised, untrained
+    CVPN (`fresh_cvpn`); anything else is a run directory or checkpoint of a CVPN for `game`
+    (ValueError with a clear message if it is not)."""
     if spec == "oracle":
         return ExactValueFunction(game, iterations=oracle_iterations, tolerance=oracle_tolerance,
                                   max_iterations=max(10_000, oracle_iterations))
+    if spec == "fresh":
+        return fresh_cvpn(game)
     from learners.checkpoint import (
         load_value_function,  # JAX and orbax: only for a checkpoint
     )
     return load_value_function(spec, game)
 
 
+def fresh_cvpn(game: Game, seed: int = 0):
+    """An initialised, untrained CVPN of the default network config (CPU if no accelerator):
+    the ResNet for board games (`spec.feature_shape`: chess, Go), the MLP otherwise."""
+    from networks.cvpn import init_params
+    from networks.value_function import NetworkValueFunction
+    config = NetworkConfig(kind="resnet" if game.spec.feature_shape is not None else "mlp")
+    return NetworkValueFunction(game, config, init_params(game, config, seed))
+
+
 def _sog_agent(game: Game, arg: str | None, params: dict):
-    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, or `oracle`; default oracle)."""
+    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle)."""
 
     p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},
                     minimum={"s": 1, "oracle_iterations": 1})

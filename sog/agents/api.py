@@ -15,11 +15,17 @@ Agents whose strategy at their own decisions is known return it from
 `strategy` (float [A], sums to 1 over legal actions) so that AIVAT can use it;
 others return None. Agents keep whatever state they need between calls of one
 game (continual re-solving keeps its last search).
+
+Agents that hold outside resources (an external engine's process) open them
+when they need them and release them in `close`; whoever plays a match closes
+both agents when it ends (`with agent:` does). A closed agent may be reset and
+used again: it reopens what it needs.
 """
 from __future__ import annotations
 
 import abc
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Self
 
 import numpy as np
 
@@ -28,6 +34,12 @@ from sog.games.api import Game
 
 class AgentError(ValueError):
     """A bad agent spec, or an agent used with the wrong game."""
+
+
+class AgentFailure(RuntimeError):
+    """An agent could not move during a game: an external engine crashed, did not answer
+    within its timeout, or answered a move that is not legal. It ends that game, not the
+    match or tournament around it."""
 
 
 class Agent(abc.ABC):
@@ -47,3 +59,12 @@ class Agent(abc.ABC):
     def strategy(self, history: Sequence[Hashable], slot: int) -> np.ndarray | None:
         """float [A]: the agent's action distribution at this decision, if known."""
         return None
+
+    def close(self) -> None:
+        """Release outside resources (engine processes); nothing for most agents."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -11,6 +11,8 @@
     smooth_uct?simulations=1000&d=0.002
     ismcts?simulations=1000&kind=visits
     depth_limited?k=4&approach=bias          depth-limited solving (sog.agents.depth_limited)
+    stockfish?elo=1350  uci:PROGRAM?nodes=N  external engines (sog.agents.engines): chess over UCI,
+    gnugo?level=1                              Go over GTP
 
 Importing this module registers them; `make_agent` and the rest of the spec API
 are re-exported so that `from sog.agents.registry import make_agent` always
@@ -18,7 +20,7 @@ sees the built-in kinds.
 """
 from __future__ import annotations
 
-from sog.agents import depth_limited, policy_agents
+from sog.agents import depth_limited, engines, policy_agents
 from sog.agents.api import AgentError
 from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
 from sog.policy import PolicyError, load_policy
@@ -105,3 +107,5 @@ def _cfr(game, arg, params):
 
 register("cfr", _cfr)
 register("depth_limited", depth_limited.agent_from_spec)
+for _kind, _factory in engines.FACTORIES.items():
+    register(_kind, _factory)

@@ -98,19 +98,21 @@ def play_match(game: Game, a: Agent, b: Agent, games: int, seed: int = 0) -> dic
     Returns dict(games=[per game: seed, seat of a, returns, a's return, number of actions],
     returns=[a's return per game], mean, stderr, ci95=[low, high], seat_means=[a's mean as
     player 0, as player 1], n). The interval is mean +- 1.96 standard errors (sample standard
-    deviation; zero width for fewer than two games).
+    deviation; zero width for fewer than two games). Both agents are closed at the end
+    (`Agent.close`: engine processes), also when a game raises.
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     results, values = [], []
-    for i in range(games):
-        s, seat = derive_seed(seed, i), i % 2
-        pair = (a, b) if seat == 0 else (b, a)
-        g = play_game(game, pair, s)
-        value = g["returns"][seat]
-        values.append(value)
-        results.append({"seed": s, "seat_a": seat, "returns": g["returns"], "value_a": value,
-                        "actions": len(g["history"])})
+    with a, b:                                   # close engine agents however the match ends
+        for i in range(games):
+            s, seat = derive_seed(seed, i), i % 2
+            pair = (a, b) if seat == 0 else (b, a)
+            g = play_game(game, pair, s)
+            value = g["returns"][seat]
+            values.append(value)
+            results.append({"seed": s, "seat_a": seat, "returns": g["returns"], "value_a": value,
+                            "actions": len(g["history"])})
     v = np.array(values)
     mean = float(v.mean())
     stderr = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0

@@ -8,6 +8,13 @@ only the games in flight. Re-running resumes: finished ids are skipped (more
 `games_per_pair` extends a tournament; fewer reports on the first ones). A
 directory whose fingerprint differs raises `TournamentError` before anything
 is written.
+
+A game that an agent cannot finish (`AgentFailure`: an external engine crashed,
+hung or answered an illegal move; `IllegalActionError`: an agent returned an
+illegal action) is recorded with its `error` and no result, and the tournament
+goes on; the report counts such games apart, and a re-run plays them again.
+Both agents are closed after every game (`Agent.close`), so each game starts its
+engines afresh.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from sog.agents.api import AgentFailure
 from sog.agents.registry import make_agent
 from sog.eval.aivat import (
     WorldValues,
@@ -34,6 +42,7 @@ from sog.eval.tournament.config import (
 )
 from sog.eval.tournament.report import make_report, write_report
 from sog.games import load_game
+from sog.games.world import IllegalActionError
 
 CONFIG_FILE, GAMES_FILE = "tournament.json", "games.jsonl"
 
@@ -143,7 +152,11 @@ def _play(task: dict) -> dict:
     seat = task["seat_a"]
     pair = (a, b) if seat == 0 else (b, a)
     use = values is not None
-    rec = play_recorded(game, pair, task["seed"], record=(use, use))
+    try:
+        with a, b:                               # every game its own engine processes
+            rec = play_recorded(game, pair, task["seed"], record=(use, use))
+    except (AgentFailure, IllegalActionError) as e:
+        return {**task, "error": f"{type(e).__name__}: {e}", "seconds": round(time.perf_counter() - t0, 4)}
     sign = 1.0 if seat == 0 else -1.0
     out = {**task, "returns": rec["returns"], "value_a": sign * rec["returns"][0], "slots": rec["deal"],
            "actions": len(rec["history"])}
@@ -168,7 +181,7 @@ def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: di
     store.open()
     done = store.load()
     tasks = schedule(cfg)
-    todo = [t for t in tasks if t["id"] not in done]
+    todo = [t for t in tasks if t["id"] not in done or "error" in done[t["id"]]]
     total = len(tasks)
     count = total - len(todo)
     played = 0

@@ -6,7 +6,9 @@ agent with a normal 95% interval, in game units and, for poker, in mbb/hand
 (1000 x chips), with and without AIVAT (`sog.eval.aivat`, value function fixed
 before play), and the variance reduction factor; wins / draws / losses per
 unit (sign of the outcome) feed the Elo fit (`sog.eval.elo`, draws as half
-wins, anchored). `write_report` writes report.json, head_to_head.csv,
+wins, anchored). Games recorded with an `error` (an agent failed: see
+`sog.eval.tournament.play`) count in none of these: they are listed under
+`errors` and counted per pair. `write_report` writes report.json, head_to_head.csv,
 elo.csv, report.txt and tournament.png into the output directory.
 """
 from __future__ import annotations
@@ -47,13 +49,15 @@ def make_report(cfg: TournamentConfig, records: list[dict]) -> dict:
     scale = MBB_PER_CHIP if poker else 1.0
     unit_name = "mbb/hand" if poker else "return"
     by_pair: dict[tuple[str, str], list[dict]] = {}
+    failed: dict[tuple[str, str], list[dict]] = {}
     for r in records:
-        by_pair.setdefault((r["a"], r["b"]), []).append(r)
+        (failed if "error" in r else by_pair).setdefault((r["a"], r["b"]), []).append(r)
     rows, elo_input = [], []
     for a, b in pairs(cfg):
         recs = by_pair.get((a, b), [])
         raw = _units(cfg, recs, "value_a")
-        row = {"a": a, "b": b, "games": len(recs), "units": len(raw), "raw": summary([scale * v for v in raw])}
+        row = {"a": a, "b": b, "games": len(recs), "units": len(raw), "raw": summary([scale * v for v in raw]),
+               "errors": len(failed.get((a, b), []))}
         w = sum(v > 1e-9 for v in raw)
         lo = sum(v < -1e-9 for v in raw)
         row.update(wins=w, draws=len(raw) - w - lo, losses=lo)
@@ -88,6 +92,7 @@ def make_report(cfg: TournamentConfig, records: list[dict]) -> dict:
                 am, (al, ah) = row["aivat"]["mean"], row["aivat"]["ci95"]
                 matrix[row["a"]][row["b"]].update(aivat_mean=am, aivat_ci95=[al, ah])
                 matrix[row["b"]][row["a"]].update(aivat_mean=-am, aivat_ci95=[-ah, -al])
+    errors = [{"id": r["id"], "error": r["error"]} for recs in failed.values() for r in recs]
     reduction = None
     with_aivat = [r for r in rows if "aivat" in r and r["units"] > 1]
     if with_aivat:
@@ -96,7 +101,8 @@ def make_report(cfg: TournamentConfig, records: list[dict]) -> dict:
         reduction = num / den if den > 0 else None
     return _finite({"game": cfg.game, "mode": cfg.mode, "agents": dict(cfg.agents), "opponents": list(cfg.opponents),
             "games_per_pair": cfg.games_per_pair, "duplicate": cfg.duplicate, "seed": cfg.seed,
-            "unit": unit_name, "scale": scale, "games": len(records),
+            "unit": unit_name, "scale": scale, "games": len(records) - len(errors),
+            "errors": errors,
             "aivat": ({"value": cfg.aivat_value, "variance_reduction": reduction} if cfg.aivat else None),
             "pairs": rows, "matrix": matrix, "elo": elo})
 
@@ -139,6 +145,10 @@ def format_report(report: dict) -> str:
             entries.append("." if x == y else "-" if m is None else
                            f"{m['mean']:+.{digits}f} ± {(m['ci95'][1] - m['ci95'][0]) / 2:.{digits}f}")
         lines.append(f"{x:<{width}}" + "".join(f"{e:>{cell}}" for e in entries))
+    errors = report.get("errors") or []
+    if errors:
+        lines.append(f"{len(errors)} game(s) ended with an error and are not counted (played again "
+                     f"on a re-run); the first: {errors[0]['id']}: {errors[0]['error']}")
     elo = report.get("elo")
     if elo and "error" not in elo:
         lines.append("")
@@ -179,12 +189,12 @@ def write_report(out_dir: str | os.PathLike, report: dict) -> dict:
     with open(paths["head_to_head_csv"], "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["a", "b", "games", "units", "unit", "mean", "ci_low", "ci_high", "wins", "draws", "losses",
-                    "aivat_mean", "aivat_ci_low", "aivat_ci_high", "variance_reduction"])
+                    "aivat_mean", "aivat_ci_low", "aivat_ci_high", "variance_reduction", "errors"])
         for r in report["pairs"]:
             av = r.get("aivat") or {}
             w.writerow([r["a"], r["b"], r["games"], r["units"], report["unit"], r["raw"]["mean"],
                         *r["raw"]["ci95"], r["wins"], r["draws"], r["losses"], av.get("mean", ""),
-                        *(av.get("ci95") or ["", ""]), r.get("variance_reduction", "")])
+                        *(av.get("ci95") or ["", ""]), r.get("variance_reduction", ""), r["errors"]])
     with open(paths["elo_csv"], "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["agent", "rating", "stderr", "ci_low", "ci_high", "games", "score", "anchor"])

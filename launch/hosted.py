@@ -1,0 +1,56 @@
+"""One sog agent playing the side to move of positions that a GUI or server sends
+(`launch.uci`, `launch.gtp`): made from its spec once per game variant, reset when a
+new game starts.
+
+`HostedAgent(spec, seed)` makes agents with `make_agent(spec, game)` (one per game
+variant: chess from a FEN, Go of a board size and komi; cached) and answers
+`move(game, pub)`: the action of the agent seated at the side to move after the
+moves `pub`. The agent is reset, with the next game's seed (derived from `seed`),
+when `new_game()` was called, when the side to move is not its seat, or when `pub`
+does not extend the position it last moved at (a take-back or another game); so a
+continual re-solving agent keeps its search between the moves of one game.
+"""
+from __future__ import annotations
+
+from sog.agents.api import Agent
+from sog.agents.registry import make_agent
+from sog.games.api import Game
+from sog.seeding import derive_seed
+
+
+class HostedAgent:
+    """See the module docstring."""
+
+    def __init__(self, spec: str, seed: int = 0):
+        self.spec, self.seed = spec, int(seed)
+        self.games = 0                           # games started: the seed of the next one
+        self._agents: dict[str, Agent] = {}
+        self._last: tuple | None = None          # (game name, seat, pub) of the last move
+
+    def agent(self, game: Game) -> Agent:
+        """The agent for `game` (made on first use; AgentError if the spec does not fit)."""
+        name = game.spec.name
+        if name not in self._agents:
+            self._agents[name] = make_agent(self.spec, game)
+        return self._agents[name]
+
+    def new_game(self) -> None:
+        """The next `move` starts a new game."""
+        self._last = None
+
+    def move(self, game: Game, pub: tuple) -> int:
+        """The agent's action at `pub` (not terminal) for the side to move."""
+        agent = self.agent(game)
+        seat = int(game.cached("actor", pub))
+        last = self._last
+        if last is None or last[:2] != (game.spec.name, seat) or pub[:len(last[2])] != last[2]:
+            agent.reset(seat, derive_seed(self.seed, self.games))
+            self.games += 1
+        action = agent.act(tuple(pub[:i] for i in range(len(pub) + 1)), 0)
+        self._last = (game.spec.name, seat, pub)
+        return action
+
+    def close(self) -> None:
+        """Close every agent made (engine processes, if the spec names an engine)."""
+        for agent in self._agents.values():
+            agent.close()

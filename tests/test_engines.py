@@ -1,0 +1,232 @@
+"""External engines as agents (sog.agents.engines): move names, Stockfish over UCI, GnuGo
+over GTP, bad specs, and engines that crash, hang or answer illegal moves, alone and in a
+tournament. Tests that need an engine skip when it is not installed (CI installs both)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import chess
+import numpy as np
+import pytest
+
+from sog.agents import board_moves
+from sog.agents.api import AgentError, AgentFailure
+from sog.agents.engines import find_program
+from sog.agents.gtp import GTPClient, GTPError, parse_command, response
+from sog.agents.registry import make_agent
+from sog.eval.match import play_game, play_match
+from sog.eval.tournament import parse_config, run_tournament
+from sog.games import load_game
+
+
+def _installed(name: str) -> bool:
+    try:
+        find_program(name, name)
+    except AgentError:
+        return False
+    return True
+
+
+needs_stockfish = pytest.mark.skipif(not _installed("stockfish"), reason="stockfish is not installed "
+                                     "(apt-get install stockfish; .ci/run installs it)")
+needs_gnugo = pytest.mark.skipif(not _installed("gnugo"), reason="gnugo is not installed "
+                                 "(apt-get install gnugo; .ci/run installs it)")
+
+
+# ---------------------------------------------------------------- move names
+def test_chess_move_names_are_python_chess_uci_moves():
+    game = load_game("chess")
+    rng = np.random.default_rng(0)
+    pub, board = (), chess.Board()
+    for _ in range(120):
+        moves = board_moves.chess_legal_moves(game, pub)
+        assert set(moves) == {m.uci() for m in board.legal_moves}
+        if not moves:
+            break
+        name = sorted(moves)[rng.integers(len(moves))]
+        assert board_moves.chess_move_name(game, pub, moves[name]) == name
+        pub, _ = pub + (moves[name],), board.push_uci(name)
+    assert board_moves.chess_uci_moves(game, pub) == [m.uci() for m in board.move_stack]
+    assert board_moves.chess_start_fen(game) == chess.STARTING_FEN
+
+
+def test_chess_castling_and_promotion_names():
+    castle = load_game("chess(fen=r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1)")
+    assert {"e1g1", "e1c1"} <= set(board_moves.chess_legal_moves(castle, ()))
+    promote = load_game("chess(fen=8/P7/8/8/8/8/8/k6K w - - 0 1)")
+    assert {"a7a8q", "a7a8r", "a7a8b", "a7a8n"} <= set(board_moves.chess_legal_moves(promote, ()))
+
+
+def test_go_vertices():
+    game = load_game("go")
+    moves = board_moves.go_legal_moves(game, ())
+    assert (moves["A1"], moves["J1"], moves["A2"], moves["D4"], moves["J9"], moves["PASS"]) == (0, 8, 9, 30, 80, 81)
+    assert "I1" not in moves and len(moves) == 82
+    assert board_moves.go_vertex(game, (), 30) == "D4"
+    assert "D4" not in board_moves.go_legal_moves(game, (30,))      # occupied
+
+
+def test_gtp_message_format():
+    assert parse_command("12 play b D4 # a comment") == ("12", "play", ["b", "D4"])
+    assert parse_command("genmove\tw") == ("", "genmove", ["w"])
+    assert parse_command("  # only a comment") is None and parse_command("") is None
+    assert response("3", True, "D4") == "=3 D4\n\n" and response("", False, "illegal move") == "? illegal move\n\n"
+    assert response("", True) == "=\n\n"
+
+
+# ---------------------------------------------------------------- bad specs
+@pytest.mark.parametrize("spec, game, message", [
+    ("stockfish?elo=1000", "chess", "UCI_Elo"),
+    ("stockfish?colour=white", "chess", "unknown option 'colour'"),
+    ("stockfish?path=/no/such/stockfish", "chess", "not an executable file"),
+    ("stockfish", "go", "plays chess only"),
+    ("uci", "chess", "needs the engine program"),
+    ("uci:no-such-engine-here", "chess", "no 'no-such-engine-here' executable"),
+    ("gnugo?level=11", "go", "at most 10"),
+    ("gnugo", "chess", "plays Go only"),
+])
+def test_bad_engine_specs(spec, game, message):
+    if spec.startswith("stockfish?elo") and not _installed("stockfish"):
+        pytest.skip("stockfish is not installed")
+    with pytest.raises(AgentError, match=message):
+        make_agent(spec, load_game(game))
+
+
+# ---------------------------------------------------------------- real engines
+@needs_stockfish
+def test_stockfish_beats_random_and_closes():
+    game = load_game("chess")
+    sf, rnd = make_agent("stockfish?nodes=500", game), make_agent("random", game)
+    out = play_match(game, sf, rnd, games=2, seed=0)     # a node limit: the same games every run
+    assert out["returns"] == [1.0, 1.0]                  # mates random as white and as black
+    assert sf.engine is None                             # the match closed it
+
+
+@needs_stockfish
+def test_stockfish_node_limit_is_repeatable():
+    game = load_game("chess")
+    sf = make_agent("stockfish?nodes=200", game)
+    with sf:
+        a = play_game(game, (sf, make_agent("random", game)), seed=3)["history"]
+        b = play_game(game, (sf, make_agent("random", game)), seed=3)["history"]
+    assert a == b
+
+
+@needs_gnugo
+def test_gnugo_plays_legal_go_and_beats_random():
+    game = load_game("go")
+    gg, rnd = make_agent("gnugo?level=0", game), make_agent("random", game)
+    out = play_match(game, gg, rnd, games=2, seed=0)
+    assert out["returns"] == [1.0, 1.0] and gg.client is None
+
+
+@needs_gnugo
+def test_gnugo_resyncs_after_a_history_it_did_not_see():
+    """Asked at a position that does not extend its board, GnuGo starts over from the moves."""
+    game = load_game("go")
+    gg = make_agent("gnugo?level=0", game)
+    with gg:
+        gg.reset(1, 0)
+        first = gg.act(((), (30,)), 0)
+        assert first in board_moves.go_legal_moves(game, (30,)).values()
+        second = gg.act(((), (40,)), 0)                  # another first move: clear_board, replay
+        assert second in board_moves.go_legal_moves(game, (40,)).values()
+
+
+# ---------------------------------------------------------------- failing engines
+FAKE_UCI = """#!{python}
+# A UCI engine that plays the first legal move, and {what} at its third `go`.
+import sys, time
+import chess
+board, goes = chess.Board(), 0
+for line in sys.stdin:
+    cmd = line.split()
+    if not cmd:
+        continue
+    if cmd[0] == "uci":
+        print("id name fake\\nuciok", flush=True)
+    elif cmd[0] == "isready":
+        print("readyok", flush=True)
+    elif cmd[0] == "position":
+        board = chess.Board()
+        for move in cmd[cmd.index("moves") + 1:] if "moves" in cmd else []:
+            board.push_uci(move)
+    elif cmd[0] == "go":
+        goes += 1
+        if goes == 3 and "{what}" == "crashes":
+            sys.exit(3)
+        if goes == 3 and "{what}" == "hangs":
+            time.sleep(60)
+        move = "e1e8" if goes == 3 else next(iter(board.legal_moves)).uci()
+        print("bestmove " + move, flush=True)
+    elif cmd[0] == "quit":
+        break
+"""
+
+
+def _fake(tmp_path, what: str) -> str:
+    path = tmp_path / f"fake_{what}.py"
+    path.write_text(FAKE_UCI.format(python=sys.executable, what=what))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("what, message", [("crashes", "EngineTerminatedError"),
+                                           ("hangs", "no answer within the timeout"),
+                                           ("answers_illegal", "illegal uci")])
+def test_failing_engine_raises_agent_failure(tmp_path, what, message):
+    game = load_game("chess")
+    fake = make_agent(f"uci:{_fake(tmp_path, what)}?nodes=1&timeout=1", game)
+    t0 = time.perf_counter()
+    with pytest.raises(AgentFailure, match=message), fake:
+        play_game(game, (fake, make_agent("random", game)), seed=0)
+    assert fake.engine is None and time.perf_counter() - t0 < 8
+
+
+def test_gtp_client_reports_a_dead_engine(tmp_path):
+    script = tmp_path / "dies.py"
+    script.write_text(f"#!{sys.executable}\nimport sys\nprint('= 2\\n', flush=True)\nsys.stdin.readline()\n"
+                      "sys.stdin.readline()\nsys.exit(1)\n")
+    script.chmod(0o755)
+    with GTPClient([str(script)], timeout=2) as client:
+        assert client.send("protocol_version") == "2"
+        with pytest.raises(GTPError, match="exited"):
+            client.send("genmove b")
+
+
+def test_gtp_client_times_out_on_a_hung_engine(tmp_path):
+    script = tmp_path / "hangs.py"
+    script.write_text(f"#!{sys.executable}\nimport sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+    script.chmod(0o755)
+    t0 = time.perf_counter()
+    with GTPClient([str(script)], timeout=0.5) as client, pytest.raises(GTPError, match="did not answer"):
+        client.send("genmove b")
+    assert client.proc.poll() is not None and time.perf_counter() - t0 < 5     # killed by close
+
+
+def test_tournament_finishes_when_an_engine_crashes(tmp_path):
+    """The crashing engine's games are recorded as errors; the others are played and rated."""
+    cfg = parse_config({"game": "chess", "agents": {"crashy": f"uci:{_fake(tmp_path, 'crashes')}?nodes=1",
+                                                    "random": "random", "random2": "random"},
+                        "games_per_pair": 2, "seed": 0})
+    report = run_tournament(cfg, tmp_path / "out")
+    rows = {(r["a"], r["b"]): r for r in report["pairs"]}
+    assert rows[("crashy", "random")]["errors"] == 2 and rows[("crashy", "random")]["games"] == 0
+    assert rows[("random", "random2")]["errors"] == 0 and rows[("random", "random2")]["games"] == 2
+    assert len(report["errors"]) == 4 and "EngineTerminatedError" in report["errors"][0]["error"]
+    assert report["games"] == 2
+    lines = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert sum("error" in r for r in lines) == 4 and len(lines) == 6
+    again = run_tournament(cfg, tmp_path / "out")        # a re-run plays the failed games again
+    assert again["played_now"] == 4 and len(again["errors"]) == 4
+
+
+@pytest.mark.parametrize("name", ["chess_engines", "go_engines"])
+def test_shipped_engine_gauntlets_parse(name):
+    from pathlib import Path
+
+    from sog.eval.tournament import load_config
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "tournaments" / f"{name}.yaml")
+    assert cfg.mode == "gauntlet" and len(cfg.agents) == 3
