@@ -96,15 +96,24 @@ class Poker(abc.ABC):
         """float [T, 2, N]: `sog.games.api.Game.terminal_values` in O(N h) per terminal after
         one sort per board, batched: all folds at once, showdowns by board (see the module
         doc). What depends on `pubs` alone is planned once per list of terminals."""
-        plan = self._terminal_plan(tuple(pubs))
         ranges = np.ascontiguousarray(ranges, dtype=np.float64)
         out = np.zeros(ranges.shape)
-        hands, w = self.hand_cards, float(self.deal_weight)
-        _fold_values(ranges, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, out)
-        for ts, stakes, showdown in plan.showdowns:
-            _showdown_values(ranges, plan.possible, ts, stakes, showdown.order, showdown.ranked, hands,
-                             plan.num_cards, w, out)
+        self.terminal_values_into(pubs, ranges, np.arange(len(pubs)), out)
         return out
+
+    def terminal_values_into(self, pubs: Sequence, ranges: np.ndarray, at: np.ndarray, out: np.ndarray,
+                             players: Sequence[int] = (0, 1)) -> None:
+        """`sog.games.api.Game.terminal_values_into`: `terminal_values` read from and written to
+        the rows at (int [T]) of ranges and out (float [n, 2, N], C-contiguous), with no copies."""
+        plan = self._terminal_plan(tuple(pubs))
+        at = np.asarray(at, dtype=np.int64)
+        hands, w = self.hand_cards, float(self.deal_weight)
+        mask = np.zeros(2, dtype=np.bool_)
+        mask[list(players)] = True
+        _fold_values(ranges, at, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, mask, out)
+        for ts, stakes, showdown in plan.showdowns:
+            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.order, showdown.ranked, hands,
+                             plan.num_cards, w, mask, out)
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
         return _bounded_memo(self, "poker_terminal_plans", pubs, TERMINAL_PLANS,
@@ -169,14 +178,14 @@ class ShowdownPlan:
 
 
 @numba.njit(cache=True)
-def _opponent_reach(ranges, possible, t, o, hands, card):
-    """The total reach of player o at terminal t over its possible hands (ranges float
-    [T, 2, N], possible bool [T, 2, N]); card float [C] set to the same per card."""
+def _opponent_reach(ranges, row, possible, t, o, hands, card):
+    """The total reach of player o at terminal t (row `row` of ranges float [n, 2, N]) over its
+    possible hands (possible bool [T, 2, N]); card float [C] set to the same per card."""
     card[:] = 0.0
     total = 0.0
     for i in range(hands.shape[0]):
         if possible[t, o, i]:
-            x = ranges[t, o, i]
+            x = ranges[row, o, i]
             total += x
             for j in range(hands.shape[1]):
                 card[hands[i, j]] += x
@@ -184,30 +193,37 @@ def _opponent_reach(ranges, possible, t, o, hands, card):
 
 
 @numba.njit(cache=True)
-def _fold_values(ranges, possible, folds, fold_values, hands, num_cards, weight, out):
-    """out[t, p] (float [T, 2, N]) at the folds t = folds[k] (int [F]) with player 0's utility
-    fold_values[k]: utility x deal weight x the opponent's reach over the hands sharing no
-    card with each possible hand (hands int [N, h]); 0 at impossible hands."""
+def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, weight, players, out):
+    """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
+    the folds t = folds[k] (int [F]) with player 0's utility fold_values[k]: utility x deal
+    weight x the opponent's reach over the hands sharing no card with each possible hand
+    (hands int [N, h]); 0 at impossible hands."""
     n, h = hands.shape
     card = np.empty(num_cards)
     for k in range(len(folds)):
         t = folds[k]
+        row = at[t]
         for p in range(2):
+            if not players[p]:
+                continue
             o = 1 - p
-            total = _opponent_reach(ranges, possible, t, o, hands, card)
+            total = _opponent_reach(ranges, row, possible, t, o, hands, card)
             u = fold_values[k] * weight * (1.0 if p == 0 else -1.0)
             for i in range(n):
                 if possible[t, p, i]:
                     blocked = 0.0
                     for j in range(h):
                         blocked += card[hands[i, j]]
-                    own = ranges[t, o, i] if possible[t, o, i] else 0.0   # hand i, counted h times
-                    out[t, p, i] = u * (total - blocked + (h - 1) * own)
+                    own = ranges[row, o, i] if possible[t, o, i] else 0.0   # hand i, counted h times
+                    out[row, p, i] = u * (total - blocked + (h - 1) * own)
+                else:
+                    out[row, p, i] = 0.0
 
 
 @numba.njit(cache=True)
-def _showdown_values(ranges, possible, ts, stakes, order, ranked, hands, num_cards, weight, out):
-    """out[t, p] (float [T, 2, N]) at the showdowns t = ts[k] (int [k]) of one board (its
+def _showdown_values(ranges, at, possible, ts, stakes, order, ranked, hands, num_cards, weight, players, out):
+    """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
+    the showdowns t = ts[k] (int [k]) of one board (its
     `ShowdownPlan` order, ranked) with stakes[k]: stake x deal weight x (the opponent's
     reach over the unblocked strictly weaker hands - over the stronger ones); 0 at impossible
     hands. A hand sharing both cards with hand i is i itself, of equal strength: in
@@ -217,7 +233,10 @@ def _showdown_values(ranges, possible, ts, stakes, order, ranked, hands, num_car
     margin = np.empty(n)
     for k in range(len(ts)):
         t = ts[k]
+        row = at[t]
         for p in range(2):
+            if not players[p]:
+                continue
             o = 1 - p
             for sign in (1.0, -1.0):          # weaker hands going up, then stronger going down
                 card[:] = 0.0
@@ -236,11 +255,11 @@ def _showdown_values(ranges, possible, ts, stakes, order, ranked, hands, num_car
                     for s in range(g, e):
                         i = order[s if sign > 0 else n - 1 - s]
                         if possible[t, o, i]:
-                            x = ranges[t, o, i]
+                            x = ranges[row, o, i]
                             acc += x
                             for j in range(h):
                                 card[hands[i, j]] += x
                     g = e
             u = stakes[k] * weight
             for i in range(n):
-                out[t, p, i] = u * margin[i] if possible[t, p, i] else 0.0
+                out[row, p, i] = u * margin[i] if possible[t, p, i] else 0.0
