@@ -305,6 +305,7 @@ class CFRSolver:
         # own_root[:, i]: player i's root values from the latest pass that updated it (float [R, 2, N])
         self.own_root = np.zeros((len(ct.roots), 2, ct.num_states))
         self._buffers: tuple | None = None   # row trees: (ranges, values) float [n, 2, N] each
+        self._fresh = [False, False]   # row trees: whether each player's ranges in the buffer are current
         self.root_value_sum = np.zeros((len(ct.roots), 2, ct.num_states))
         self.root_value_weight = 0.0
         self._ents_of = [np.flatnonzero(lv.ent_player == i).astype(index_dtype(lv.num_entries)) for i in (0, 1)]
@@ -361,6 +362,7 @@ class CFRSolver:
         players = ((0,), (1,)) if self.config.alternating else ((0, 1),)
         rows = self.levels.rows
         sigma = rows.regret_matching(self.regrets_e) if rows is not None and iterations > 0 else None
+        self._fresh = [False, False]      # (the root ranges or the regrets may have been assigned)
         for _ in range(iterations):
             t = self.iterations + 1
             for updating in players:
@@ -408,13 +410,18 @@ class CFRSolver:
     def _update_rows(self, t: int, players: tuple[int, ...], sigma: np.ndarray) -> None:
         """`_update` on a row tree (`sog.search.row_cfr`): the current policy sigma [E] (regret
         matching of `regrets_e`) is kept up to date in place, the values computed for `players`
-        only, and the ranges and values written into the solver's buffers."""
+        only, and the ranges and values written into the solver's buffers. A player's ranges
+        are propagated again only when its policy or root range changed since they were (with
+        alternating updates, only the other player's: the one just updated)."""
         lv, cfg, g, ct = self.levels, self.config, self.gadget, self.ct
         if g is not None:
             self.root_ranges[0, g.player] = g.opponent_range()
+            self._fresh[g.player] = False
         if self._buffers is None:
             self._buffers = (np.empty((ct.num_nodes, 2, ct.num_states)), np.zeros((ct.num_nodes, 2, ct.num_states)))
-        ranges = lv.rows.propagate_ranges(sigma, self.root_ranges, out=self._buffers[0])
+        stale = tuple(i for i in (0, 1) if not self._fresh[i])
+        ranges = lv.rows.propagate_ranges(sigma, self.root_ranges, out=self._buffers[0], players=stale)
+        self._fresh = [True, True]
         values = leaf_values(lv, ranges, self.value_fn, players, out=self._buffers[1])
         lv.rows.propagate_values(sigma, values, players)
         self._last = (ranges, values, None)
@@ -425,6 +432,8 @@ class CFRSolver:
         ta, tb = t ** cfg.alpha, t ** cfg.beta
         factors = (ta / (ta + 1), tb / (tb + 1), ((t - 1) / t) ** cfg.gamma)
         lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e)
+        for i in players:
+            self._fresh[i] = False
 
 
 def evaluate_entries(lv: Levels, sigma: np.ndarray, root_ranges: np.ndarray,

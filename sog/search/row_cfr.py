@@ -77,15 +77,16 @@ class RowTree:
         _regret_matching(self.grp_ent, regrets, sigma)
         return sigma
 
-    def propagate_ranges(self, sigma: np.ndarray, root_ranges: np.ndarray, out: np.ndarray | None = None
-                         ) -> np.ndarray:
+    def propagate_ranges(self, sigma: np.ndarray, root_ranges: np.ndarray, out: np.ndarray | None = None,
+                         players: tuple[int, ...] = (0, 1)) -> np.ndarray:
         """float [n, 2, N] (`out` if given, else new): reach of every slot under the policy sigma
-        [E], the roots' set to root_ranges [R, 2, N] at their possible slots."""
+        [E], the roots' set to root_ranges [R, 2, N] at their possible slots; only the rows of
+        `players` are written (a player's reach depends on its own policy alone)."""
         ct = self.ct
         ranges = np.empty((ct.num_nodes, 2, ct.num_states)) if out is None else out
         _down(ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
               self.kid_start, self.kids, self.dec_row, self.actor, self.row_grp, self.grp_slot, self.grp_ent,
-              self.ent_action, self.child_of, sigma, ranges)
+              self.ent_action, self.child_of, sigma, _mask(players), ranges)
         return ranges
 
     def propagate_values(self, sigma: np.ndarray, values: np.ndarray, players: tuple[int, ...] = (0, 1),
@@ -147,24 +148,28 @@ def _regret_matching(grp_ent, regrets, sigma):
 
 @numba.njit(cache=True)
 def _down(roots, root_ranges, possible, kid_start, kids, dec_row, actor, row_grp, grp_slot, grp_ent,
-          ent_action, child_of, sigma, ranges):
-    """ranges [n, 2, N], every row written: roots from root_ranges [R, 2, N] x possible; a child's
-    rows its parent's x its possible mask, the actor's below a decision node x sigma of the
-    action into it (0 at the slots where that action is not legal)."""
+          ent_action, child_of, sigma, players, ranges):
+    """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
+    [R, 2, N] x possible; a child's rows its parent's x its possible mask, the actor's below a
+    decision node x sigma of the action into it (0 at the slots where that action is not legal)."""
     N = ranges.shape[2]
     for k in range(len(roots)):
         r = roots[k]
         for i in range(2):
+            if not players[i]:
+                continue
             for s in range(N):
                 ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
     for p in range(ranges.shape[0]):
         for k in range(kid_start[p], kid_start[p + 1]):
             c = kids[k]
             for i in range(2):
+                if not players[i]:
+                    continue
                 for s in range(N):
                     ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s]
         row = dec_row[p]
-        if row < 0:
+        if row < 0 or not players[actor[p]]:
             continue
         i = actor[p]
         for k in range(kid_start[p], kid_start[p + 1]):
