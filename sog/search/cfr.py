@@ -423,17 +423,15 @@ class CFRSolver:
         ranges = lv.rows.propagate_ranges(sigma, self.root_ranges, out=self._buffers[0], players=stale)
         self._fresh = [True, True]
         values = leaf_values(lv, ranges, self.value_fn, players, out=self._buffers[1])
-        lv.rows.propagate_values(sigma, values, players)
-        self._last = (ranges, values, None)
-        for i in players:
-            self.own_root[:, i] = values[ct.roots, i]
-        if g is not None and g.player in players:
-            g.update(values[ct.roots[0], g.player])
         ta, tb = t ** cfg.alpha, t ** cfg.beta
         factors = (ta / (ta + 1), tb / (tb + 1), ((t - 1) / t) ** cfg.gamma)
         lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e)
+        self._last = (ranges, values, None)
         for i in players:
+            self.own_root[:, i] = values[ct.roots, i]
             self._fresh[i] = False
+        if g is not None and g.player in players:
+            g.update(values[ct.roots[0], g.player])
 
 
 def evaluate_entries(lv: Levels, sigma: np.ndarray, root_ranges: np.ndarray,

@@ -10,9 +10,10 @@ a CFR pass is one compiled loop over the tree's positions, with no temporaries:
 * `RowTree.propagate_values`: counterfactual values up for the asked players only (an
   alternating update needs the updating player's), parents in decreasing position, each
   summing its children in increasing position;
-* `RowTree.update`: regret, average and current-policy (regret matching) updates at the
-  asked players' entries, in one sweep: the instantaneous regret of an entry is read
-  straight from its child's value row (no q array).
+* `RowTree.update`: the same pass, with the regret, average and current-policy (regret
+  matching) updates of each (decision row, slot) of the asked players done as soon as its
+  value is known: the instantaneous regret of an entry is read straight from its child's
+  value row (no q array), while the rows are in cache.
 
 The entries (the legal (decision row, slot, action) triples, ordered by row, slot,
 action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). Every
@@ -94,8 +95,10 @@ class RowTree:
         """Counterfactual values up the tree for `players`, in place on values [n, 2, N] (their
         leaf values set; other players' rows are left as they are). The actor's value is
         sigma . q (sigma [E]), or its best q when `best_response`."""
+        none = np.empty(0)
         _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), best_response, values)
+            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), best_response, -1, 0.0, 0.0, 0.0,
+            0.0, values, none, none, values)
         return values
 
     def action_values(self, values: np.ndarray) -> np.ndarray:
@@ -108,13 +111,14 @@ class RowTree:
     def update(self, players: tuple[int, ...], algorithm: str, t: float, factors: tuple[float, float, float],
                sigma: np.ndarray, ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray,
                avg: np.ndarray) -> None:
-        """At the entries of `players`' decision rows, in place: regrets and averages [E] by
-        `algorithm` at iteration t (dcfr: factors = the positive and negative regrets' and the
-        average's discounts; unused otherwise) from the pass's sigma, ranges and values, then
-        sigma [E] set to the new regrets' regret matching."""
-        _update(self.row_pos, self.actor, self.row_grp, self.grp_slot, self.grp_ent, self.ent_action,
-                self.child_of, _mask(players), MODES[algorithm], float(t), factors[0], factors[1], factors[2],
-                sigma, ranges, values, regrets, avg)
+        """`propagate_values` of `players` (their leaf values set in values [n, 2, N]) and, at the
+        entries of their decision rows, in place: regrets and averages [E] by `algorithm` at
+        iteration t (dcfr: factors = the positive and negative regrets' and the average's
+        discounts; unused otherwise) from the pass's sigma and ranges [n, 2, N], then sigma [E]
+        set to the new regrets' regret matching."""
+        _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
+            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), False, MODES[algorithm],
+            float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
 
 
 def _mask(players: tuple[int, ...]) -> np.ndarray:
@@ -183,10 +187,12 @@ def _down(roots, root_ranges, possible, kid_start, kids, dec_row, actor, row_grp
 
 @numba.njit(cache=True)
 def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, sigma,
-        players, best_response, values):
+        players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values):
     """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
     the actor's at a decision node sum_a sigma q (or max over legal q; 0 at slots with no legal
-    action), every other row its children's rows x their chance probabilities, in child order."""
+    action), every other row its children's rows x their chance probabilities, in child order.
+    With mode >= 0 (`_update_group`), each of the actor's groups is updated once its value is
+    known (ranges, regrets, avg unused otherwise)."""
     N = values.shape[2]
     for p in range(values.shape[0] - 1, -1, -1):
         k0, k1 = kid_start[p], kid_start[p + 1]
@@ -208,12 +214,36 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                         else:
                             v += sigma[e] * q
                     values[p, i, s] = v
+                    if mode >= 0:
+                        _update_group(row, grp_ent[g], grp_ent[g + 1], i, s, v, ranges[p, i, s], ent_action,
+                                      child_of, mode, t, f_pos, f_neg, f_avg, sigma, values, regrets, avg)
                 continue
             for k in range(k0, k1):
                 c = kids[k]
                 w = prob[c]
                 for s in range(N):
                     values[p, i, s] += values[c, i, s] * w
+
+
+@numba.njit(cache=True, inline="always")
+def _update_group(row, e0, e1, i, s, v, own, ent_action, child_of, mode, t, f_pos, f_neg, f_avg, sigma, values,
+                  regrets, avg):
+    """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
+    [e0, e1) of one group (player i's slot s of a decision row, value v, reach own), each as its
+    numpy form computes it, then the group's regret matching into sigma."""
+    for e in range(e0, e1):
+        inst = values[child_of[row, ent_action[e]], i, s] - v
+        r = regrets[e]
+        if mode == 0:
+            regrets[e] = _pos(r + inst)
+            avg[e] = avg[e] + t * own * sigma[e]
+        elif mode == 1:
+            regrets[e] = r + inst
+            avg[e] = avg[e] + own * sigma[e]
+        else:
+            regrets[e] = (r * f_pos if r > 0 else r * f_neg) + inst
+            avg[e] = avg[e] * f_avg + own * sigma[e]
+    _match_group(e0, e1, regrets, sigma)
 
 
 @numba.njit(cache=True)
@@ -224,33 +254,3 @@ def _action_values(row_pos, actor, row_grp, grp_slot, grp_ent, ent_action, child
             s = grp_slot[g]
             for e in range(grp_ent[g], grp_ent[g + 1]):
                 q[e] = values[child_of[row, ent_action[e]], i, s]
-
-
-@numba.njit(cache=True)
-def _update(row_pos, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, players, mode, t, f_pos, f_neg,
-            f_avg, sigma, ranges, values, regrets, avg):
-    """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
-    of the `players`' (bool [2]) rows, each as its numpy form computes it, then those groups'
-    regret matching into sigma."""
-    for row in range(len(row_pos)):
-        p = row_pos[row]
-        i = actor[p]
-        if not players[i]:
-            continue
-        for g in range(row_grp[row], row_grp[row + 1]):
-            s = grp_slot[g]
-            v, own = values[p, i, s], ranges[p, i, s]
-            e0, e1 = grp_ent[g], grp_ent[g + 1]
-            for e in range(e0, e1):
-                inst = values[child_of[row, ent_action[e]], i, s] - v
-                r = regrets[e]
-                if mode == 0:
-                    regrets[e] = _pos(r + inst)
-                    avg[e] = avg[e] + t * own * sigma[e]
-                elif mode == 1:
-                    regrets[e] = r + inst
-                    avg[e] = avg[e] + own * sigma[e]
-                else:
-                    regrets[e] = (r * f_pos if r > 0 else r * f_neg) + inst
-                    avg[e] = avg[e] * f_avg + own * sigma[e]
-            _match_group(e0, e1, regrets, sigma)
