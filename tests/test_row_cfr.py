@@ -7,7 +7,6 @@ import pytest
 
 from launch.bench_holdem import subgame_root
 from sog.games import load_game
-from sog.search import cfr
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
 from sog.search.tree import PublicTree, compile_tree
 
@@ -15,10 +14,9 @@ HOLDEM = ("holdem(betting=limit,numRanks=5,numSuits=3,numHoleCards=2,numRounds=2
           "raiseSize=2 2,maxRaises=2 2)")
 
 
-def solve(game, root, rows: bool, config: CFRConfig, iterations: int, monkeypatch):
-    monkeypatch.setattr(cfr, "ROWS_MIN_STATES", 0 if rows else 10**9)
+def solve(game, root, rows: bool, config: CFRConfig, iterations: int):
     ct = compile_tree(PublicTree(game, [root]).expand_all())
-    lv = Levels(ct)
+    lv = Levels(ct, use_rows=rows)
     assert (lv.rows is not None) == rows
     possible = game.possible_mask(root).astype(np.float64)
     ranges = (possible / possible.sum(1, keepdims=True))[None]
@@ -47,11 +45,11 @@ CASES = list(cases())
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("algorithm", ["cfr+", "cfr", "dcfr"])
 @pytest.mark.parametrize("alternating", [True, False])
-def test_row_passes_equal_the_edge_passes_to_the_bit(case, algorithm, alternating, monkeypatch):
+def test_row_passes_equal_the_edge_passes_to_the_bit(case, algorithm, alternating):
     _, game, root = case
     config = CFRConfig(algorithm, alternating=alternating)
-    rows, rows_br, rows_ev = solve(game, root, True, config, 12, monkeypatch)
-    edges, edges_br, edges_ev = solve(game, root, False, config, 12, monkeypatch)
+    rows, rows_br, rows_ev = solve(game, root, True, config, 12)
+    edges, edges_br, edges_ev = solve(game, root, False, config, 12)
     assert np.array_equal(rows.regrets_e, edges.regrets_e)
     assert np.array_equal(rows.avg_e, edges.avg_e)
     assert np.array_equal(rows.average_root_values(), edges.average_root_values())
