@@ -231,6 +231,15 @@ class Game(abc.ABC):
             out[t, 1] = np.where(possible[1], -(np.where(possible[0], ranges[t, 0], 0.0) @ pay), 0.0)
         return out
 
+    def terminal_values_into(self, pubs: Sequence, ranges: np.ndarray, at: np.ndarray, out: np.ndarray,
+                             players: Sequence[int] = (0, 1)) -> None:
+        """`terminal_values` of the rows at (int [T]) of ranges [n, 2, N], written to the same
+        rows of out [n, 2, N] for `players` only (a solver's whole-tree arrays; others' rows left
+        as they are). This default copies the rows; poker's reads and writes them in place."""
+        values = self.terminal_values(pubs, ranges[at])
+        for p in players:
+            out[at, p] = values[:, p]
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec.name}>"
 

@@ -96,15 +96,24 @@ class Poker(abc.ABC):
         """float [T, 2, N]: `sog.games.api.Game.terminal_values` in O(N h) per terminal after
         one sort per board, batched: all folds at once, showdowns by board (see the module
         doc). What depends on `pubs` alone is planned once per list of terminals."""
-        plan = self._terminal_plan(tuple(pubs))
         ranges = np.ascontiguousarray(ranges, dtype=np.float64)
         out = np.zeros(ranges.shape)
-        hands, w = self.hand_cards, float(self.deal_weight)
-        _fold_values(ranges, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, out)
-        for ts, stakes, showdown in plan.showdowns:
-            _showdown_values(ranges, plan.possible, ts, stakes, showdown.order, showdown.ranked, hands,
-                             plan.num_cards, w, out)
+        self.terminal_values_into(pubs, ranges, np.arange(len(pubs)), out)
         return out
+
+    def terminal_values_into(self, pubs: Sequence, ranges: np.ndarray, at: np.ndarray, out: np.ndarray,
+                             players: Sequence[int] = (0, 1)) -> None:
+        """`sog.games.api.Game.terminal_values_into`: `terminal_values` read from and written to
+        the rows at (int [T]) of ranges and out (float [n, 2, N], C-contiguous), with no copies."""
+        plan = self._terminal_plan(tuple(pubs))
+        at = np.asarray(at, dtype=np.int64)
+        hands, w = self.hand_cards, float(self.deal_weight)
+        mask = np.zeros(2, dtype=np.bool_)
+        mask[list(players)] = True
+        _fold_values(ranges, at, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, mask, out)
+        for ts, stakes, showdown in plan.showdowns:
+            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.order, showdown.bounds,
+                             showdown.hands, plan.num_cards, w, mask, out)
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
         return _bounded_memo(self, "poker_terminal_plans", pubs, TERMINAL_PLANS,
@@ -134,7 +143,7 @@ class TerminalPlan:
         self.showdowns = []
         for board, ts in boards.items():
             showdown = _bounded_memo(game, "poker_showdown_plans", board, SHOWDOWN_PLANS,
-                                     lambda: ShowdownPlan(ends[ts[0]].strengths))
+                                     lambda: ShowdownPlan(ends[ts[0]].strengths, game.hand_cards))
             stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)
             self.showdowns.append((np.array(ts, dtype=np.int64), stakes, showdown))
 
@@ -159,24 +168,26 @@ def is_poker(game) -> bool:
 
 class ShowdownPlan:
     """The sorting work of showdowns on one board, done once: order int [N], the hands by
-    increasing strength; ranked int [N], their dense strength ranks in that order (equal
-    ranks tie)."""
+    increasing strength; bounds int [G + 1]: the tie groups (equal strengths), sorted positions
+    [bounds[g], bounds[g + 1]); hands int [N, h]: the cards of the hands in that order."""
 
-    def __init__(self, strengths: np.ndarray):
+    def __init__(self, strengths: np.ndarray, hand_cards: np.ndarray):
         ranks = np.unique(strengths, return_inverse=True)[1].reshape(-1)
         self.order = np.argsort(ranks, kind="stable")
-        self.ranked = ranks[self.order]
+        ranked = ranks[self.order]
+        self.bounds = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1], True]).astype(np.int64)
+        self.hands = np.ascontiguousarray(hand_cards[self.order])
 
 
 @numba.njit(cache=True)
-def _opponent_reach(ranges, possible, t, o, hands, card):
-    """The total reach of player o at terminal t over its possible hands (ranges float
-    [T, 2, N], possible bool [T, 2, N]); card float [C] set to the same per card."""
+def _opponent_reach(ranges, row, possible, t, o, hands, card):
+    """The total reach of player o at terminal t (row `row` of ranges float [n, 2, N]) over its
+    possible hands (possible bool [T, 2, N]); card float [C] set to the same per card."""
     card[:] = 0.0
     total = 0.0
     for i in range(hands.shape[0]):
         if possible[t, o, i]:
-            x = ranges[t, o, i]
+            x = ranges[row, o, i]
             total += x
             for j in range(hands.shape[1]):
                 card[hands[i, j]] += x
@@ -184,63 +195,84 @@ def _opponent_reach(ranges, possible, t, o, hands, card):
 
 
 @numba.njit(cache=True)
-def _fold_values(ranges, possible, folds, fold_values, hands, num_cards, weight, out):
-    """out[t, p] (float [T, 2, N]) at the folds t = folds[k] (int [F]) with player 0's utility
-    fold_values[k]: utility x deal weight x the opponent's reach over the hands sharing no
-    card with each possible hand (hands int [N, h]); 0 at impossible hands."""
+def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, weight, players, out):
+    """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
+    the folds t = folds[k] (int [F]) with player 0's utility fold_values[k]: utility x deal
+    weight x the opponent's reach over the hands sharing no card with each possible hand
+    (hands int [N, h]); 0 at impossible hands."""
     n, h = hands.shape
     card = np.empty(num_cards)
     for k in range(len(folds)):
         t = folds[k]
+        row = at[t]
         for p in range(2):
+            if not players[p]:
+                continue
             o = 1 - p
-            total = _opponent_reach(ranges, possible, t, o, hands, card)
+            total = _opponent_reach(ranges, row, possible, t, o, hands, card)
             u = fold_values[k] * weight * (1.0 if p == 0 else -1.0)
             for i in range(n):
                 if possible[t, p, i]:
                     blocked = 0.0
                     for j in range(h):
                         blocked += card[hands[i, j]]
-                    own = ranges[t, o, i] if possible[t, o, i] else 0.0   # hand i, counted h times
-                    out[t, p, i] = u * (total - blocked + (h - 1) * own)
+                    own = ranges[row, o, i] if possible[t, o, i] else 0.0   # hand i, counted h times
+                    out[row, p, i] = u * (total - blocked + (h - 1) * own)
+                else:
+                    out[row, p, i] = 0.0
 
 
 @numba.njit(cache=True)
-def _showdown_values(ranges, possible, ts, stakes, order, ranked, hands, num_cards, weight, out):
-    """out[t, p] (float [T, 2, N]) at the showdowns t = ts[k] (int [k]) of one board (its
-    `ShowdownPlan` order, ranked) with stakes[k]: stake x deal weight x (the opponent's
-    reach over the unblocked strictly weaker hands - over the stronger ones); 0 at impossible
-    hands. A hand sharing both cards with hand i is i itself, of equal strength: in
-    neither sum."""
+def _showdown_values(ranges, at, possible, ts, stakes, order, bounds, hands, num_cards, weight, players, out):
+    """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
+    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` order, bounds, hands: in
+    strength order) with stakes[k]: stake x deal weight x (the opponent's reach over the
+    unblocked strictly weaker hands - over the stronger ones); 0 at impossible hands. A hand
+    sharing both cards with hand i is i itself, of equal strength: in neither sum. The
+    opponent's reach is gathered once in strength order (0 at its impossible hands); a sweep
+    up the tie groups sums the weaker hands' (in total and per card), one down the stronger."""
     n, h = hands.shape
     card = np.empty(num_cards)
-    margin = np.empty(n)
+    margin = np.empty(n)       # by strength position
+    x = np.empty(n)            # the opponent's reach by strength position
+    groups = len(bounds) - 1
     for k in range(len(ts)):
         t = ts[k]
+        row = at[t]
         for p in range(2):
+            if not players[p]:
+                continue
             o = 1 - p
-            for sign in (1.0, -1.0):          # weaker hands going up, then stronger going down
-                card[:] = 0.0
-                acc = 0.0
-                g = 0
-                while g < n:
-                    e = g
-                    while e < n and ranked[e if sign > 0 else n - 1 - e] == ranked[g if sign > 0 else n - 1 - g]:
-                        e += 1
-                    for s in range(g, e):     # a tie group: reach of the groups before it
-                        i = order[s if sign > 0 else n - 1 - s]
-                        v = acc
-                        for j in range(h):
-                            v -= card[hands[i, j]]
-                        margin[i] = v if sign > 0 else margin[i] - v
-                    for s in range(g, e):
-                        i = order[s if sign > 0 else n - 1 - s]
-                        if possible[t, o, i]:
-                            x = ranges[t, o, i]
-                            acc += x
-                            for j in range(h):
-                                card[hands[i, j]] += x
-                    g = e
+            for s in range(n):
+                i = order[s]
+                x[s] = ranges[row, o, i] if possible[t, o, i] else 0.0
+            card[:] = 0.0
+            acc = 0.0
+            for g in range(groups):             # weaker hands, going up
+                lo, hi = bounds[g], bounds[g + 1]
+                for s in range(lo, hi):
+                    v = acc
+                    for j in range(h):
+                        v -= card[hands[s, j]]
+                    margin[s] = v
+                for s in range(lo, hi):
+                    acc += x[s]
+                    for j in range(h):
+                        card[hands[s, j]] += x[s]
+            card[:] = 0.0
+            acc = 0.0
+            for g in range(groups - 1, -1, -1):  # stronger hands, going down
+                lo, hi = bounds[g], bounds[g + 1]
+                for s in range(hi - 1, lo - 1, -1):
+                    v = acc
+                    for j in range(h):
+                        v -= card[hands[s, j]]
+                    margin[s] = margin[s] - v
+                for s in range(hi - 1, lo - 1, -1):
+                    acc += x[s]
+                    for j in range(h):
+                        card[hands[s, j]] += x[s]
             u = stakes[k] * weight
-            for i in range(n):
-                out[t, p, i] = u * margin[i] if possible[t, p, i] else 0.0
+            for s in range(n):
+                i = order[s]
+                out[row, p, i] = u * margin[s] if possible[t, p, i] else 0.0

@@ -230,6 +230,11 @@ class Holdem(Poker, Game):
             return Game.terminal_values(self, pubs, ranges)
         return Poker.terminal_values(self, pubs, ranges)
 
+    def terminal_values_into(self, pubs, ranges, at, out, players=(0, 1)):
+        if self.rules.hole > 2:
+            return Game.terminal_values_into(self, pubs, ranges, at, out, players)
+        return Poker.terminal_values_into(self, pubs, ranges, at, out, players)
+
     def features(self, pub):
         rules, st = self.rules, self._state(pub)
         d, r = self.deck.size, rules.num_rounds

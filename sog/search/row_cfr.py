@@ -1,0 +1,256 @@
+"""CFR passes on a slot-preserving compiled tree as numba loops over its rows (poker).
+
+On a slot-preserving tree (`sog.search.tree.CompiledTree.slot_preserving`) a private hand
+stays itself below every public action and deal, so a child's reach is its parent's row
+times its possible mask (and, for the actor below a decision node, the policy of the
+action into it), and a parent's value is its children's rows summed. Here each stage of
+a CFR pass is one compiled loop over the tree's positions, with no temporaries:
+
+* `RowTree.propagate_ranges`: reach down, parents before children (positions ascend by depth);
+* `RowTree.propagate_values`: counterfactual values up for the asked players only (an
+  alternating update needs the updating player's), parents in decreasing position, each
+  summing its children in increasing position;
+* `RowTree.update`: the same pass, with the regret, average and current-policy (regret
+  matching) updates of each (decision row, slot) of the asked players done as soon as its
+  value is known: the instantaneous regret of an entry is read straight from its child's
+  value row (no q array), while the rows are in cache.
+
+The entries (the legal (decision row, slot, action) triples, ordered by row, slot,
+action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). Every
+sum adds the same terms in the same order, starting from 0.0, as the numpy row passes
+these loops replaced, so `CFRSolver`'s results are the same to the bit
+(`tests/test_row_cfr.py`). Shapes: n positions, N slots, A actions, m decision rows,
+G groups, E entries; ranges and values float [n, 2, N] in the game's units (chips).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from sog.search.tree import CompiledTree
+
+MODES = {"cfr+": 0, "cfr": 1, "dcfr": 2}
+
+
+class RowTree:
+    """The index arrays of the row passes, from a compiled slot-preserving tree and its entries.
+
+    parent int [n], prob float [n]: each position's parent (-1 at roots) and the chance
+      probability of the edge into it (1 below decision nodes and at roots);
+    kid_start int [n + 1], kids int [n - R]: the children of position p, increasing, are
+      kids[kid_start[p]:kid_start[p + 1]];
+    dec_row int [n]: the decision row of each position (-1 off internal decision nodes);
+      actor int [n]: its actor;
+    row_pos int [m]: each decision row's position; row_grp int [m + 1]: its groups
+      [row_grp[r], row_grp[r + 1]);
+    grp_slot int [G]: each group's slot; grp_ent int [G + 1]: its entries
+      [grp_ent[g], grp_ent[g + 1]);
+    ent_action int8 [E]: each entry's action; child_of int [m, A]: the child each action of a
+      decision row leads to (-1: none).
+    """
+
+    def __init__(self, ct: CompiledTree, dec: np.ndarray, grp_row: np.ndarray, grp_slot: np.ndarray,
+                 grp_start: np.ndarray, ent_action: np.ndarray):
+        n, A = ct.num_nodes, ct.num_actions
+        self.ct = ct
+        self.parent = ct.parent.astype(np.int64)
+        self.prob = ct.prob.astype(np.float64)
+        below = np.flatnonzero(self.parent >= 0)
+        self.kids = below[np.argsort(self.parent[below], kind="stable")]
+        self.kid_start = np.searchsorted(self.parent[self.kids], np.arange(n + 1)).astype(np.int64)
+        self.dec_row = np.full(n, -1, dtype=np.int64)
+        self.dec_row[dec] = np.arange(len(dec))
+        self.actor = ct.actor.astype(np.int64)
+        self.row_pos = dec.astype(np.int64)
+        self.row_grp = np.searchsorted(grp_row, np.arange(len(dec) + 1)).astype(np.int64)
+        self.grp_slot = grp_slot.astype(np.int64 if len(grp_slot) < 2**20 else np.int32)
+        self.grp_ent = np.append(grp_start, len(ent_action)).astype(np.int64)
+        self.ent_action = ent_action.astype(np.int8)
+        self.child_of = np.full((len(dec), A), -1, dtype=np.int64)
+        act = below[ct.action_in[below] >= 0]
+        self.child_of[self.dec_row[self.parent[act]], ct.action_in[act]] = act
+
+    def regret_matching(self, regrets: np.ndarray) -> np.ndarray:
+        """float [E]: the current policy of regrets [E] (`sog.search.cfr.regret_matching_entries`)."""
+        sigma = np.empty(len(regrets))
+        _regret_matching(self.grp_ent, regrets, sigma)
+        return sigma
+
+    def propagate_ranges(self, sigma: np.ndarray, root_ranges: np.ndarray, out: np.ndarray | None = None,
+                         players: tuple[int, ...] = (0, 1)) -> np.ndarray:
+        """float [n, 2, N] (`out` if given, else new): reach of every slot under the policy sigma
+        [E], the roots' set to root_ranges [R, 2, N] at their possible slots; only the rows of
+        `players` are written (a player's reach depends on its own policy alone)."""
+        ct = self.ct
+        ranges = np.empty((ct.num_nodes, 2, ct.num_states)) if out is None else out
+        _down(ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
+              self.kid_start, self.kids, self.dec_row, self.actor, self.row_grp, self.grp_slot, self.grp_ent,
+              self.ent_action, self.child_of, sigma, _mask(players), ranges)
+        return ranges
+
+    def propagate_values(self, sigma: np.ndarray, values: np.ndarray, players: tuple[int, ...] = (0, 1),
+                         best_response: bool = False) -> np.ndarray:
+        """Counterfactual values up the tree for `players`, in place on values [n, 2, N] (their
+        leaf values set; other players' rows are left as they are). The actor's value is
+        sigma . q (sigma [E]), or its best q when `best_response`."""
+        none = np.empty(0)
+        _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
+            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), best_response, -1, 0.0, 0.0, 0.0,
+            0.0, values, none, none, values)
+        return values
+
+    def action_values(self, values: np.ndarray) -> np.ndarray:
+        """float [E]: q, each entry's child value of the actor (values [n, 2, N] after the up pass)."""
+        q = np.empty(len(self.ent_action))
+        _action_values(self.row_pos, self.actor, self.row_grp, self.grp_slot, self.grp_ent, self.ent_action,
+                       self.child_of, values, q)
+        return q
+
+    def update(self, players: tuple[int, ...], algorithm: str, t: float, factors: tuple[float, float, float],
+               sigma: np.ndarray, ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray,
+               avg: np.ndarray) -> None:
+        """`propagate_values` of `players` (their leaf values set in values [n, 2, N]) and, at the
+        entries of their decision rows, in place: regrets and averages [E] by `algorithm` at
+        iteration t (dcfr: factors = the positive and negative regrets' and the average's
+        discounts; unused otherwise) from the pass's sigma and ranges [n, 2, N], then sigma [E]
+        set to the new regrets' regret matching."""
+        _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
+            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), False, MODES[algorithm],
+            float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+
+
+def _mask(players: tuple[int, ...]) -> np.ndarray:
+    out = np.zeros(2, dtype=np.bool_)
+    out[list(players)] = True
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _pos(x):
+    """np.maximum(x, 0.0) to the bit (-0.0 and NaN kept)."""
+    return x if (x >= 0.0 or math.isnan(x)) else 0.0
+
+
+@numba.njit(cache=True)
+def _match_group(e0, e1, regrets, sigma):
+    """sigma[e0:e1] = the group's positive regrets normalised (uniform where none is positive),
+    the total summed in entry order from 0.0 as `np.bincount` does."""
+    total = 0.0
+    for e in range(e0, e1):
+        total += _pos(regrets[e])
+    for e in range(e0, e1):
+        sigma[e] = _pos(regrets[e]) / total if total > 0 else 1.0 / float(e1 - e0)
+
+
+@numba.njit(cache=True)
+def _regret_matching(grp_ent, regrets, sigma):
+    for g in range(len(grp_ent) - 1):
+        _match_group(grp_ent[g], grp_ent[g + 1], regrets, sigma)
+
+
+@numba.njit(cache=True)
+def _down(roots, root_ranges, possible, kid_start, kids, dec_row, actor, row_grp, grp_slot, grp_ent,
+          ent_action, child_of, sigma, players, ranges):
+    """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
+    [R, 2, N] x possible; a child's rows its parent's x its possible mask, the actor's below a
+    decision node x sigma of the action into it (0 at the slots where that action is not legal)."""
+    N = ranges.shape[2]
+    for k in range(len(roots)):
+        r = roots[k]
+        for i in range(2):
+            if not players[i]:
+                continue
+            for s in range(N):
+                ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
+    for p in range(ranges.shape[0]):
+        for k in range(kid_start[p], kid_start[p + 1]):
+            c = kids[k]
+            for i in range(2):
+                if not players[i]:
+                    continue
+                for s in range(N):
+                    ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s]
+        row = dec_row[p]
+        if row < 0 or not players[actor[p]]:
+            continue
+        i = actor[p]
+        for k in range(kid_start[p], kid_start[p + 1]):
+            ranges[kids[k], i, :] = 0.0
+        for g in range(row_grp[row], row_grp[row + 1]):
+            s = grp_slot[g]
+            for e in range(grp_ent[g], grp_ent[g + 1]):
+                c = child_of[row, ent_action[e]]
+                ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * sigma[e]
+
+
+@numba.njit(cache=True)
+def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, sigma,
+        players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values):
+    """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
+    the actor's at a decision node sum_a sigma q (or max over legal q; 0 at slots with no legal
+    action), every other row its children's rows x their chance probabilities, in child order.
+    With mode >= 0 (`_update_group`), each of the actor's groups is updated once its value is
+    known (ranges, regrets, avg unused otherwise)."""
+    N = values.shape[2]
+    for p in range(values.shape[0] - 1, -1, -1):
+        k0, k1 = kid_start[p], kid_start[p + 1]
+        if k0 == k1:
+            continue
+        row = dec_row[p]
+        for i in range(2):
+            if not players[i]:
+                continue
+            values[p, i, :] = 0.0
+            if row >= 0 and actor[p] == i:
+                for g in range(row_grp[row], row_grp[row + 1]):
+                    s = grp_slot[g]
+                    v = -np.inf if best_response else 0.0
+                    for e in range(grp_ent[g], grp_ent[g + 1]):
+                        q = values[child_of[row, ent_action[e]], i, s]
+                        if best_response:
+                            v = max(v, q)
+                        else:
+                            v += sigma[e] * q
+                    values[p, i, s] = v
+                    if mode >= 0:
+                        _update_group(row, grp_ent[g], grp_ent[g + 1], i, s, v, ranges[p, i, s], ent_action,
+                                      child_of, mode, t, f_pos, f_neg, f_avg, sigma, values, regrets, avg)
+                continue
+            for k in range(k0, k1):
+                c = kids[k]
+                w = prob[c]
+                for s in range(N):
+                    values[p, i, s] += values[c, i, s] * w
+
+
+@numba.njit(cache=True, inline="always")
+def _update_group(row, e0, e1, i, s, v, own, ent_action, child_of, mode, t, f_pos, f_neg, f_avg, sigma, values,
+                  regrets, avg):
+    """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
+    [e0, e1) of one group (player i's slot s of a decision row, value v, reach own), each as its
+    numpy form computes it, then the group's regret matching into sigma."""
+    for e in range(e0, e1):
+        inst = values[child_of[row, ent_action[e]], i, s] - v
+        r = regrets[e]
+        if mode == 0:
+            regrets[e] = _pos(r + inst)
+            avg[e] = avg[e] + t * own * sigma[e]
+        elif mode == 1:
+            regrets[e] = r + inst
+            avg[e] = avg[e] + own * sigma[e]
+        else:
+            regrets[e] = (r * f_pos if r > 0 else r * f_neg) + inst
+            avg[e] = avg[e] * f_avg + own * sigma[e]
+    _match_group(e0, e1, regrets, sigma)
+
+
+@numba.njit(cache=True)
+def _action_values(row_pos, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, values, q):
+    for row in range(len(row_pos)):
+        i = actor[row_pos[row]]
+        for g in range(row_grp[row], row_grp[row + 1]):
+            s = grp_slot[g]
+            for e in range(grp_ent[g], grp_ent[g + 1]):
+                q[e] = values[child_of[row, ent_action[e]], i, s]
