@@ -1,0 +1,311 @@
+"""The ACPC formats, the reference poker bots, hand logs and `sog acpc` against a small
+dealer started on the loopback address."""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+import numpy as np
+import pytest
+
+from launch.cli import main
+from sog.agents.registry import make_agent
+from sog.eval.match import play_game
+from sog.games import load_game
+from sog.games.api import DECISION
+from sog.games.holdem import betting as B
+from sog.games.holdem.acpc import (
+    ACPCError,
+    game_log_line,
+    parse_betting,
+    parse_log_line,
+    parse_match_state,
+    real_rules,
+    replay,
+)
+from sog.games.holdem.cards import RANK_CHARS, SUIT_CHARS, rank_cardsets
+from sog.games.holdem.equity import equity
+
+BASE = "numRanks=5,numSuits=2,numHoleCards=1,numRounds=3,numBoardCards=0 1 1,blind=2 1,firstPlayer=2 1 1"
+SOG = f"holdem(betting=nolimit,bettingAbstraction=sog,fractionSteps=3,{BASE},stack=30 30)"
+FCPA = f"holdem(betting=nolimit,bettingAbstraction=fcpa,{BASE},stack=30 30)"
+FULL = f"holdem(betting=nolimit,bettingAbstraction=fullgame,{BASE},stack=30 30)"
+LIMIT = f"holdem(betting=limit,{BASE},raiseSize=2 4 4,maxRaises=3 3 3)"
+TWO_CARDS = ("holdem(betting=nolimit,bettingAbstraction=sog,betFraction=0.75,numRanks=4,numSuits=2,"
+             "numHoleCards=2,numRounds=2,numBoardCards=0 2,blind=2 1,firstPlayer=2 1,stack=20 20)")
+
+
+# ---------------------------------------------------------------- equity and bots
+def _brute_equity(game, hand, board):
+    """Equity by a plain loop over opponent hands and runouts (the reference)."""
+    deck, total = game.deck, sum(game.rules.board_cards)
+    import itertools
+    wins, n = 0.0, 0
+    dead = set(hand) | set(board)
+    left = [c for c in range(deck.size) if c not in dead]
+    for opp in itertools.combinations(left, deck.hole):
+        rest = [c for c in left if c not in opp]
+        for run in itertools.combinations(rest, total - len(board)):
+            sets = np.array([list(hand) + list(board) + list(run), list(opp) + list(board) + list(run)])
+            r = rank_cardsets(deck.suit_masks(sets))
+            wins += 1.0 if r[0] > r[1] else 0.5 if r[0] == r[1] else 0.0
+            n += 1
+    return wins / n
+
+
+@pytest.mark.parametrize("name,hand,board", [(TWO_CARDS, (0, 7), ()), (TWO_CARDS, (6, 7), (0, 3)),
+                                              (SOG, (9,), ()), (SOG, (2,), (5,))])
+def test_equity_exact_matches_a_plain_loop_and_sampling(name, hand, board):
+    game = load_game(name)
+    exact = equity(game.deck, hand, board, sum(game.rules.board_cards))
+    assert exact == pytest.approx(_brute_equity(game, hand, board), abs=1e-12)
+    rng = np.random.default_rng(0)
+    sampled = equity(game.deck, hand, board, sum(game.rules.board_cards), rng, samples=20_000, exact_limit=0)
+    assert sampled == pytest.approx(exact, abs=4 * 0.5 / np.sqrt(20_000))
+
+
+def test_equity_on_52_cards_samples_with_a_seed():
+    game = load_game("hunl")
+    aces = (48, 49)                              # Ac Ad: 85% against a random hand
+    e1 = equity(game.deck, aces, (), 5, np.random.default_rng(1), samples=4000)
+    e2 = equity(game.deck, aces, (), 5, np.random.default_rng(1), samples=4000)
+    assert e1 == e2 and e1 == pytest.approx(0.852, abs=0.03)
+    with pytest.raises(ValueError, match="rng"):
+        equity(game.deck, aces, (), 5)
+
+
+@pytest.mark.parametrize("name", [SOG, FCPA, FULL, LIMIT, TWO_CARDS])
+@pytest.mark.parametrize("spec", ["call", "raise", "equity?fold=0.4&raise=0.6"])
+def test_bots_play_legal_deterministic_actions(name, spec):
+    game = load_game(name)
+    other = make_agent("random", game)
+    for seed in range(6):
+        a = play_game(game, [make_agent(spec, game), other], seed)
+        b = play_game(game, [make_agent(spec, game), other], seed)
+        assert a["history"] == b["history"]
+        for pub, action in zip([p for p in a["pubs"] if game.kind(p) == DECISION], a["history"]):
+            assert action in game.legal_actions(pub)
+    bot = make_agent(spec, game)
+    bot.reset(1, 0)
+    root = [()]
+    while game.kind(root[-1]) != DECISION:
+        root.append(game.children(root[-1])[0].pub)
+    betting = game.betting(root[-1])
+    action = bot.act(tuple(root), 0)
+    if spec == "call":
+        assert action == betting.call
+    elif spec == "raise":
+        assert action == min(betting.bets.values())
+
+
+def test_equity_bot_thresholds():
+    game = load_game(SOG)
+    pub = (game.setups[0],)
+    strong, weak = game.deck.hand_index([9]), game.deck.hand_index([0])     # the best and worst hands
+    bot = make_agent("equity?fold=0.3&raise=0.7", game)
+    bot.reset(1, 0)
+    assert bot.act((pub,), strong) == B.BET
+    assert bot.act((pub,), weak) == B.FOLD
+    passive = make_agent("equity?fold=0&raise=1", game)
+    passive.reset(1, 0)
+    assert passive.act((pub,), strong) == B.CALL and passive.act((pub,), weak) == B.CALL
+
+
+def test_bot_specs_are_checked():
+    from sog.agents.api import AgentError
+    game = load_game(SOG)
+    with pytest.raises(AgentError, match="fold <= raise"):
+        make_agent("equity?fold=0.8&raise=0.2", game)
+    with pytest.raises(AgentError, match="hold'em"):
+        make_agent("equity", load_game("leduc_poker"))
+    with pytest.raises(AgentError, match="poker"):
+        make_agent("call", load_game("tic_tac_toe"))
+    assert make_agent("raise", load_game("leduc_poker")) is not None
+
+
+# ---------------------------------------------------------------- formats and hand logs
+def test_betting_and_match_state_parse():
+    rules = load_game("hunl").rules
+    assert parse_betting(rules, "r300c/cr900f") == ((("r", 300), ("c", 0)), (("c", 0), ("r", 900), ("f", 0)))
+    ms = parse_match_state(rules, "MATCHSTATE:1:7:r300c/cr900:|AsKd/2c3c4c")
+    assert ms.position == 1 and ms.hand == 7 and ms.holes[0] == () and len(ms.boards[1]) == 3
+    st = replay(real_rules(rules), ms.moves)
+    assert st.spent == (300, 900) and st.round == 1     # position 0 checks first after the flop
+    assert replay(real_rules(rules), parse_betting(rules, "r20000c///")).finished
+    for bad, match in [("MATCHSTATE:0:0:cz:Ah|", "bad action"), ("MATCHSTATE:0:0:r:Ah|", "raise-to"),
+                       ("MATCHSTATE:0:0:r50:AhKh|", "not legal"), ("MATCHSTATE:0:0:cc/:AhKh|", "board of 1 rounds"),
+                       ("MATCHSTATE:0:0:cc:AhKh|", "rounds are split"),
+                       ("MATCHSTATE:0:0:cc/cc:AhKh|/2c3c4c", "rounds are split"),
+                       ("MATCHSTATE:0:0::AhAh|", "twice"), ("MATCHSTATE:0:x::AhKh|", "integer"),
+                       ("MATCH:0:0::AhKh|", "fields")]:
+        with pytest.raises(ACPCError, match=match):
+            replay(real_rules(rules), parse_match_state(rules, bad).moves)
+
+
+@pytest.mark.parametrize("name", [SOG, FCPA, FULL, LIMIT, TWO_CARDS])
+def test_log_lines_parse_back_to_the_hand(name):
+    game = load_game(name)
+    bb = game.rules.big_blind
+    for seed in range(30):
+        agents = [make_agent("random", game), make_agent("equity", game)]
+        rec = play_game(game, agents, seed)
+        line = game_log_line(game, rec["pubs"][-1], rec["deal"], seed, ("alice", "bob"))
+        parsed = parse_log_line(game.rules, line)
+        st = game.betting_state(rec["pubs"][-1])
+        assert parsed.hand == seed and parsed.names == ("alice", "bob")
+        assert parsed.moves == tuple(tuple((m.kind, m.size) for m in rnd) for rnd in st.moves)
+        assert [game.deck.hand_index(h) for h in parsed.holes] == rec["deal"]
+        assert sorted(parsed.board) == sorted(game.board(rec["pubs"][-1]))
+        assert parsed.values == pytest.approx((rec["returns"][0] * bb, rec["returns"][1] * bb))
+        real = replay(real_rules(game.rules), parsed.moves)       # the line is a legal ACPC hand
+        assert real.spent == st.spent and real.folded == st.folded
+
+
+def test_tournament_writes_a_hand_log(tmp_path):
+    from sog.eval.tournament import parse_config, run_tournament
+    cfg = parse_config({"game": SOG, "agents": {"call": "call", "eq": "equity"}, "games_per_pair": 6,
+                        "aivat": False})
+    run_tournament(cfg, tmp_path)
+    game = load_game(SOG)
+    lines = (tmp_path / "hands.log").read_text().splitlines()
+    records = [json.loads(x) for x in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert len(lines) == 6
+    for i, (line, rec) in enumerate(zip(lines, records)):
+        parsed = parse_log_line(game.rules, line)
+        seat_a = rec["seat_a"]
+        assert parsed.hand == i and parsed.names[seat_a] == "call" and parsed.names[1 - seat_a] == "eq"
+        assert parsed.values[0] == pytest.approx(rec["returns"][0] * game.rules.big_blind)
+
+
+# ---------------------------------------------------------------- the dealer
+def _text(cards):
+    return "".join(RANK_CHARS[c // 2] + SUIT_CHARS[c % 2] for c in cards)
+
+
+class Dealer(threading.Thread):
+    """A small ACPC dealer for one client: `hands` hands of the 10-card no-limit (or limit)
+    game of BASE, the client in position hand % 2, the other seat a seeded random bot
+    (any legal size); checks every reply and counts the client's chips."""
+
+    def __init__(self, limit: bool = False, hands: int = 40, seed: int = 0, script=None):
+        super().__init__(daemon=True)
+        game = load_game(LIMIT if limit else FULL)
+        self.rules, self.limit, self.hands, self.script = game.rules, limit, hands, script
+        self.rng = np.random.default_rng(seed)
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(1)
+        self.port = self.server.getsockname()[1]
+        self.client_chips, self.errors, self.replies, self.version = 0, [], 0, None
+
+    def run(self):
+        conn, _ = self.server.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with conn, conn.makefile("r", newline="\n") as reader:
+            self.version = reader.readline().strip()
+            if self.script is not None:
+                for line in self.script:
+                    conn.sendall((line + "\r\n").encode())
+                return
+            for hand in range(self.hands):
+                if not self.play(conn, reader, hand):
+                    return
+
+    def state(self, pos, hand, moves, deck, st, showdown):
+        bet = "/".join("".join(k if self.limit or k != "r" else f"r{s}" for k, s in rnd) for rnd in moves)
+        holes = [_text(deck[p:p + 1]) if p == pos or showdown else "" for p in (0, 1)]
+        boards = "".join("/" + _text(deck[2 + r - 1:2 + r]) for r in range(1, st.round + 1))
+        return f"MATCHSTATE:{pos}:{hand}:{bet}:{holes[0]}|{holes[1]}{boards}"
+
+    def play(self, conn, reader, hand) -> bool:
+        rules = self.rules
+        deck = [int(c) for c in self.rng.permutation(10)]        # hole 0, hole 1, board 1, board 2
+        pos = hand % 2
+        st, moves = B.initial(rules), [[]]
+        while True:
+            showdown = st.finished and st.folded < 0
+            msg = self.state(pos, hand, moves, deck, st, showdown)
+            conn.sendall((msg + "\r\n").encode())
+            if st.finished:
+                break
+            actor = B.actor(rules, st)
+            if actor == pos:
+                reply = reader.readline().strip()
+                self.replies += 1
+                if not reply.startswith(msg + ":"):
+                    self.errors.append(f"reply {reply!r} to {msg!r}")
+                    return False
+                act = reply[len(msg) + 1:]
+                kind, size = act[0], int(act[1:] or 0)
+                span = B.raise_range(rules, st)
+                ok = (kind == "c" or (kind == "f" and st.spent[actor] < st.max_spent)
+                      or (kind == "r" and span is not None and (self.limit or span[0] <= size <= span[1])))
+                if not ok or (kind == "r" and self.limit != (act == "r")):
+                    self.errors.append(f"illegal {act!r} at {msg!r}")
+                    return False
+            else:
+                legal = B.legal_actions(rules, st)
+                kind = "frc"[int(self.rng.choice(3, p=[0.15, 0.35, 0.5]))]
+                if kind == "f" and B.FOLD not in legal:
+                    kind = "c"
+                span = B.raise_range(rules, st)
+                if kind == "r" and span is None:
+                    kind = "c"
+                size = 0 if kind != "r" or self.limit else int(self.rng.integers(span[0], span[1] + 1))
+            action = {"f": B.FOLD, "c": B.CALL}.get(kind, B.BET if self.limit else size)
+            before = st.round
+            st = B.apply(rules, st, action)
+            st = B.deal(st, B.cards_due(rules, st))
+            moves[-1].append((kind, size))
+            moves.extend([] for _ in range(st.round - before))
+        if st.folded >= 0:
+            won = st.spent[st.folded] * (1 if st.folded != pos else -1)
+        else:
+            board = deck[2:2 + sum(rules.board_cards)]
+            sets = np.array([[deck[p]] + board for p in (pos, 1 - pos)])
+            r = rank_cardsets(load_game(FULL).deck.suit_masks(sets))
+            won = int(np.sign(r[0] - r[1])) * min(st.spent)
+        self.client_chips += won
+        return True
+
+
+@pytest.mark.parametrize("limit,game,agent", [(False, SOG, "equity"), (False, SOG, "raise"),
+                                              (False, FCPA, "random"), (False, FULL, "random"),
+                                              (True, LIMIT, "equity")])
+def test_acpc_client_plays_a_dealer(limit, game, agent, capsys):
+    dealer = Dealer(limit=limit, hands=200, seed=3)
+    dealer.start()
+    code = main(["acpc", "--host", "127.0.0.1", "--port", str(dealer.port), "--agent", agent, "--game", game])
+    dealer.join(10)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert dealer.errors == [] and dealer.version == "VERSION:2.0.0"
+    result = json.loads(out.out)
+    assert result["hands"] == 200 and result["decisions"] == dealer.replies > 0
+    assert result["chips"] == dealer.client_chips
+    if game == FULL or limit:
+        assert result["fallbacks"] == 0          # the view is the real game
+
+
+def test_acpc_connection_refused(capsys):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    assert main(["acpc", "--host", "127.0.0.1", "--port", str(port), "--agent", "call", "--game", SOG]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot connect" in err[0]
+
+
+@pytest.mark.parametrize("line,match", [("MATCHSTATE:0:0:cz:2c|", "bad action"),
+                                        ("MATCHSTATE:0:0::Zz|", "bad cards"),
+                                        ("HELLO", "fields")])
+def test_acpc_malformed_state_is_one_line(line, match, capsys):
+    dealer = Dealer(script=["# a comment", line])
+    dealer.start()
+    assert main(["acpc", "--host", "127.0.0.1", "--port", str(dealer.port), "--agent", "call", "--game", SOG]) == 2
+    dealer.join(10)
+    out = capsys.readouterr()
+    err = out.err.strip().splitlines()
+    assert out.out == "" and len(err) == 1 and match in err[0] and err[0].startswith("sog acpc: error:")
