@@ -164,13 +164,14 @@ def test_log_lines_parse_back_to_the_hand(name):
 
 def test_tournament_writes_a_hand_log(tmp_path):
     from sog.eval.tournament import parse_config, run_tournament
-    cfg = parse_config({"game": SOG, "agents": {"call": "call", "eq": "equity"}, "games_per_pair": 6,
-                        "aivat": False})
-    run_tournament(cfg, tmp_path)
+    raw = {"game": SOG, "agents": {"call": "call", "eq": "equity"}, "games_per_pair": 4, "aivat": False}
+    run_tournament(parse_config(raw), tmp_path)
+    first = (tmp_path / "hands.log").read_text().splitlines()
+    run_tournament(parse_config({**raw, "games_per_pair": 6}), tmp_path)     # resumed: two more hands
     game = load_game(SOG)
     lines = (tmp_path / "hands.log").read_text().splitlines()
     records = [json.loads(x) for x in (tmp_path / "games.jsonl").read_text().splitlines()]
-    assert len(lines) == 6
+    assert len(first) == 4 and len(lines) == 6 and lines[:4] == first
     for i, (line, rec) in enumerate(zip(lines, records)):
         parsed = parse_log_line(game.rules, line)
         seat_a = rec["seat_a"]
@@ -178,20 +179,31 @@ def test_tournament_writes_a_hand_log(tmp_path):
         assert parsed.values[0] == pytest.approx(rec["returns"][0] * game.rules.big_blind)
 
 
+def test_shipped_holdem_bots_tournament_parses():
+    from pathlib import Path
+
+    from sog.eval.tournament import load_config
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "tournaments" / "holdem_bots.yaml")
+    game = load_game(cfg.game)
+    assert all(make_agent(spec, game) for spec in cfg.agents.values())
+
+
 # ---------------------------------------------------------------- the dealer
-def _text(cards):
-    return "".join(RANK_CHARS[c // 2] + SUIT_CHARS[c % 2] for c in cards)
+HUNL_FULL = ("holdem(betting=nolimit,bettingAbstraction=fullgame,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,"
+             "numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000)")
 
 
 class Dealer(threading.Thread):
-    """A small ACPC dealer for one client: `hands` hands of the 10-card no-limit (or limit)
-    game of BASE, the client in position hand % 2, the other seat a seeded random bot
-    (any legal size); checks every reply and counts the client's chips."""
+    """A small ACPC dealer for one client: `hands` hands of the unabstracted game `real`
+    (a `fullgame` or limit hold'em), the client in position hand % 2, the other seat a
+    seeded random bot (any legal size); checks every reply and counts the client's chips.
+    With `script`, it sends those lines instead and hangs up."""
 
-    def __init__(self, limit: bool = False, hands: int = 40, seed: int = 0, script=None):
+    def __init__(self, real: str = FULL, hands: int = 40, seed: int = 0, script=None):
         super().__init__(daemon=True)
-        game = load_game(LIMIT if limit else FULL)
-        self.rules, self.limit, self.hands, self.script = game.rules, limit, hands, script
+        game = load_game(real)
+        self.rules, self.deck, self.hands, self.script = game.rules, game.deck, hands, script
+        self.limit = game.rules.limit
         self.rng = np.random.default_rng(seed)
         self.server = socket.socket()
         self.server.bind(("127.0.0.1", 0))
@@ -212,24 +224,41 @@ class Dealer(threading.Thread):
                 if not self.play(conn, reader, hand):
                     return
 
-    def state(self, pos, hand, moves, deck, st, showdown):
+    def text(self, cards):
+        k = self.rules.num_suits
+        return "".join(RANK_CHARS[c // k] + SUIT_CHARS[c % k] for c in cards)
+
+    def hole(self, cards, p):
+        h = self.rules.hole
+        return cards[p * h:(p + 1) * h]
+
+    def board(self, cards, rounds):
+        """The board cards of rounds 0..rounds-1, per round."""
+        at, out = 2 * self.rules.hole, []
+        for r in range(rounds):
+            out.append(cards[at:at + self.rules.board_cards[r]])
+            at += self.rules.board_cards[r]
+        return out
+
+    def state(self, pos, hand, moves, cards, st, showdown):
         bet = "/".join("".join(k if self.limit or k != "r" else f"r{s}" for k, s in rnd) for rnd in moves)
-        holes = [_text(deck[p:p + 1]) if p == pos or showdown else "" for p in (0, 1)]
-        boards = "".join("/" + _text(deck[2 + r - 1:2 + r]) for r in range(1, st.round + 1))
+        holes = [self.text(self.hole(cards, p)) if p == pos or showdown else "" for p in (0, 1)]
+        boards = "".join("/" + self.text(b) for b in self.board(cards, st.round + 1)[1:])
         return f"MATCHSTATE:{pos}:{hand}:{bet}:{holes[0]}|{holes[1]}{boards}"
 
     def play(self, conn, reader, hand) -> bool:
         rules = self.rules
-        deck = [int(c) for c in self.rng.permutation(10)]        # hole 0, hole 1, board 1, board 2
+        cards = [int(c) for c in self.rng.permutation(rules.deck_size)]
         pos = hand % 2
         st, moves = B.initial(rules), [[]]
         while True:
             showdown = st.finished and st.folded < 0
-            msg = self.state(pos, hand, moves, deck, st, showdown)
+            msg = self.state(pos, hand, moves, cards, st, showdown)
             conn.sendall((msg + "\r\n").encode())
             if st.finished:
                 break
             actor = B.actor(rules, st)
+            span = B.raise_range(rules, st)
             if actor == pos:
                 reply = reader.readline().strip()
                 self.replies += 1
@@ -238,18 +267,16 @@ class Dealer(threading.Thread):
                     return False
                 act = reply[len(msg) + 1:]
                 kind, size = act[0], int(act[1:] or 0)
-                span = B.raise_range(rules, st)
-                ok = (kind == "c" or (kind == "f" and st.spent[actor] < st.max_spent)
-                      or (kind == "r" and span is not None and (self.limit or span[0] <= size <= span[1])))
-                if not ok or (kind == "r" and self.limit != (act == "r")):
+                ok = (act == "c" or (act == "f" and st.spent[actor] < st.max_spent)
+                      or (act == "r" and self.limit and span is not None)
+                      or (kind == "r" and not self.limit and span is not None and span[0] <= size <= span[1]))
+                if not ok:
                     self.errors.append(f"illegal {act!r} at {msg!r}")
                     return False
             else:
-                legal = B.legal_actions(rules, st)
                 kind = "frc"[int(self.rng.choice(3, p=[0.15, 0.35, 0.5]))]
-                if kind == "f" and B.FOLD not in legal:
+                if kind == "f" and st.spent[actor] == st.max_spent:
                     kind = "c"
-                span = B.raise_range(rules, st)
                 if kind == "r" and span is None:
                     kind = "c"
                 size = 0 if kind != "r" or self.limit else int(self.rng.integers(span[0], span[1] + 1))
@@ -262,19 +289,20 @@ class Dealer(threading.Thread):
         if st.folded >= 0:
             won = st.spent[st.folded] * (1 if st.folded != pos else -1)
         else:
-            board = deck[2:2 + sum(rules.board_cards)]
-            sets = np.array([[deck[p]] + board for p in (pos, 1 - pos)])
-            r = rank_cardsets(load_game(FULL).deck.suit_masks(sets))
+            board = [c for b in self.board(cards, rules.num_rounds) for c in b]
+            sets = np.array([self.hole(cards, p) + board for p in (pos, 1 - pos)])
+            r = rank_cardsets(self.deck.suit_masks(sets))
             won = int(np.sign(r[0] - r[1])) * min(st.spent)
         self.client_chips += won
         return True
 
 
-@pytest.mark.parametrize("limit,game,agent", [(False, SOG, "equity"), (False, SOG, "raise"),
-                                              (False, FCPA, "random"), (False, FULL, "random"),
-                                              (True, LIMIT, "equity")])
-def test_acpc_client_plays_a_dealer(limit, game, agent, capsys):
-    dealer = Dealer(limit=limit, hands=200, seed=3)
+@pytest.mark.parametrize("real,game,agent,hands", [
+    (FULL, SOG, "equity", 200), (FULL, SOG, "raise", 200), (FULL, FCPA, "random", 200),
+    (FULL, FULL, "random", 200), (LIMIT, LIMIT, "equity", 200),
+    (HUNL_FULL, "hunl", "equity?samples=500", 30), (HUNL_FULL, "hunl", "call", 30)])
+def test_acpc_client_plays_a_dealer(real, game, agent, hands, capsys):
+    dealer = Dealer(real, hands=hands, seed=3)
     dealer.start()
     code = main(["acpc", "--host", "127.0.0.1", "--port", str(dealer.port), "--agent", agent, "--game", game])
     dealer.join(10)
@@ -282,9 +310,9 @@ def test_acpc_client_plays_a_dealer(limit, game, agent, capsys):
     assert code == 0, out.err
     assert dealer.errors == [] and dealer.version == "VERSION:2.0.0"
     result = json.loads(out.out)
-    assert result["hands"] == 200 and result["decisions"] == dealer.replies > 0
+    assert result["hands"] == hands and result["decisions"] == dealer.replies > 0
     assert result["chips"] == dealer.client_chips
-    if game == FULL or limit:
+    if game in (FULL, LIMIT):
         assert result["fallbacks"] == 0          # the view is the real game
 
 
