@@ -39,8 +39,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> dict:
-    from launch.tournament import setup_agents  # the `sog:` agent kind
-    setup_agents()
     try:
         game = load_game(args.game)
     except UnknownGameError as e:

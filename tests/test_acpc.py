@@ -314,6 +314,24 @@ def test_acpc_client_plays_a_dealer(real, game, agent, hands, capsys):
     assert result["chips"] == dealer.client_chips
     if game in (FULL, LIMIT):
         assert result["fallbacks"] == 0          # the view is the real game
+    if agent == "raise":
+        assert result["fallbacks"] > 0           # views lost to the real hand: checked / called to the end
+
+
+def test_acpc_session_maps_raises_both_ways():
+    from sog.agents.acpc import ACPCSession
+    game = load_game(f"holdem(betting=nolimit,bettingAbstraction=sog,betFraction=0.5,{BASE},stack=30 30)")
+    session = ACPCSession(game, make_agent("raise", game))
+    assert session.handle("MATCHSTATE:0:0::6c|") is None                 # position 1 acts first
+    # the opponent's raise to 7 is the view's one bet (to 4 chips there); the agent's raise is
+    # made on the real pot: to 7 + 1/2 x (7 + 7) = 14
+    assert session.handle("MATCHSTATE:0:0:r7:6c|") == "MATCHSTATE:0:0:r7:6c|:r14"
+    assert session.view[-1] == (B.BET,)
+    # after the call and the flop, position 0 bets first: 14 + 1/2 x 28 = 28 chips
+    assert session.handle("MATCHSTATE:0:0:r7r14c/:6c|/2c") == "MATCHSTATE:0:0:r7r14c/:6c|/2c:r28"
+    assert session.view[-1] == (B.BET, B.BET, B.CALL, (0,))     # the flop 2c is card 0
+    assert session.handle("MATCHSTATE:0:0:r7r14c/r28f:6c|/2c") is None
+    assert session.summary()["hands"] == 1 and session.chips == 14 and session.fallbacks == 0
 
 
 def test_acpc_connection_refused(capsys):
