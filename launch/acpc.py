@@ -22,6 +22,7 @@ from sog.agents.api import AgentError, AgentFailure
 from sog.agents.registry import make_agent
 from sog.games import UnknownGameError, load_game
 from sog.games.holdem import Holdem
+from sog.games.world import IllegalActionError
 
 VERSION = "VERSION:2.0.0"
 
@@ -66,7 +67,7 @@ def run(args) -> dict:
             except ACPCError as e:
                 where = "" if line.strip() in str(e) else f" in {line.strip()!r}"
                 raise UserError(f"bad state from the dealer: {e}{where}") from None
-            except AgentFailure as e:
+            except (AgentFailure, AgentError, IllegalActionError) as e:
                 raise UserError(f"agent {args.agent!r} failed: {e}") from None
             if reply is not None:
                 sock.sendall((reply + "\r\n").encode("ascii"))

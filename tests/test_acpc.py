@@ -32,6 +32,8 @@ SOG = f"holdem(betting=nolimit,bettingAbstraction=sog,fractionSteps=3,{BASE},sta
 FCPA = f"holdem(betting=nolimit,bettingAbstraction=fcpa,{BASE},stack=30 30)"
 FULL = f"holdem(betting=nolimit,bettingAbstraction=fullgame,{BASE},stack=30 30)"
 LIMIT = f"holdem(betting=limit,{BASE},raiseSize=2 4 4,maxRaises=3 3 3)"
+BOARD_FIRST = ("holdem(betting=nolimit,bettingAbstraction=fcpa,numRanks=5,numSuits=2,numHoleCards=1,numRounds=2,"
+               "numBoardCards=1 1,blind=2 1,firstPlayer=2 1,stack=30 30)")            # a board card before betting
 TWO_CARDS = ("holdem(betting=nolimit,bettingAbstraction=sog,betFraction=0.75,numRanks=4,numSuits=2,"
              "numHoleCards=2,numRounds=2,numBoardCards=0 2,blind=2 1,firstPlayer=2 1,stack=20 20)")
 
@@ -143,7 +145,7 @@ def test_betting_and_match_state_parse():
             replay(real_rules(rules), parse_match_state(rules, bad).moves)
 
 
-@pytest.mark.parametrize("name", [SOG, FCPA, FULL, LIMIT, TWO_CARDS])
+@pytest.mark.parametrize("name", [SOG, FCPA, FULL, LIMIT, TWO_CARDS, BOARD_FIRST])
 def test_log_lines_parse_back_to_the_hand(name):
     game = load_game(name)
     bb = game.rules.big_blind
@@ -243,7 +245,8 @@ class Dealer(threading.Thread):
     def state(self, pos, hand, moves, cards, st, showdown):
         bet = "/".join("".join(k if self.limit or k != "r" else f"r{s}" for k, s in rnd) for rnd in moves)
         holes = [self.text(self.hole(cards, p)) if p == pos or showdown else "" for p in (0, 1)]
-        boards = "".join("/" + self.text(b) for b in self.board(cards, st.round + 1)[1:])
+        first, *rest = self.board(cards, st.round + 1)
+        boards = self.text(first) + "".join("/" + self.text(b) for b in rest)
         return f"MATCHSTATE:{pos}:{hand}:{bet}:{holes[0]}|{holes[1]}{boards}"
 
     def play(self, conn, reader, hand) -> bool:
@@ -251,6 +254,7 @@ class Dealer(threading.Thread):
         cards = [int(c) for c in self.rng.permutation(rules.deck_size)]
         pos = hand % 2
         st, moves = B.initial(rules), [[]]
+        st = B.deal(st, B.cards_due(rules, st))
         while True:
             showdown = st.finished and st.folded < 0
             msg = self.state(pos, hand, moves, cards, st, showdown)
@@ -300,7 +304,8 @@ class Dealer(threading.Thread):
 @pytest.mark.parametrize("real,game,agent,hands", [
     (FULL, SOG, "equity", 200), (FULL, SOG, "raise", 200), (FULL, FCPA, "random", 200),
     (FULL, FULL, "random", 200), (LIMIT, LIMIT, "equity", 200),
-    (HUNL_FULL, "hunl", "equity?samples=500", 30), (HUNL_FULL, "hunl", "call", 30)])
+    (HUNL_FULL, "hunl", "equity?samples=500", 30), (HUNL_FULL, "hunl", "call", 30),
+    (BOARD_FIRST.replace("fcpa", "fullgame"), BOARD_FIRST, "equity", 50)])
 def test_acpc_client_plays_a_dealer(real, game, agent, hands, capsys):
     dealer = Dealer(real, hands=hands, seed=3)
     dealer.start()

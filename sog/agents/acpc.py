@@ -51,6 +51,11 @@ from sog.seeding import derive_seed
 __all__ = ["ACPCError", "ACPCSession"]
 
 
+def _kind(action: int) -> str:
+    """The ACPC kind of a hold'em action id: 'f', 'c' or 'r'."""
+    return "fcr"[min(action, B.BET)]
+
+
 class ACPCSession:
     """See the module docstring. Counters: hands (finished), chips (net, this seat),
     decisions, fallbacks (decisions made by check / call because the view was lost)."""
@@ -136,8 +141,8 @@ class ACPCSession:
                     or self.game.actor(pub) != move.actor:
                 self.lost = True
                 break
-            action = self.own[i] if move.actor == ms.position else self._mapped(pub, move)
-            if action is None or action not in self.game.legal_actions(pub):
+            action = self.own.get(i) if move.actor == ms.position else self._mapped(pub, move)
+            if action is None or action not in self.game.legal_actions(pub) or _kind(action) != move.kind:
                 self.lost = True
                 break
             self.view.append(pub + (action,))
@@ -170,7 +175,7 @@ class ACPCSession:
         action = int(self.agent.act(tuple(self.view), slot))
         reply = self._real_action(action, game.betting_state(pub), st)
         index = sum(len(rnd) for rnd in st.moves)
-        self.own[index] = action if reply[0] == "fcr"[min(action, B.BET)] else "fc".index(reply[0])
+        self.own[index] = action if reply[0] == _kind(action) else "fc".index(reply[0])
         return reply
 
     def _real_action(self, action: int, vst: B.State, st: B.State) -> str:

@@ -6,8 +6,8 @@
 betting: the actions of rounds 0..current, rounds separated by '/': `f` fold, `c` check /
 call, `r` a limit raise, `r<chips>` a no-limit raise to that many chips in total (the
 player's whole commitment in the hand, not the increment). cards: the positions' hole
-cards separated by '|' (empty where not shown), then '/' and the board cards of each
-round from the second on, as dealt (`Ah`, `Tc`: rank `23456789TJQKA`, suit `cdhs`).
+cards separated by '|' (empty where not shown), then the board cards of each round, as
+dealt, those of rounds after the first each after a '/' (`Ah`, `Tc`: rank `23456789TJQKA`, suit `cdhs`).
 net: each position's winnings in chips, `%.6f` with trailing zeros stripped as the dealer
 writes them. Positions are the game's players (position 0 is player 0).
 
@@ -127,6 +127,7 @@ def replay(real: Rules, moves) -> B.State:
     otherwise than the betting splits them (after an all-in call the server writes the
     rounds left empty: `r20000c///`)."""
     st = B.initial(real)
+    st = B.deal(st, B.cards_due(real, st))            # round 0's board, if the game deals one
     text = betting_text(real, moves)
     for kind, size in (m for rnd in moves for m in rnd):
         if st.finished:
@@ -151,13 +152,22 @@ def _cards_part(rules: Rules, text: str, num_rounds: int, what: str):
     players = holes_text.split("|")
     if len(players) != 2:
         raise ACPCError(f"{what}: hole cards {holes_text!r} must name two positions split by '|'")
-    holes = tuple(parse_cards(rules, p) for p in players)
+    holes = [parse_cards(rules, p) for p in players]
+    first = rules.board_cards[0]            # round 0's board follows the last hole cards, with no '/'
+    if first:
+        if len(holes[1]) not in (first, first + rules.hole):
+            raise ACPCError(f"{what}: {players[1]!r} must be position 1's hole cards (if shown) and the "
+                            f"{first} board cards of round 0")
+        holes[1], board0 = holes[1][:-first], holes[1][-first:]
+    else:
+        board0 = ()
+    holes = (holes[0], holes[1])
     for p, cards in enumerate(holes):
         if cards and len(cards) != rules.hole:
             raise ACPCError(f"{what}: position {p} holds {len(cards)} cards, the game deals {rules.hole}")
     if len(boards_text) != num_rounds - 1:
         raise ACPCError(f"{what}: board of {len(boards_text) + 1} rounds for betting in round {num_rounds}")
-    boards = ((),) + tuple(parse_cards(rules, b) for b in boards_text)
+    boards = (board0,) + tuple(parse_cards(rules, b) for b in boards_text)
     for r, cards in enumerate(boards):
         if len(cards) != rules.board_cards[r]:
             raise ACPCError(f"{what}: round {r} deals {rules.board_cards[r]} board cards, got {len(cards)}")
@@ -212,7 +222,7 @@ def parse_log_line(rules: Rules, line: str) -> ACPCState:
 
 def state_text(rules: Rules, hand: int, moves, holes, boards) -> str:
     """`STATE:hand:betting:cards` (printState): both positions' hole cards, boards of rounds 1.."""
-    cards = "|".join(cards_text(rules, h) for h in holes)
+    cards = "|".join(cards_text(rules, h) for h in holes) + cards_text(rules, boards[0])
     cards += "".join("/" + cards_text(rules, b) for b in boards[1:])
     return f"STATE:{hand}:{betting_text(rules, moves)}:{cards}"
 
