@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from launch import (
+    acpc,
     baselines,
     bench,
     bench_holdem,
@@ -292,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_parser(sub)          # `sog tournament` and `sog lbr`
     uci.add_parser(sub)
     gtp.add_parser(sub)
+    acpc.add_parser(sub)
 
     t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")

@@ -13,6 +13,8 @@
     depth_limited?k=4&approach=bias          depth-limited solving (sog.agents.depth_limited)
     stockfish?elo=1350  uci:PROGRAM?nodes=N  external engines (sog.agents.engines): chess over UCI,
     gnugo?level=1                              Go over GTP
+    call  raise                              poker reference bots (sog.agents.poker_bots): always
+    equity?fold=0.3&raise=0.7                  check / call, always bet; hold'em equity thresholds
 
 Importing this module registers them; `make_agent` and the rest of the spec API
 are re-exported so that `from sog.agents.registry import make_agent` always
@@ -20,7 +22,7 @@ sees the built-in kinds.
 """
 from __future__ import annotations
 
-from sog.agents import depth_limited, engines, policy_agents
+from sog.agents import depth_limited, engines, poker_bots, policy_agents
 from sog.agents.api import AgentError
 from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
 from sog.policy import PolicyError, load_policy
@@ -107,5 +109,28 @@ def _cfr(game, arg, params):
 
 register("cfr", _cfr)
 register("depth_limited", depth_limited.agent_from_spec)
+
+
+def _bot_factory(kind: str, cls):
+    def factory(game, arg, params):
+        _no_arg(kind, arg)
+        take_params(kind, params, {})
+        return cls(game)
+    return factory
+
+
+def _equity(game, arg, params):
+    _no_arg("equity", arg)
+    kw = take_params("equity", params, {"fold": float, "raise": float, "samples": int, "exact": int,
+                                        "seed": int},
+                     minimum={"fold": 0.0, "raise": 0.0, "samples": 1, "exact": 0, "seed": 0})
+    if "raise" in kw:
+        kw["raise_"] = kw.pop("raise")
+    return poker_bots.EquityAgent(game, **kw)
+
+
+register("call", _bot_factory("call", poker_bots.CallAgent))
+register("raise", _bot_factory("raise", poker_bots.RaiseAgent))
+register("equity", _equity)
 for _kind, _factory in engines.FACTORIES.items():
     register(_kind, _factory)

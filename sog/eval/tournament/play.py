@@ -4,7 +4,11 @@ Storage (the output directory): `tournament.json` holds the config's
 fingerprint (everything that changes what a game means: game, agents, mode,
 opponents, seed, duplicate, AIVAT settings); `games.jsonl` holds one JSON line
 per finished game, appended and flushed as soon as it ends, so a crash loses
-only the games in flight. Re-running resumes: finished ids are skipped (more
+only the games in flight. Hold'em games also go into `hands.log`, one ACPC dealer
+log line a hand (`STATE:<hand#>:<betting>:<cards>:<net>|<net>:<name>|<name>`, net
+chips, the agents' names by position; `sog.games.holdem.acpc`), hands numbered
+in the schedule's order: each record keeps its line, and the file is rewritten
+from games.jsonl (atomically) whenever a run ends, so it always matches it. Re-running resumes: finished ids are skipped (more
 `games_per_pair` extends a tournament; fewer reports on the first ones). A
 directory whose fingerprint differs raises `TournamentError` before anything
 is written.
@@ -42,9 +46,11 @@ from sog.eval.tournament.config import (
 )
 from sog.eval.tournament.report import make_report, write_report
 from sog.games import load_game
+from sog.games.holdem import Holdem
+from sog.games.holdem.acpc import game_log_line
 from sog.games.world import IllegalActionError
 
-CONFIG_FILE, GAMES_FILE = "tournament.json", "games.jsonl"
+CONFIG_FILE, GAMES_FILE, HANDS_FILE = "tournament.json", "games.jsonl", "hands.log"
 
 
 # ---------------------------------------------------------------- storage
@@ -54,6 +60,7 @@ class ResultStore:
     def __init__(self, out_dir: str | os.PathLike, cfg: TournamentConfig):
         self.dir = Path(out_dir)
         self.config_path, self.games_path = self.dir / CONFIG_FILE, self.dir / GAMES_FILE
+        self.hands_path = self.dir / HANDS_FILE
         self.fp = fingerprint(cfg)
         self.skipped_lines = 0
 
@@ -118,6 +125,16 @@ class ResultStore:
             f.flush()
 
 
+    def write_hand_log(self, records: Sequence[dict]) -> None:
+        """hands.log: the ACPC lines of `records` (those that have one), renumbered 0, 1, ..."""
+        lines = [rec["acpc"] for rec in records if "acpc" in rec]
+        if not lines:
+            return
+        tmp = self.hands_path.with_suffix(".log.tmp")
+        tmp.write_text("".join(f"STATE:{i}:{line.split(':', 2)[2]}\n" for i, line in enumerate(lines)))
+        os.replace(tmp, self.hands_path)
+
+
 # ---------------------------------------------------------------- playing (in workers)
 _WORKER: dict = {}
 
@@ -160,6 +177,9 @@ def _play(task: dict) -> dict:
     sign = 1.0 if seat == 0 else -1.0
     out = {**task, "returns": rec["returns"], "value_a": sign * rec["returns"][0], "slots": rec["deal"],
            "actions": len(rec["history"])}
+    if isinstance(game, Holdem):
+        names = (task["a"], task["b"]) if seat == 0 else (task["b"], task["a"])
+        out["acpc"] = game_log_line(game, rec["pubs"][-1], rec["deal"], task["deal"], names)
     if use:
         out["aivat_a"] = sign * aivat_estimate(game, rec, values)
         out["known"] = [all(rec["strategies"][j] is not None for j in range(len(rec["history"]))
@@ -211,6 +231,7 @@ def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: di
                 pool.terminate()
                 pool.join()
     records = [done[t["id"]] for t in tasks if t["id"] in done]
+    store.write_hand_log(records)
     report = make_report(cfg, records)
     report["played_now"] = played
     report["skipped_lines"] = store.skipped_lines

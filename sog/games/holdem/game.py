@@ -123,6 +123,10 @@ class Holdem(Poker, Game):
             return B.deal(st, len(event))
         return B.apply(self.rules, st, event)
 
+    def betting_state(self, pub) -> B.State:
+        """The betting state (`sog.games.holdem.betting.State`, chips) at public state `pub`."""
+        return self._state(pub)
+
     def board(self, pub) -> tuple[int, ...]:
         """The board cards dealt so far, sorted."""
         return tuple(sorted(c for event in pub if isinstance(event, tuple) for c in event))
