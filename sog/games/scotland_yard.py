@@ -167,22 +167,48 @@ class ScotlandYard(Game):
         return r
 
     def public_tree_size(self) -> int | None:
-        """A lower bound where the tree is large: the public states a walk from the root meets
-        that follows, at Mr X's turns, the non-terminal child with the most possible stations
-        and every non-terminal child elsewhere, stopped at `SIZE_WALK_CAP` (London passes it
-        within two rounds: about a second); None (counted while building) if the walk ends
-        below the cap (the glasses map)."""
-        def walk() -> int | None:
-            count, stack = 0, [self.root()]
-            while stack and count < SIZE_WALK_CAP:
-                pub = stack.pop()
-                count += 1
-                nxt = [c for c in self._successors(pub) if c.outcome is None]
-                if pub.phase in MRX_PHASES and nxt:
-                    nxt = [max(nxt, key=lambda c: len(c.possible))]
-                stack.extend(nxt)
-            return count if count >= SIZE_WALK_CAP else None
-        return self.memo(("scotland_yard", "tree_size"), walk)
+        """A lower bound where Mr X holds black tickets (London), else None (counted while
+        building: the glasses map). Count, up to `SIZE_WALK_CAP`, the public states of two
+        rounds in which Mr X plays black tickets (root, then per round his black child and one
+        state per detective's move or pass). They are all in the tree: with P1 the free
+        neighbours of Mr X's start stations and R1 the detectives' starts and their
+        neighbours, |P1| > k and |N(P1 - R1) - R1| > k stations (checked here) keep a station
+        other than each detective's destination possible in rounds 1 and 2, and every
+        detective holds two tickets of each kind it has (and neither round reveals Mr X).
+        Under a second on London."""
+        def count() -> int | None:
+            m, k = self.map, self.num_detectives
+            if (self.mrx_tickets(self.root())[BLACK] < 2 or min(m.detective_tickets) < 2
+                    or m.rounds < 2 or m.reveal_rounds & {1, 2}):
+                return None
+            by = [set(m.neighbours(TICKETS[t], s)) if TICKETS[t] in m.edges else set()
+                  for s in range(m.num_stations) for t in m.detective_kinds]
+            det_nb = [set().union(*by[s * len(m.detective_kinds):(s + 1) * len(m.detective_kinds)])
+                      for s in range(m.num_stations)]
+            adj = [set(a) for a in m.adjacency]
+            starts = set(self.detective_starts)
+            p1 = set().union(*(adj[c] for c in self.mrx_starts)) - starts
+            r1 = starts.union(*(det_nb[d] for d in starts))
+            p2 = set().union(*(adj[s] for s in p1 - r1)) - r1
+            if len(p1) <= k or len(p2) <= k:
+                return None
+            total, stack = 2, [(self.detective_starts, 0, 1)]     # root, its black child
+            while stack and total < SIZE_WALK_CAP:
+                pos, i, rnd = stack.pop()
+                if i == k:
+                    if rnd == 1:
+                        total += 1                                # round 2's black child
+                        stack.append((pos, 0, 2))
+                    continue
+                if i == 0 and not any(det_nb[d] - set(pos) for d in pos):
+                    continue                                      # detectives cannot move: over
+                moves = det_nb[pos[i]] - set(pos)
+                total += max(len(moves), 1)
+                stack.extend((pos[:i] + (x,) + pos[i + 1:], i + 1, rnd) for x in moves)
+                if not moves:
+                    stack.append((pos, i + 1, rnd))
+            return min(total, SIZE_WALK_CAP) if total >= SIZE_WALK_CAP else None
+        return self.memo(("scotland_yard", "tree_size"), count)
 
     # ---- per public state ----------------------------------------------------
     def kind(self, pub):
