@@ -11,6 +11,8 @@
     smooth_uct?simulations=1000&d=0.002
     ismcts?simulations=1000&kind=visits
     depth_limited?k=4&approach=bias          depth-limited solving (sog.agents.depth_limited)
+    sy_heuristic                             Scotland Yard: Mr X away from the detectives, detectives
+                                             towards his possible stations (sog.agents.scotland_yard_heuristics)
 
 Importing this module registers them; `make_agent` and the rest of the spec API
 are re-exported so that `from sog.agents.registry import make_agent` always
@@ -18,7 +20,7 @@ sees the built-in kinds.
 """
 from __future__ import annotations
 
-from sog.agents import depth_limited, policy_agents
+from sog.agents import depth_limited, policy_agents, scotland_yard_heuristics
 from sog.agents.api import AgentError
 from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
 from sog.policy import PolicyError, load_policy
@@ -105,3 +107,12 @@ def _cfr(game, arg, params):
 
 register("cfr", _cfr)
 register("depth_limited", depth_limited.agent_from_spec)
+
+
+def _sy_heuristic(game, arg, params):
+    _no_arg("sy_heuristic", arg)
+    take_params("sy_heuristic", params, {})
+    return scotland_yard_heuristics.ScotlandYardHeuristic(game)
+
+
+register("sy_heuristic", _sy_heuristic)
