@@ -141,7 +141,6 @@ class ScotlandYard(Game):
         self._ticket_scale = np.array(m.mrx_tickets + m.detective_tickets * k, dtype=np.float32)
         self._ticket_scale[self._ticket_scale == 0] = 1.0
         self._has_double = DOUBLE in m.mrx_kinds
-        self._slot_dtype = np.int16 if n < 2 ** 15 else np.int32
         self.dense_payoffs = n <= DENSE_MAX_STATIONS
         if isinstance(map, dict):
             name = f"scotland_yard({m.name})"
@@ -371,14 +370,14 @@ class ScotlandYard(Game):
         return pub
 
     def _maps(self, mrx_row: np.ndarray | None = None) -> np.ndarray:
-        maps = np.full((2, self.spec.num_states), -1, dtype=self._slot_dtype)
+        maps = np.full((2, self.spec.num_states), -1, dtype=np.int64)
         if mrx_row is not None:
             maps[0] = mrx_row
         maps[1, 0] = 0
         return maps
 
     def _actor_map(self) -> np.ndarray:
-        return np.full((self.spec.num_states, self.spec.num_actions), -1, dtype=self._slot_dtype)
+        return np.full((self.spec.num_states, self.spec.num_actions), -1, dtype=np.int64)
 
     def _successors(self, pub, with_maps: bool = False) -> list:
         """The children of a non-terminal public state: `Child`s with their maps, or (with_maps
@@ -461,7 +460,7 @@ class ScotlandYard(Game):
         for a in self._detective_moves(pub).tolist():
             if a == mv.pass_action(pos) and mv.ticket[pos, a] < 0:
                 obs = f"d{i}: pass"
-                row = np.full(n, -1, dtype=self._slot_dtype)
+                row = np.full(n, -1, dtype=np.int64)
                 row[list(pub.possible)] = list(pub.possible)
                 add(self._after_detective(pub, i, pub.detectives, pub.tickets, pub.possible, obs),
                     obs, a, row)
@@ -476,13 +475,13 @@ class ScotlandYard(Game):
             move = f"d{i}: to {x + 1}" if mv.by_destination else f"d{i}: {TICKETS[t]} to {x + 1}"
             if x in possible:
                 obs = f"{move}, caught"
-                row = np.full(n, -1, dtype=self._slot_dtype)
+                row = np.full(n, -1, dtype=np.int64)
                 row[x] = x
                 add(pub._replace(phase="end", detectives=dets, tickets=tickets, possible=(x,),
                                  outcome=CAUGHT, history=pub.history + (obs,)), obs, a, row)
             rest = tuple(s for s in pub.possible if s != x)
             if rest:
-                row = np.full(n, -1, dtype=self._slot_dtype)
+                row = np.full(n, -1, dtype=np.int64)
                 row[list(rest)] = list(rest)
                 add(self._after_detective(pub, i, dets, tickets, rest, move), move, a, row)
         return out
