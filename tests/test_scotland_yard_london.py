@@ -261,3 +261,17 @@ def test_exact_tools_refuse_the_london_tree(london):
     with pytest.raises(TreeTooLarge):
         full_tree(london)
     assert load_game("scotland_yard").public_tree_size() is None
+
+
+def test_per_state_memo_is_bounded_on_london(london, monkeypatch):
+    import sog.games.scotland_yard as sy
+    monkeypatch.setattr(sy, "STATE_MEMO", 3)
+    game = ScotlandYard("london", seed=5)
+    pubs = [position(game, possible=(s,)) for s in (1, 5, 115, 157, 194)]
+    for pub in pubs:
+        kids = game.cached("children", pub)
+        assert kids is game.cached("children", pub)
+        assert len(game.memo(("scotland_yard", "states"), dict)) <= 3
+    assert [c.observation for c in game.cached("children", pubs[0])] == \
+        [c.observation for c in game.children(pubs[0])]
+    assert not game.utility(child(game, pubs[0], "x: taxi").pub._replace(outcome="caught")).flags.writeable

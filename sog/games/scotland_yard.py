@@ -81,6 +81,7 @@ MRX_PHASES = ("x", "x1", "x2")
 double move."""
 DENSE_MAX_STATIONS = 120     # larger maps: solvers use `terminal_values`, no [N, N] payoff matrices
 SIZE_WALK_CAP = 100_000      # `public_tree_size` counts at most this many public states
+STATE_MEMO = 5_000           # larger maps: per-state values `cached` keeps (emptied when full)
 
 
 class SYState(NamedTuple):
@@ -142,6 +143,15 @@ class ScotlandYard(Game):
         self._ticket_scale[self._ticket_scale == 0] = 1.0
         self._has_double = DOUBLE in m.mrx_kinds
         self.dense_payoffs = n <= DENSE_MAX_STATIONS
+        # read-only arrays shared by every public state (the memo keeps each state's children and
+        # utility: on London a private [N, A] map per detective move would be 45 KB a child)
+        self._utility = {o: _frozen(np.full((n, n), 1.0 if o == ESCAPED else -1.0))
+                         for o in (CAUGHT, ESCAPED)}
+        self._detective_amaps = []
+        for a in range(self.moves.num_actions):
+            amap = np.full((n, self.moves.num_actions), -1, dtype=np.int64)
+            amap[0, a] = 0
+            self._detective_amaps.append(_frozen(amap))
         if isinstance(map, dict):
             name = f"scotland_yard({m.name})"
         elif map == DEFAULT_MAP:
@@ -209,6 +219,22 @@ class ScotlandYard(Game):
             return min(total, SIZE_WALK_CAP) if total >= SIZE_WALK_CAP else None
         return self.memo(("scotland_yard", "tree_size"), count)
 
+    def cached(self, what: str, pub):
+        """`Game.cached`, bounded on maps too large for dense payoffs (London): at most
+        `STATE_MEMO` per-state values, emptied when full. A London state's children hold
+        [N, A] maps (45 KB each, a reveal round's Mr X move has up to a hundred children), and
+        playout agents visit hundreds of thousands of states a game."""
+        if self.dense_payoffs:
+            return super().cached(what, pub)
+        table = self.memo(("scotland_yard", "states"), dict)
+        key = (what, pub)
+        value = table.get(key)
+        if value is None:
+            if len(table) >= STATE_MEMO:
+                table.clear()
+            value = table[key] = getattr(self, what)(pub)
+        return value
+
     # ---- per public state ----------------------------------------------------
     def kind(self, pub):
         return TERMINAL if pub.outcome is not None else DECISION
@@ -246,9 +272,10 @@ class ScotlandYard(Game):
         return self._successors(pub, with_maps=True)
 
     def utility(self, pub):
+        """float [N, N] (read-only, shared by the terminals of one outcome): +1 if Mr X escaped."""
         if pub.outcome is None:
             raise ValueError(f"utility of a non-terminal public state {pub!r}")
-        return np.full((self.spec.num_states,) * 2, 1.0 if pub.outcome == ESCAPED else -1.0)
+        return self._utility[pub.outcome]
 
     def terminal_values(self, pubs, ranges):
         """float [T, 2, N]: as `Game.terminal_values`, in O(N) per terminal (the utility is one
@@ -453,9 +480,7 @@ class ScotlandYard(Game):
             if not with_maps:
                 out.append(state)
                 return
-            amap = self._actor_map()
-            amap[0, a] = 0
-            out.append(Child(state, obs, 1.0, amap, self._maps(row)))
+            out.append(Child(state, obs, 1.0, self._detective_amaps[a], self._maps(row)))
 
         for a in self._detective_moves(pub).tolist():
             if a == mv.pass_action(pos) and mv.ticket[pos, a] < 0:
@@ -499,6 +524,11 @@ class ScotlandYard(Game):
             nxt = pub._replace(round=pub.round + 1, phase="x", detectives=dets, tickets=tickets,
                                possible=possible, history=history)
         return self._settle(nxt)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 class ScotlandYardLondon(ScotlandYard):
