@@ -326,13 +326,16 @@ class ScotlandYard(Game):
             return "double move"
         if not mv.by_destination and action == mv.pass_action(0):
             return "stay (stuck)"
-        return self._move_name(None, action)
+        station = pub.possible[0] if len(pub.possible) == 1 else None
+        return self._move_name(station, action)
 
     def _move_name(self, station, action):
+        """A move's name; on maps that list moves per station, Mr X's action is named by its
+        place in the list unless his station is known (one possible station)."""
         if self.moves.by_destination:
             return f"to {action + 1}"
-        if station is None:
-            return f"move {action} of the station's list"
+        if station is None or self.moves.ticket[station, action] < 0:
+            return f"move {action} of Mr X's station's list"
         return f"{TICKETS[self.moves.ticket[station, action]]} to {self.moves.dest[station, action] + 1}"
 
     def slot_name(self, pub, player, slot):
