@@ -106,8 +106,11 @@ class _Timed:
 
 
 def bench_search(game, value_fns: dict, settings: list, searches: int, log=print) -> dict:
-    """Searches/s, CFR iterations/s, queries/s, mean batch and the share of time outside
-    the network, for SoG(s, c) searches from the root with each value function.
+    """Searches/s, CFR iterations/s, queries/s, mean batch, the share of time outside the
+    network, the search's size (mean tree nodes, the most MB its arrays held: `GTCFR.nbytes`)
+    and the process CPU seconds a search took (all threads; on a shared machine the wall-clock
+    figures depend on the other jobs), for SoG(s, c) searches from the root with each value
+    function.
 
     `settings`: SearchSettings. Every setting runs `searches` full searches from the
     game's root (seeds 0..);
@@ -118,18 +121,26 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
         for p in settings:
             GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
             timed = _Timed(vf)
-            iterations = 0
-            t0 = time.perf_counter()
+            iterations, nodes, nbytes, wall, cpu = 0, 0, 0, 0.0, 0.0
             for seed in range(searches):
-                iterations += GTCFR(game, timed, settings=p, seed=seed).run().iterations
-            wall = time.perf_counter() - t0
+                t0, c0 = time.perf_counter(), time.process_time()
+                search = GTCFR(game, timed, settings=p, seed=seed)
+                result = search.run()
+                wall += time.perf_counter() - t0
+                cpu += time.process_time() - c0
+                iterations, nodes = iterations + result.iterations, nodes + result.nodes
+                nbytes = max(nbytes, search.nbytes())
             row = dict(value=vname, search=p.label, searches=searches,
                        seconds=wall, searches_per_s=searches / wall, iterations_per_s=iterations / wall,
                        queries_per_s=timed.queries / wall,
                        mean_batch=timed.queries / max(timed.calls, 1),
-                       share_outside_network=1 - timed.seconds / wall)
+                       share_outside_network=1 - timed.seconds / wall,
+                       mean_nodes=nodes / searches, search_mb=nbytes / 2**20,
+                       cpu_seconds_per_search=cpu / searches)
             rows.append(row)
-            log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {row['searches_per_s']:7.2f} searches/s "
+            log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {row['searches_per_s']:8.4g} searches/s "
                 f"{row['iterations_per_s']:8.1f} it/s {row['queries_per_s']:9.1f} queries/s "
-                f"batch {row['mean_batch']:6.1f}  outside network {100 * row['share_outside_network']:.0f}%")
+                f"batch {row['mean_batch']:6.1f}  outside network {100 * row['share_outside_network']:.0f}%  "
+                f"{row['mean_nodes']:.0f} nodes, {row['search_mb']:.0f} MB, "
+                f"{row['cpu_seconds_per_search']:.2f} CPU s a search")
     return dict(game=game.spec.name, rows=rows)

@@ -28,7 +28,7 @@ from launch import (
     uci,
 )
 from launch.console import UserError, say
-from launch.values import make_value_function, register_sog_agent
+from launch.values import fresh_cvpn, make_value_function, register_sog_agent
 from sog.config import ConfigError, load_config
 from sog.eval.search_policy import decision_state_count, search_exploitability
 from sog.games import UnknownGameError, load_game
@@ -203,7 +203,9 @@ def cmd_bench(args) -> dict:
     if args.what == "search":
         game = _game(args.game)
         values = {"oracle": _value_function(game, "oracle")} if _exactly_solvable(game) else {}
-        values["cvpn" if args.value == "fresh" else args.value] = _value_function(game, args.value)
+        network = load_config(args.config).network if args.config else None
+        values["cvpn" if args.value == "fresh" else args.value] = (
+            fresh_cvpn(game, config=network) if args.value == "fresh" else _value_function(game, args.value))
         return bench.bench_search(game, values, [_search_settings(s) for s in args.search],
                                   args.searches, log=say)
     if args.what == "holdem":
@@ -279,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--max-seconds", type=float, default=120.0)
     b.add_argument("--search", nargs="+", default=["100,1", "10,0.01"], help="search: S,C settings")
     b.add_argument("--value", default="fresh",
-                   help="search: the CVPN, 'fresh' (initialised, untrained) or a checkpoint")
+                   help="search: the CVPN, 'fresh' (initialised, untrained; the network of --config "
+                        "if given) or a checkpoint")
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     bench_holdem.add_arguments(b)
     bench_selfplay.add_arguments(b)

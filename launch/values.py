@@ -27,12 +27,14 @@ def make_value_function(spec: str, game: Game, oracle_iterations: int = 50,
     return load_value_function(spec, game)
 
 
-def fresh_cvpn(game: Game, seed: int = 0):
-    """An initialised, untrained CVPN of the default network config (CPU if no accelerator):
-    the ResNet for board games (`spec.feature_shape`: chess, Go), the MLP otherwise."""
+def fresh_cvpn(game: Game, seed: int = 0, config: NetworkConfig | None = None):
+    """An initialised, untrained CVPN (CPU if no accelerator) of `config`, by default the
+    default network config: the ResNet for board games (`spec.feature_shape`: chess, Go), the
+    MLP otherwise."""
     from networks.cvpn import init_params
     from networks.value_function import NetworkValueFunction
-    config = NetworkConfig(kind="resnet" if game.spec.feature_shape is not None else "mlp")
+    if config is None:
+        config = NetworkConfig(kind="resnet" if game.spec.feature_shape is not None else "mlp")
     return NetworkValueFunction(game, config, init_params(game, config, seed))
 
 

@@ -98,6 +98,10 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "liars_dice(dice_sides=1)"), "dice_sides >= 2"),
     (("exploitability", "--game", "liars_dice(numdice=0)", "--policy", "p.json"), "bad parameters"),
     (("solve", "--game", "scotland_yard(map=/nonexistent.json)"), "map '/nonexistent.json' not found"),
+    (("solve", "--game", "scotland_yard_london"),
+     "scotland_yard_london has at least 100,000 public states; exact solving and exploitability"),
+    (("solve", "--game", "scotland_yard_london(seed=-1)"), "seed must be an integer >= 0, got -1"),
+    (("solve", "--game", "scotland_yard(seed=2)"), "map 'glasses' fixes the detectives' starts"),
     (("solve", "--game", "kuhn_poker", "--out", "/tmp"), "it is a folder"),
     (("bench", "cfr", "--game", "kuhn_poker", "--target-mbb", "-1"), "--target-mbb must be positive"),
     (("solve", "--game", "liars_dice(numdice=abc)"), "numdice must be an integer, got 'abc'"),
@@ -125,7 +129,18 @@ def files_state(folder) -> dict:
      ("tournament", "--config", "{file}", "--out", "{dir}/out"), "not valid YAML (duplicate key 'a' on line 5)"),
     ("game: kuhn_poker\ngame: leduc_poker\n", ("train", "--config", "{file}", "--sync", "--run-dir", "{dir}/run"),
      "duplicate key 'game' on line 2"),
-], ids=["tournament-agent-twice", "train-key-twice"])
+    ('{"num_stations": 3, "edges": {"taxi": [[1, 2], [2, 3]]}, "mrx_start_cards": [1], '
+     '"detective_start_cards": [3], "detectives": 1, "tickets": 2}',
+     ("solve", "--game", "scotland_yard(map={file})"), "map 'input' lacks key(s): rounds"),
+    ('{"num_stations": 3, "edges": {"taxi": [[1, 2], [2, 4]]}, "mrx_start_cards": [1], '
+     '"detective_start_cards": [3], "detectives": 1, "rounds": 2, "tickets": 2}',
+     ("solve", "--game", "scotland_yard(map={file})"), "taxi edge [2, 4] endpoint 4 is not a station in 1..3"),
+    ('{"num_stations": 3, "edges": {"taxi": [[1, 2], [2, 3]]}, "mrx_start_cards": [1, 9], '
+     '"detective_start_cards": [3], "detectives": 1, "rounds": 2, "tickets": 2}',
+     ("exploitability", "--game", "scotland_yard(map={file})", "--agent", "sog"),
+     "mrx_start_cards entry 9 is not a station in 1..3"),
+], ids=["tournament-agent-twice", "train-key-twice", "map-missing-field", "map-edge-out-of-range",
+        "map-start-card-off-the-map"])
 def test_cli_file_errors_are_clear(tmp_path, content, args, message):
     """Bad input files: one line, exit 2, nothing written next to them."""
     path = tmp_path / "input.yaml"

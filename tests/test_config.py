@@ -173,6 +173,13 @@ def test_shipped_configs_load():
     assert (sy.learner.batch_size, sy.learner.optimizer, sy.learner.learning_rate) == (1024, "sgd", 0.1)
     assert (sy.selfplay.q_search, sy.solver.q_recursive, sy.replay.max_updates_per_example) == (0.3, 0.1, 5.0)
     assert sy.search.simulations == 100
+    london = load_config("scotland_yard_london")                  # Tables S1 / S2, SoG(400, 1)
+    assert london.game == "scotland_yard_london" and (london.network.hidden, london.network.layers) == (512, 6)
+    assert (london.learner.batch_size, london.learner.learning_rate, london.learner.policy_weight) == (1024, 0.1, 0.05)
+    assert (london.search.simulations, london.search.per_phase, london.replay.capacity) == (400, 1.0, 1_000_000)
+    assert london.run.eval_every == 0                              # the London tree is not enumerable
+    small = load_config("scotland_yard_london_small")
+    assert small.network == london.network and small.selfplay.workers == 1 and small.solver.solvers == 1
     tiny = load_config("tiny_kuhn")
     assert tiny.learner.batch_size == 32 and tiny.search.simulations <= 5 and tiny.run.minutes <= 1
 

@@ -17,18 +17,20 @@ import pytest
 from sog.games import load_game
 from sog.games import world as W
 from sog.games.api import DECISION, TERMINAL
-from sog.games.scotland_yard import DATA_DIR, ScotlandYard, load_map
+from sog.games.scotland_yard import ScotlandYard
+from sog.games.scotland_yard_map import DATA_DIR, load_map
 
 GLASSES_EDGES = {(1, 2), (2, 3), (3, 4), (4, 5), (1, 5), (2, 5), (3, 6), (6, 7), (7, 8), (8, 11),
                  (10, 11), (9, 10), (7, 9), (8, 10), (4, 12), (9, 12)}
 
-# A tiny variant (67 public states) that exercises a reveal round, a stuck Mr X,
-# detectives passing, Mr X out of tickets and detectives out of tickets: a ring
-# 1-2-3-4-5 with a spur 3-6; Mr X starts at 2, the detectives at 3 and 4.
+# A tiny variant that exercises a reveal round, a stuck Mr X, detectives passing,
+# Mr X out of tickets (stuck, so caught) and detectives out of tickets: a ring
+# 1-2-3-4-5 with a spur 3-6; Mr X starts at 2, the detectives at 3 and 4; the
+# detectives keep their tickets.
 SMALL = {"name": "small", "num_stations": 6,
          "edges": [[1, 2], [2, 3], [3, 4], [4, 5], [5, 1], [3, 6]],
          "mrx_start": 2, "detective_starts": [3, 4], "rounds": 4, "tickets": 3,
-         "reveal_rounds": [2]}
+         "reveal_rounds": [2], "mrx_receives_tickets": False}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,7 @@ def public_tree(game):
 
 def reachable_slots(game):
     """{pub: Mr X stations reached by some world-state play} (all legal actions from the root)."""
-    start = W.World(game.root(), (game.map.mrx_start, 0))
+    start = W.World(game.root(), (game.mrx_starts[0], 0))
     seen, stack = {start}, [start]
     while stack:
         w = stack.pop()
@@ -69,10 +71,12 @@ def reachable_slots(game):
 
 def test_glasses_map_loads(glasses):
     m = glasses.map
-    assert m.num_stations == 12 and m.rounds == 5 and m.tickets == 5
-    assert m.mrx_start == 5 and m.detective_starts == (0, 10)      # stations 6; 1 and 11
+    assert m.num_stations == 12 and m.rounds == 5
+    assert m.mrx_tickets == (5,) and m.detective_tickets == (5,) and not m.mrx_receives_tickets
+    assert m.mrx_cards == (5,) and m.detective_cards == (0, 10)      # stations 6; 1 and 11
+    assert glasses.detective_starts == (0, 10) and glasses.mrx_starts == (5,)
     assert not m.reveal_rounds
-    assert {(a + 1, b + 1) for a, b in m.edges} == GLASSES_EDGES
+    assert {(a + 1, b + 1) for a, b in m.edges["taxi"]} == GLASSES_EDGES and list(m.edges) == ["taxi"]
     spec = glasses.spec
     assert spec.num_states == spec.num_actions == 12 and spec.max_utility == 1.0
     assert spec.feature_size == 2 * 12 + 3 + 1 + 3 + 12
@@ -105,6 +109,11 @@ def bad(**changes):
     (bad(rounds=0), "rounds must be an integer >= 1"),
     (bad(reveal_rounds=[6]), "reveal round 6"),
     (bad(edges=None), "lacks key(s): edges"),
+    (bad(mrx_start=None), "lacks key(s): mrx_start or mrx_start_cards"),
+    (bad(edges={"taxi": [[1, 2]], "boat": [[2, 3]]}), "keys among taxi, bus, underground, ferry"),
+    (bad(tickets={"mrx": {"bus": 3}, "detective": {"taxi": 4}}), "mrx tickets must be a dict with taxi"),
+    (bad(tickets={"mrx": {"taxi": 3}, "detective": {"taxi": 4, "black": 1}}), "detective tickets"),
+    (bad(mrx_receives_tickets=1), "mrx_receives_tickets must be true or false"),
 ])
 def test_bad_maps_are_rejected(data, message, tmp_path):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -130,8 +139,8 @@ def test_random_games_follow_the_rules(which):
     rng = np.random.default_rng(0)
     outcomes = collections.Counter()
     for _ in range(300):
-        w = W.World(game.root(), (m.mrx_start, 0))
-        x, dets, mrx_moves = m.mrx_start, list(m.detective_starts), 0
+        w = W.World(game.root(), (game.mrx_starts[0], 0))
+        x, dets, mrx_moves = game.mrx_starts[0], list(game.detective_starts), 0
         while W.kind(game, w) != TERMINAL:
             assert W.kind(game, w) == DECISION
             pub = w.pub
@@ -142,9 +151,7 @@ def test_random_games_follow_the_rules(which):
             nxt = W.apply_action(game, w, a)
             if pub.phase == "x":
                 mrx_moves += 1
-                if pub.tickets[0] == 0:
-                    assert list(legal) == [x] and nxt.slots[0] == x
-                elif not adj[x] - set(dets):             # stuck: caught
+                if pub.tickets[0] == 0 or not adj[x] - set(dets):     # stuck: caught
                     assert list(legal) == [x]
                     assert W.kind(game, nxt) == TERMINAL and W.returns(game, nxt) == -1
                 else:
@@ -255,7 +262,9 @@ def test_reveal_round_and_tickets_on_the_small_map():
                 f = game.features(c.pub)
                 assert f[-game.spec.num_states + c.pub.revealed] == 1
     obs = {c.observation for cs in tree.values() for c in cs}
-    assert "x: no ticket" in obs and "x: stuck, caught" in obs
+    assert "x: stuck, caught" in obs
+    assert any(p.outcome == "caught" and p.tickets[0] == 0 and p.history[-1] == "x: stuck, caught"
+               for p in tree)                                     # out of tickets: stuck
     assert any(o.endswith(": pass") for o in obs)
     assert any(p.history and p.history[-1] == "detectives out of tickets" for p in tree)
     assert max(p.round for p in tree) <= 4

@@ -38,3 +38,18 @@ def test_checkpoint_of_another_game_is_refused(tmp_path):
     assert load_value_function(tmp_path, kuhn).game is kuhn
     with pytest.raises(CheckpointError, match="kuhn_poker"):
         load_value_function(tmp_path, leduc)
+
+
+@pytest.mark.slow
+def test_fresh_cvpn_agent_plays_london_in_both_seats():
+    """Continual re-solving along whole London games (about 12 s a game on 2 cores)."""
+    from sog.agents.registry import make_agent
+    game = load_game("scotland_yard_london")
+    config = NetworkConfig(hidden=32, layers=1)
+    vf = NetworkValueFunction(game, config, init_params(game, config, seed=0))
+    heuristic = make_agent("sy_heuristic", game)
+    for seat in (0, 1):
+        agents = [heuristic, heuristic]
+        agents[seat] = SoGAgent(game, vf, SearchSettings(4, 1))
+        out = play_game(game, agents, seed=5)
+        assert game.kind(out["pubs"][-1]) == 2 and abs(out["returns"][0]) == 1

@@ -3,6 +3,7 @@ the report (head-to-head, Elo, AIVAT) and its files; bad configs, agents and res
 directories fail clearly without overwriting anything."""
 import argparse
 import json
+import math
 
 import pytest
 import yaml
@@ -213,3 +214,11 @@ def test_load_config_file(tmp_path):
         load_config(path)
     with pytest.raises(TournamentError, match="no tournament config"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_wilson_interval_and_seat_rows():
+    from sog.eval.tournament.report import wilson_interval
+    assert wilson_interval(5, 10) == pytest.approx([0.2366, 0.7634], abs=1e-4)   # the textbook values
+    lo, hi = wilson_interval(10, 10)
+    assert hi == pytest.approx(1.0) and lo == pytest.approx(0.7225, abs=1e-4)
+    assert all(math.isnan(x) for x in wilson_interval(0, 0))

@@ -15,6 +15,8 @@
     gnugo?level=1                              Go over GTP
     call  raise                              poker reference bots (sog.agents.poker_bots): always
     equity?fold=0.3&raise=0.7                  check / call, always bet; hold'em equity thresholds
+    sy_heuristic                             Scotland Yard: Mr X away from the detectives, detectives
+                                             towards his possible stations (sog.agents.scotland_yard_heuristics)
 
 Importing this module registers them; `make_agent` and the rest of the spec API
 are re-exported so that `from sog.agents.registry import make_agent` always
@@ -22,7 +24,7 @@ sees the built-in kinds.
 """
 from __future__ import annotations
 
-from sog.agents import depth_limited, engines, poker_bots, policy_agents
+from sog.agents import depth_limited, engines, poker_bots, policy_agents, scotland_yard_heuristics
 from sog.agents.api import AgentError
 from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
 from sog.policy import PolicyError, load_policy
@@ -134,3 +136,12 @@ register("raise", _bot_factory("raise", poker_bots.RaiseAgent))
 register("equity", _equity)
 for _kind, _factory in engines.FACTORIES.items():
     register(_kind, _factory)
+
+
+def _sy_heuristic(game, arg, params):
+    _no_arg("sy_heuristic", arg)
+    take_params("sy_heuristic", params, {})
+    return scotland_yard_heuristics.ScotlandYardHeuristic(game)
+
+
+register("sy_heuristic", _sy_heuristic)

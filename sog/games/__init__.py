@@ -20,6 +20,7 @@ GAMES = {
     "leduc_poker": "sog.games.leduc:LeducPoker",
     "liars_dice": "sog.games.liars_dice:LiarsDice",
     "scotland_yard": "sog.games.scotland_yard:ScotlandYard",
+    "scotland_yard_london": "sog.games.scotland_yard:ScotlandYardLondon",
     "tic_tac_toe": "sog.games.tic_tac_toe:TicTacToe",
 }
 

@@ -213,6 +213,11 @@ class GTCFR:
                 new[: len(old)] = old
             setattr(self, name, new)
 
+    def nbytes(self) -> int:
+        """Bytes held by the search's arrays: its node-indexed state (at its capacity) and its
+        tree's (`PublicTree.nbytes`)."""
+        return self.tree.nbytes() + sum(getattr(self, k).nbytes for k in self._node_arrays)
+
     def _ensure_capacity(self) -> None:
         if self.tree.size > len(self.regrets):
             self._alloc(2 * self.tree.size)

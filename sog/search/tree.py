@@ -170,6 +170,11 @@ class PublicTree:
                                     self.legal, self.possible, self.present, self.e_child,
                                     self.e_player, self.e_src, self.e_dst, self.e_action)
 
+    def nbytes(self) -> int:
+        """Bytes held by the tree's arrays (node-indexed arrays at their capacity, the edge
+        table); not counted: the public states and `Child` objects the game keeps."""
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
     def _grow(self) -> None:
         for name in ("parent", "depth", "kind", "actor", "prob", "expanded", "possible", "legal", "present",
                      "first_child", "next_sibling", "_last_child", "first", "edge_start", "in_state_maps",

@@ -4,8 +4,9 @@ Report (`make_report`): per pair, the units are deals (the mean of the two
 seatings) with duplicate deals, games otherwise; the mean outcome of the first
 agent with a normal 95% interval, in game units and, for poker, in mbb/hand
 (1000 x chips), with and without AIVAT (`sog.eval.aivat`, value function fixed
-before play), and the variance reduction factor; wins / draws / losses per
-unit (sign of the outcome) feed the Elo fit (`sog.eval.elo`, draws as half
+before play), and the variance reduction factor; per seat, the first agent's mean
+outcome and win rate (Wilson 95% interval) over the games it played in that seat; wins /
+draws / losses per unit (sign of the outcome) feed the Elo fit (`sog.eval.elo`, draws as half
 wins, anchored). Games recorded with an `error` (an agent failed: see
 `sog.eval.tournament.play`) count in none of these: they are listed under
 `errors` and counted per pair. `write_report` writes report.json, head_to_head.csv,
@@ -64,6 +65,10 @@ def make_report(cfg: TournamentConfig, records: list[dict]) -> dict:
         for seat in (0, 1):
             vals = [r["value_a"] for r in recs if r["seat_a"] == seat]
             row[f"seat{seat}_mean"] = scale * float(np.mean(vals)) if vals else float("nan")
+            wins = sum(v > 1e-9 for v in vals)
+            row[f"seat{seat}"] = {**summary([scale * v for v in vals]), "wins": wins,
+                                  "win_rate": wins / len(vals) if vals else float("nan"),
+                                  "win_rate_ci95": wilson_interval(wins, len(vals))}
         if cfg.aivat and all("aivat_a" in r for r in recs):
             est = _units(cfg, recs, "aivat_a")
             row["aivat"] = summary([scale * v for v in est])
@@ -105,6 +110,17 @@ def make_report(cfg: TournamentConfig, records: list[dict]) -> dict:
             "errors": errors,
             "aivat": ({"value": cfg.aivat_value, "variance_reduction": reduction} if cfg.aivat else None),
             "pairs": rows, "matrix": matrix, "elo": elo})
+
+
+def wilson_interval(k: int, n: int) -> list[float]:
+    """The 95% Wilson score interval of a success rate k / n (sound near 0 and 1, where the
+    normal interval collapses); [nan, nan] for n = 0."""
+    if n == 0:
+        return [float("nan")] * 2
+    z, p = 1.959963984540054, k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [centre - half, centre + half]
 
 
 def _finite(x):
@@ -149,6 +165,19 @@ def format_report(report: dict) -> str:
     if errors:
         lines.append(f"{len(errors)} game(s) ended with an error and are not counted (played again "
                      f"on a re-run); the first: {errors[0]['id']}: {errors[0]['error']}")
+    lines.append("")
+    lines.append(f"by seat: the row agent's mean {unit} (95% interval) and win rate (95% Wilson interval) "
+                 f"as player 0 and as player 1")
+    for r in report["pairs"]:
+        cells = []
+        for seat in (0, 1):
+            x = r.get(f"seat{seat}")
+            if not x or not x["n"]:
+                cells.append(f"{'-':>40}")
+                continue
+            lo, hi = x["win_rate_ci95"]
+            cells.append(f"{_pm(x, digits):>18}  {100 * x['win_rate']:5.1f}% [{100 * lo:.0f}, {100 * hi:.0f}]")
+        lines.append(f"{r['a'] + ' vs ' + r['b']:<{2 * width}}" + "  ".join(f"{c:>40}" for c in cells))
     elo = report.get("elo")
     if elo and "error" not in elo:
         lines.append("")
