@@ -6,9 +6,10 @@ SoG(S, C) of its own, by default self-play's; `sog.config.solver_search`); the t
 search's final (iteration-averaged) counterfactual values at the root for
 both players. On average `q_recursive` of each solve's own network queries
 are sent back to the queue (recursive queries). Queries at terminal public
-states need no solve and are dropped. Solves of one batch run at once with
-their network queries merged (`actors.merging`); the stats add where the
-solves' time went (`actors.search_time`).
+states need no solve and are dropped. Solves of one batch run at once, in
+lockstep in one thread, their network queries merged into one call per round
+(`actors.lockstep`); the stats add where the solves' time went
+(`actors.search_time`).
 """
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ import time
 import numpy as np
 
 from actors.examples import Produced
-from actors.merging import run_merged
+from actors.lockstep import run_lockstep
 from actors.search_time import search_time_stats
 from actors.selfplay import sample_count
 from sog.config import Config, solver_search
 from sog.games.api import TERMINAL, Game
-from sog.search.gtcfr import GTCFR
+from sog.search.gtcfr import GTCFR, SearchResult
 from sog.search.tree import PublicTree
+from sog.search.value_function import ValueSteps
 
 
 class QuerySolver:
@@ -38,20 +40,21 @@ class QuerySolver:
         t0 = time.perf_counter()
         queries = [(pub, r) for pub, r in queries if self.game.cached("kind", pub) != TERMINAL]
         seeds = self.rng.integers(2**62, size=len(queries))
-        jobs = [lambda vf, q=q, s=int(s): self._solve(vf, q, s) for q, s in zip(queries, seeds)]
-        results, merged = run_merged(jobs, self.value_fn)
+        solves = [self._solve(q, int(s)) for q, s in zip(queries, seeds)]
+        results, driver = run_lockstep(solves, self.value_fn)
         recursive = []
         for res in results:
             k = min(sample_count(self.rng, self.config.solver.q_recursive), len(res.queries))
             recursive.extend(res.queries[i] for i in self.rng.choice(len(res.queries), size=k, replace=False))
         stats = dict(solves=len(results), seconds=time.perf_counter() - t0,
-                     **search_time_stats((r.timings for r in results), merged))
+                     **search_time_stats((r.timings for r in results), driver))
         return Produced.build(
             self.game, self.rng, pubs=[q[0] for q in queries], ranges=[q[1] for q in queries],
             values=[r.values for r in results], policies=[None] * len(results),
             policy_masks=[None] * len(results), queries=recursive, stats=stats)
 
-    def _solve(self, value_fn, query, seed: int):
+    def _solve(self, query, seed: int) -> ValueSteps[SearchResult]:
+        """The solve of `query` (pub, ranges [2, N]) as a coroutine (`GTCFR.steps`)."""
         pub, ranges = query
-        return GTCFR(self.game, value_fn, PublicTree(self.game, [pub]), ranges,
-                     settings=self.settings, seed=seed).run()
+        return GTCFR(self.game, None, PublicTree(self.game, [pub]), ranges,
+                     settings=self.settings, seed=seed).steps()

@@ -1,11 +1,11 @@
 """Sound self-play (Student of Games): both seats play continual re-solving GT-CFR.
 
-`SelfPlay.play` plays `selfplay.games_per_worker` games at once, each in a
-thread, all their network queries merged into one call per round
-(`actors.merging`). At every decision the acting seat's `SoGAgent` searches
-(its re-solving state carries over between its decisions) and the move is
-drawn from `(1 - eps) pi + eps uniform` (argmax after `greedy_after` moves).
-Each search yields:
+`SelfPlay.play` plays `selfplay.games_per_worker` games at once in one thread,
+each a coroutine advanced in lockstep with the others, all their pending network
+queries merged into one call per round (`actors.lockstep`). At every decision
+the acting seat's `SoGAgent` searches (its re-solving state carries over between
+its decisions) and the move is drawn from `(1 - eps) pi + eps uniform` (argmax
+after `greedy_after` moves). Each search yields:
 
 * a policy target: the search's average policy for every information state
   of the acting player at the root public state, at the belief the search
@@ -25,12 +25,13 @@ import time
 import numpy as np
 
 from actors.examples import Produced
-from actors.merging import run_merged
+from actors.lockstep import run_lockstep
 from actors.search_time import search_time_stats
 from sog.agents.sog_agent import SoGAgent
 from sog.config import Config
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
+from sog.search.value_function import ValueSteps
 
 
 def sample_count(rng: np.random.Generator, mean: float) -> int:
@@ -48,7 +49,7 @@ class SelfPlay:
     def play(self) -> Produced:
         t0 = time.perf_counter()
         seeds = self.rng.integers(2**62, size=self.config.selfplay.games_per_worker)
-        games, merged = run_merged([lambda vf, s=int(s): self._game(vf, s) for s in seeds], self.value_fn)
+        games, driver = run_lockstep([self._game(int(s)) for s in seeds], self.value_fn)
         out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
         stats = dict(games=len(games), searches=0, moves=0, examples=0)
         for g in games:
@@ -57,14 +58,15 @@ class SelfPlay:
             stats["searches"] += g["searches"]
             stats["moves"] += g["moves"]
         stats["examples"] = len(out["pubs"])
-        stats.update(search_time_stats((t for g in games for t in g["timings"]), merged))
+        stats.update(search_time_stats((t for g in games for t in g["timings"]), driver))
         stats["seconds"] = time.perf_counter() - t0
         return Produced.build(self.game, self.rng, stats=stats, **out)
 
-    def _game(self, value_fn, seed: int) -> dict:
+    def _game(self, seed: int) -> ValueSteps[dict]:
+        """One game (a coroutine: its searches' value requests); its examples, queries and counts."""
         game, cfg = self.game, self.config.selfplay
         rng = np.random.default_rng(seed)
-        agents = [SoGAgent(game, value_fn, self.config.search) for _ in (0, 1)]
+        agents = [SoGAgent(game, None, self.config.search) for _ in (0, 1)]
         for p, agent in enumerate(agents):
             agent.reset(p, int(rng.integers(2**62)))
         world = W.deal(game, rng)
@@ -83,7 +85,7 @@ class SelfPlay:
                 break
             p = game.cached("actor", world.pub)
             agent = agents[p]
-            pi = agent.strategy(history, world.slots[p])
+            pi = yield from agent.strategy_steps(history, world.slots[p])
             result, summary = agent.last_result, agent.prev
             searches += 1
             timings.append(result.timings)

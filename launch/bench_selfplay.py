@@ -17,10 +17,11 @@ difference of `TrainingRun.totals()` at the two ends, over the window's length:
 - inference: batches and their sizes (mean, p50, p95, max rows), the share of the time the
   network computed (`busy_share`), and on Ray the server's `idle_share` (no request pending);
   on the Ray-free run the batches are the in-process network's calls;
-- `search_split`, per producer role: its searches' own clock (self-play searches with
-  their re-solving summaries, query solves) split into tree bookkeeping and growth, CFR
-  passes, network calls and waiting for the merged batch (`actors.search_time`), in seconds
-  (summed over searches, which run in threads at once) and as shares of that clock.
+- `search_split`, per producer role: the time of its searches (self-play searches with
+  their re-solving summaries, query solves), which run in lockstep in one thread: each
+  search's own clock plus the merged network calls (`actors.search_time`), split into tree
+  bookkeeping and growth, CFR passes, network calls and merging the batch (building the
+  merged request, splitting the answers), in seconds and as shares of that time.
 
 The result also carries the machine's load average at both ends (figures taken under load
 are indicative only). With `--out DIR` the run stays in DIR, with `bench.json` (the
@@ -42,7 +43,7 @@ TICK_SECONDS = 1.0        # progress ticks: the window's ends fall on them
 WARMUP_LIMIT = 900.0      # seconds the run may take to warm up before the benchmark gives up
 SPLIT = (("tree", "search_tree", "tree bookkeeping and growth"), ("cfr", "search_cfr", "CFR passes"),
          ("network", "search_network", "network calls"),
-         ("merge_wait", "search_merge_wait", "waiting for the merged batch"))
+         ("merge", "search_merge", "merging the batch"))
 SEARCHES = {"selfplay": "searches", "solver": "solves"}   # producer role -> the counter of its searches
 RATES = {"searches_per_s": "searches", "moves_per_s": "moves", "games_per_s": "games",
          "solves_per_s": "solves", "network_queries_per_s": "network_queries",

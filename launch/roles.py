@@ -42,7 +42,7 @@ from networks.value_function import NetworkValueFunction
 from sog.config import Config
 
 INFERENCE_MEM_FRACTION = "0.35"  # of a GPU, for the inference server's JAX (the learner takes 0.45)
-MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (each is a thread)
+MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (in lockstep)
 WAIT_STATS = ("wait_inference", "wait_push", "wait_queue")   # a producer's seconds spent waiting
 TIME_STATS = ("seconds", *WAIT_STATS, *SEARCH_TIME_STATS)    # a producer's step seconds, summed per role
 

@@ -190,12 +190,12 @@ def test_resolving_chain_on_full_trees_keeps_both_seats_close_to_the_first_solve
     policy 1.74, player 0's 1.71). With the gadget updated outside its player's own pass
     and summary values from the other player's pass, player 1, whose searches are all
     re-solves, was 6.8x worse: 6.68 mbb/h (11.66 vs 1.71)."""
-    def full_run(self):
+    def full_steps(self):
         self.tree.expand_all()
-        self.regret_update(self.settings.simulations)
+        yield from self.regret_update_steps(self.settings.simulations)
         return self.result()
 
-    monkeypatch.setattr(GTCFR, "run", full_run)
+    monkeypatch.setattr(GTCFR, "steps", full_steps)
     resolver = ContinualResolver(leduc, None, SearchSettings(300, 1, alternating=True))
     br = best_response_values(leduc, search_policy(leduc, resolver, seed=0))
     game_value = -0.0856064

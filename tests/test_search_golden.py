@@ -3,6 +3,9 @@ vectorised (issue 24): for fixed seeds, the search node's values and average pol
 size, the iterations and every frontier query (public state and ranges) hash to digests
 recorded from the unmodified code.
 
+The searches are also run together, as coroutines in one lockstep batch with one value call
+per round (`actors.lockstep`): every one gives its recorded digest there too.
+
 The value function is a deterministic stand-in for a network (no jax): values and logits
 from random matrices seeded by the public state, so the search reads priors and frontier
 values that depend on the ranges as a network's would.
@@ -13,6 +16,7 @@ import zlib
 import numpy as np
 import pytest
 
+from actors.lockstep import run_lockstep
 from sog.games import load_game
 from sog.search.gtcfr import GTCFR
 from sog.search.oracle import ExactValueFunction
@@ -98,3 +102,23 @@ def test_resolve_equals_the_recorded_one(steps):
     pubs = sorted(summary.ranges, key=repr)
     assert digest(result, *[summary.ranges[p] for p in pubs], *[summary.values[p] for p in pubs]) \
         == RESOLVES[steps]
+
+
+def test_searches_in_one_lockstep_batch_equal_the_recorded_ones():
+    """Leduc's searches of SEARCHES and a re-solve, advanced together with their frontiers merged
+    into one call a round, give the digests they give alone."""
+    leduc = load_game("leduc_poker")
+    leduc_keys = [k for k in SEARCHES if k[0] == "leduc_poker"]
+    coroutines = [GTCFR(leduc, None, settings=SearchSettings(s, c, **dict(o)), seed=seed).steps()
+                  for _, s, c, o, seed in leduc_keys]
+    history = [leduc.root()]
+    for _ in range(3):
+        history.append(leduc.children(history[-1])[1].pub)
+    resolver = ContinualResolver(leduc, None, SearchSettings(50, 1))
+    coroutines.append(resolver.search_steps(history, int(leduc.cached("actor", history[-1])), None, seed=7))
+    results, seconds = run_lockstep(coroutines, HashedValues(leduc))
+    assert [digest(r) for r in results[:-1]] == [SEARCHES[k] for k in leduc_keys]
+    result, summary, _ = results[-1]
+    pubs = sorted(summary.ranges, key=repr)
+    assert digest(result, *[summary.ranges[p] for p in pubs], *[summary.values[p] for p in pubs]) == RESOLVES[3]
+    assert seconds["network"] > 0 and seconds["merge"] > 0

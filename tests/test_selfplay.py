@@ -5,7 +5,6 @@ import pytest
 
 from actors.examples import example_schema
 from actors.inference import InferenceClient
-from actors.merging import MergingValueFunction, run_merged
 from actors.producers import LocalChannels, QuerySolverWorker, SelfPlayWorker
 from actors.query_solver import QuerySolver
 from actors.queue import QueryQueue
@@ -65,7 +64,7 @@ def test_producer_steps_deliver_what_their_stats_count(kuhn):
     assert s["games"] == 3 and s["examples"] == s["new_examples"] == len(replay) == s["searches"]
     assert s["queries_pushed"] == queue.pushed_total > 0 and s["network_queries"] == client.queries > 0
     assert s["seconds"] >= s["wait_inference"] + s["wait_push"] and s["version"] == vf.version
-    split = [s[k] for k in ("search_tree", "search_cfr", "search_network", "search_merge_wait")]
+    split = [s[k] for k in ("search_tree", "search_cfr", "search_network", "search_merge")]
     assert min(split) > 0 and abs(sum(split) - s["search_seconds"]) < 0.1 * s["search_seconds"]
     assert client.batch_sizes.counts() and sum(client.batch_sizes.counts().values()) == client.calls
     solver = QuerySolverWorker(game, cfg, client, channels, seed=1)
@@ -121,21 +120,3 @@ def test_query_solver_searches_with_the_solver_settings(monkeypatch):
         QuerySolver(game, cfg, oracle, seed=0).solve([(game.root(), r)])
         assert [(s.simulations, s.per_phase) for s in seen] == [want]
         assert seen[0].puct_c == cfg.search.puct_c
-
-
-def test_merging_value_function_merges_concurrent_requests():
-    game = load_game("kuhn_poker")
-    calls = []
-
-    class Counting:
-        def evaluate(self, pubs, ranges):
-            calls.append(len(pubs))
-            return np.ones((len(pubs), 2, 3)) * np.arange(len(pubs))[:, None, None], np.zeros((len(pubs), 2, 3, 2))
-
-    def job(vf, k):
-        return vf.evaluate([game.root()] * k, np.ones((k, 2, 3)))[0]
-
-    results, seconds = run_merged([lambda vf, k=k: job(vf, k) for k in (1, 2, 3)], Counting())
-    assert calls == [6] and seconds["network"] >= 0 and seconds["merge_wait"] >= 0
-    assert [r.shape[0] for r in results] == [1, 2, 3]
-    assert MergingValueFunction(Counting(), 1).evaluate([game.root()], np.ones((1, 2, 3)))[0].shape == (1, 2, 3)

@@ -1,11 +1,12 @@
 """The Student of Games agent SoG(s, c): continual re-solving with GT-CFR.
 
 `SoGAgent` plays one seat of any game of the API from a value function (the
-exact oracle or a CVPN), one decision at a time: at each decision it
-re-solves from its previous search's summary (`sog.search.resolve`; at a first
-decision below the game's start, from an initial solve there) and
-samples its action from the re-solved average policy at the current public
-state. Every random choice (the search's simulations and the action) is drawn
+exact oracle or a CVPN; None for an agent whose searches run as coroutines,
+`strategy_steps`, answered by their driver: self-play's games in lockstep), one
+decision at a time: at each decision it re-solves from its previous search's
+summary (`sog.search.resolve`; at a first decision below the game's start, from
+an initial solve there) and samples its action from the re-solved average
+policy at the current public state. Every random choice (the search's simulations and the action) is drawn
 from seeds derived from `reset`'s seed, so a seed fixes the actions.
 """
 from __future__ import annotations
@@ -19,13 +20,13 @@ from sog.games.api import DECISION, Game
 from sog.games.world import IllegalActionError
 from sog.search.resolve import ContinualResolver, Summary
 from sog.search.settings import SearchSettings
-from sog.search.value_function import ValueFunction
+from sog.search.value_function import ValueFunction, ValueSteps, drive
 
 
 class SoGAgent(Agent):
     """SoG(s, c) with `value_fn`; `last_result` keeps the latest search's result."""
 
-    def __init__(self, game: Game, value_fn: ValueFunction, settings: SearchSettings = SearchSettings()):
+    def __init__(self, game: Game, value_fn: ValueFunction | None, settings: SearchSettings = SearchSettings()):
         self.game = game
         self.resolver = ContinualResolver(game, value_fn, settings)
         self.prev: Summary | None = None
@@ -38,7 +39,12 @@ class SoGAgent(Agent):
         self.prev, self.last_result, self._policy_at = None, None, None
 
     def strategy(self, history: Sequence[Hashable], slot: int) -> np.ndarray:
-        """float [A]: the re-solved average policy at (history[-1], slot); searches once per decision."""
+        """`strategy_steps` with its requests answered by the agent's value function."""
+        return drive(self.strategy_steps(history, slot), self.resolver.value_fn)
+
+    def strategy_steps(self, history: Sequence[Hashable], slot: int) -> ValueSteps[np.ndarray]:
+        """float [A]: the re-solved average policy at (history[-1], slot); searches once per
+        decision (a coroutine: the search's value requests)."""
         pub = history[-1]
         if self.game.cached("kind", pub) != DECISION or self.game.cached("actor", pub) != self.player:
             raise IllegalActionError(f"{self.game.spec.name}: player {self.player} does not act at {pub!r}")
@@ -48,7 +54,7 @@ class SoGAgent(Agent):
         key = (tuple(history), slot)
         if self._policy_at is None or self._policy_at[0] != key:
             seed = int(self.rng.integers(2**63 - 1))
-            result, self.prev, _ = self.resolver.search(history, self.player, self.prev, seed)
+            result, self.prev, _ = yield from self.resolver.search_steps(history, self.player, self.prev, seed)
             self.last_result = result
             self._policy_at = (key, result.policy)
         return self._policy_at[1][slot]

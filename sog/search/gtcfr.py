@@ -42,6 +42,12 @@ for both players, its average policy, every network query it made, and where
 its time went (`GTCFR.timings`: one `time.perf_counter` pair per phase, not per
 node).
 
+**Coroutine form.** `GTCFR.steps` is the search as a coroutine
+(`sog.search.value_function.ValueSteps`): each pass yields its frontier's value
+request and is sent the answer, so a driver can run many searches in lockstep
+with one network call for all their frontiers (`actors.lockstep`); `run` drives
+it with the search's own value function, one call per request.
+
 Re-solving (`sog.search.resolve`) roots the tree above the current public
 state and adds the opponent's Terminate / Follow gadget through `Gadget`.
 """
@@ -60,12 +66,13 @@ from sog.search.cfr import Levels, full_policy, propagate_ranges, regret_matchin
 from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree, compile_tree
-from sog.search.value_function import ValueFunction
+from sog.search.value_function import ValueFunction, ValueSteps, drive
 
 PHASES = ("tree", "cfr", "value")
 """The phases a search's time is split into (seconds): `tree` growing, compiling and reading the
 tree (expansion phases, recompiles, the result, the re-solving summaries), `cfr` the CFR passes
-outside the value function, `value` inside the value function's `evaluate`."""
+outside the value function, `value` waiting for the answers to its value requests (driven alone:
+inside the value function's `evaluate`; in lockstep, also while the batch's other searches run)."""
 
 
 def add_timings(total: dict, part: dict) -> None:
@@ -138,19 +145,19 @@ class SearchResult:
 
 
 class _Recorder:
-    """A value function that records every query and the time spent inside it."""
+    """Asks for values (a coroutine step) and records every query and the time waited for it."""
 
-    def __init__(self, value_fn: ValueFunction):
-        self.value_fn = value_fn
+    def __init__(self):
         self.queries: list = []
         self.calls = 0
-        self.seconds = 0.0                              # inside value_fn.evaluate
+        self.seconds = 0.0                              # suspended at the requests
 
-    def __call__(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(values float [B, 2, N], logits float [B, 2, N, A]) for ranges [B, 2, N]."""
+    def ask(self, pubs: Sequence, ranges: np.ndarray) -> ValueSteps[tuple[np.ndarray, np.ndarray]]:
+        """Yields the request (pubs, ranges [B, 2, N]); returns the answer (values float [B, 2, N],
+        logits float [B, 2, N, A])."""
         self.calls += 1
         t0 = time.perf_counter()
-        values, logits = self.value_fn.evaluate(pubs, ranges)
+        values, logits = yield pubs, ranges
         self.seconds += time.perf_counter() - t0
         self.queries.extend(zip(pubs, np.array(ranges, copy=True)))
         return values, logits
@@ -159,6 +166,8 @@ class _Recorder:
 class GTCFR:
     """One GT-CFR search over `tree` (see module doc).
 
+    value_fn: what `run` (and `regret_update`) asks; None if the tree never has frontier leaves
+      or the search runs as a coroutine (`steps`), answered by its driver.
     tree: the public tree to grow (rooted where the search's ranges are given;
       already holding the branch to `search_node` when re-solving).
     root_ranges: float [2, N] reach at the root (the gadget replaces the
@@ -173,7 +182,7 @@ class GTCFR:
     timings (attribute): seconds spent so far per phase of `PHASES`.
     """
 
-    def __init__(self, game: Game, value_fn: ValueFunction, tree: PublicTree | None = None,
+    def __init__(self, game: Game, value_fn: ValueFunction | None, tree: PublicTree | None = None,
                  root_ranges: np.ndarray | None = None, search_node: int | None = None,
                  gadget: Gadget | None = None, settings: SearchSettings = SearchSettings(), seed: int = 0):
         self.game = game
@@ -183,7 +192,8 @@ class GTCFR:
         self.root_ranges = np.array(game.initial_ranges() if root_ranges is None else root_ranges,
                                     dtype=np.float64)
         self.gadget = gadget
-        self.recorder = _Recorder(value_fn)
+        self.value_fn = value_fn
+        self.recorder = _Recorder()
         self.settings = settings
         self.top_k = settings.children_per_expansion(game.spec.perfect_information)
         self.rng = np.random.default_rng(seed)
@@ -224,13 +234,18 @@ class GTCFR:
 
     # ---- the search ---------------------------------------------------------
     def run(self) -> SearchResult:
-        """`settings.simulations` (s) expansion simulations, `settings.per_phase` (c) of them per
-        regret update phase."""
+        """The search (`steps`) with its requests answered by `value_fn`."""
+        return drive(self.steps(), self.value_fn)
+
+    def steps(self) -> ValueSteps[SearchResult]:
+        """The search as a coroutine: `settings.simulations` (s) expansion simulations,
+        `settings.per_phase` (c) of them per regret update phase; yields each pass's frontier
+        request (`regret_update_steps`), returns the result."""
         t0 = time.perf_counter()
         per_phase = self.settings.per_phase
         sims, its = math.ceil(per_phase), math.ceil(1 / per_phase)
         for _ in range(self.settings.simulations // sims):
-            self.regret_update(its)
+            yield from self.regret_update_steps(its)
             self.grow(sims)
         t1 = time.perf_counter()
         result = self.result()
@@ -239,7 +254,12 @@ class GTCFR:
         return dataclasses.replace(result, timings={**self.timings, "total": t2 - t0})
 
     def regret_update(self, iterations: int) -> None:
-        """CFR+ iterations on the current tree (one batched value call per pass)."""
+        """`regret_update_steps` with its requests answered by `value_fn`."""
+        drive(self.regret_update_steps(iterations), self.value_fn)
+
+    def regret_update_steps(self, iterations: int) -> ValueSteps[None]:
+        """CFR+ iterations on the current tree; each pass yields one request for its frontier
+        leaves (none without frontier leaves)."""
         t0, v0 = time.perf_counter(), self.recorder.seconds
         self._ensure_capacity()
         if self._view is None or self._view.version != self.tree.version:
@@ -251,7 +271,7 @@ class GTCFR:
         for _ in range(iterations):
             self.t += 1
             for players in passes:
-                values = self._pass(view, np.array(players))
+                values = yield from self._pass(view, np.array(players))
                 for i in (0, 1):
                     if players[i]:
                         self.own[:n, i] = values[:n, i]
@@ -272,7 +292,7 @@ class GTCFR:
         if new:
             self._payoffs = np.concatenate([self._payoffs, np.stack(new)])
 
-    def _pass(self, view: TreeView, players: np.ndarray) -> np.ndarray:
+    def _pass(self, view: TreeView, players: np.ndarray) -> ValueSteps[np.ndarray]:
         """One CFR+ pass of the current policy with regret and average updates for `players`
         (bool [2]); sets `ranges` and `q`, returns the values (float [>= n, 2, N], scratch)."""
         g, n = self.gadget, view.n
@@ -283,7 +303,7 @@ class GTCFR:
                                   view.e_src, view.e_dst, view.e_action, self.sigma, self.ranges)
         values = self.values
         values[:n] = 0.0
-        self._leaf_values(view, values)
+        yield from self._leaf_values(view, values)
         node_cfr.propagate_values(view.actor, view.first_child, view.next_sibling, view.edge_start, view.e_player,
                                   view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
                                   self.sigma, values, self.q)
@@ -293,8 +313,8 @@ class GTCFR:
                                 values, self.ranges, self.regrets, self.avg)
         return values
 
-    def _leaf_values(self, view: TreeView, values: np.ndarray) -> None:
-        """Terminal values (exact) and frontier values (one value-function call), into values."""
+    def _leaf_values(self, view: TreeView, values: np.ndarray) -> ValueSteps[None]:
+        """Terminal values (exact) and frontier values (one value request), into values."""
         terminals, ranges = view.terminals, self.ranges
         if self.game.dense_payoffs:
             node_cfr.terminal_values(terminals, self._payoffs, view.possible, ranges, values)
@@ -303,10 +323,8 @@ class GTCFR:
                                                           ranges[terminals])
         f = view.frontier
         if len(f):
-            if self.recorder.value_fn is None:
-                raise ValueError("the tree has frontier leaves but no value function was given")
             pubs = self.tree.pubs
-            leaf_values, logits = self.recorder([pubs[p] for p in f.tolist()], ranges[f])
+            leaf_values, logits = yield from self.recorder.ask([pubs[p] for p in f.tolist()], ranges[f])
             values[f] = leaf_values * view.possible[f]
             self._set_priors(f, logits)
 

@@ -36,6 +36,10 @@ the other way (player 1 9.3 against 40.8 mbb/h: one more re-solve of an
 inexact solve); at 1000 iterations they agree, 0.30 against 0.29.) The tree
 is always rebuilt from the real public history, so actions the previous tree
 did not contain are handled the same way as any other.
+
+`ContinualResolver.search_steps` is a re-solve in coroutine form
+(`sog.search.value_function.ValueSteps`: the initial solve's and the search's
+value requests, in turn); `search` drives it with the resolver's value function.
 """
 from __future__ import annotations
 
@@ -49,7 +53,7 @@ from sog.games.api import Game
 from sog.search.gtcfr import GTCFR, PHASES, Gadget, SearchResult, add_timings
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
-from sog.search.value_function import ValueFunction
+from sog.search.value_function import ValueFunction, ValueSteps, drive
 from sog.seeding import derive_seed
 
 
@@ -63,24 +67,30 @@ class Summary:
 
 
 class ContinualResolver:
-    """Runs re-solving searches for one game and value function (see module doc)."""
+    """Runs re-solving searches for one game and value function (see module doc; `value_fn` None:
+    the searches run as coroutines, answered by their driver)."""
 
-    def __init__(self, game: Game, value_fn: ValueFunction, settings: SearchSettings = SearchSettings()):
+    def __init__(self, game: Game, value_fn: ValueFunction | None, settings: SearchSettings = SearchSettings()):
         self.game, self.value_fn, self.settings = game, value_fn, settings
 
     def initial_solve(self, root: Hashable, seed: int) -> Summary:
         """The summary of a GT-CFR search at the game's first public state `root`, with the
         initial ranges and expansion anywhere: what a seat that does not act there re-solves
         its first decision from."""
-        return summarize(self._initial_search(root, seed))
+        return summarize(drive(self._initial_search(root, seed), self.value_fn))
 
-    def _initial_search(self, root: Hashable, seed: int) -> GTCFR:
+    def _initial_search(self, root: Hashable, seed: int) -> ValueSteps[GTCFR]:
         search = self._gtcfr(PublicTree(self.game, [root]), self.game.initial_ranges(), None, None, seed)
-        search.run()
+        yield from search.steps()
         return search
 
     def search(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
                ) -> tuple[SearchResult, Summary, GTCFR]:
+        """`search_steps` with its requests answered by the resolver's value function."""
+        return drive(self.search_steps(history, player, prev, seed), self.value_fn)
+
+    def search_steps(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
+                     ) -> ValueSteps[tuple[SearchResult, Summary, GTCFR]]:
         """Search at history[-1] for `player`, conditioned on its previous search's summary
         (None at the seat's first decision: below the game's first public state, the search
         then re-solves from `initial_solve`, seeded from `seed`, and the result's queries
@@ -91,7 +101,7 @@ class ContinualResolver:
         initial_queries = []
         timings = dict.fromkeys(PHASES, 0.0)
         if prev is None and len(history) > 1:
-            first = self._initial_search(history[0], derive_seed(seed, 1))
+            first = yield from self._initial_search(history[0], derive_seed(seed, 1))
             add_timings(timings, first.timings)
             t = time.perf_counter()
             prev, initial_queries = summarize(first), first.recorder.queries
@@ -117,7 +127,7 @@ class ContinualResolver:
                                  "the history is not a path of the game")
         search = self._gtcfr(tree, root_ranges, node, gadget, seed)
         t2 = time.perf_counter()
-        result = search.run()
+        result = yield from search.steps()
         t3 = time.perf_counter()
         summary = summarize(search)
         t4 = time.perf_counter()

@@ -4,13 +4,20 @@ A public belief state is a public state with both players' ranges over its
 slots (`sog.games.api`). GT-CFR asks a `ValueFunction` for the counterfactual
 values of the public belief states at its frontier and for the prior policy it
 expands and explores by; the exact oracle (`sog.search.oracle`), the CVPN
-(`networks.value_function`), the inference server's client
-(`actors.inference`) and the query merger (`actors.merging`) all answer it.
+(`networks.value_function`) and the inference server's client
+(`actors.inference`) all answer it.
+
+A search does not call the value function itself: it is a coroutine
+(`ValueSteps`, a generator) that yields each value request `(pubs, ranges)` and
+is sent back the answer `(values, logits)`, as `ValueFunction.evaluate` takes and
+returns them, and returns its result. `drive` answers one coroutine's requests
+with a value function; `actors.lockstep` advances many at once and answers all
+their pending requests with one call.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Generator, Sequence
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -38,3 +45,27 @@ class ValueFunction(Protocol):
     """
 
     def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+T = TypeVar("T")
+ValueRequest = tuple[Sequence, np.ndarray]
+"""(pubs, ranges float [B, 2, N]): what a coroutine asks (`ValueFunction.evaluate`'s arguments)."""
+ValueAnswer = tuple[np.ndarray, np.ndarray]
+"""(values float64 [B, 2, N], logits float64 [B, 2, N, A]): what it is sent back."""
+ValueSteps = Generator[ValueRequest, ValueAnswer, T]
+"""A search in coroutine form: yields its value requests, is sent their answers, returns a T."""
+
+
+def drive(steps: ValueSteps[T], value_fn: ValueFunction | None) -> T:
+    """Run the coroutine `steps` to its end, each request answered by one `value_fn.evaluate`
+    call; its return value. A request with `value_fn` None is a ValueError."""
+    answer = None
+    while True:
+        try:
+            request = steps.send(answer)
+        except StopIteration as stop:
+            return stop.value
+        if value_fn is None:
+            steps.close()
+            raise ValueError("the tree has frontier leaves but no value function was given")
+        answer = value_fn.evaluate(*request)
