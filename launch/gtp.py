@@ -26,7 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TextIO
 
 from launch.console import UserError
-from launch.hosted import HostedAgent
+from launch.hosted import HostedAgent, answer
 from sog.agents import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.gtp import parse_command, response
@@ -168,13 +168,7 @@ class GTPServer:
 
 def serve(spec: str, inp: TextIO, out: TextIO, seed: int = 0, board_size: int = 9, komi: float = 7.5) -> None:
     """Answer GTP commands from `inp` on `out` until `quit` or the end of input."""
-    server = GTPServer(spec, out, seed, board_size, komi)
-    try:
-        for line in inp:
-            if not server.handle(line):
-                break
-    finally:
-        server.host.close()
+    answer(GTPServer(spec, out, seed, board_size, komi), inp)
 
 
 def add_parser(subparsers):

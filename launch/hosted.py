@@ -54,3 +54,14 @@ class HostedAgent:
         """Close every agent made (engine processes, if the spec names an engine)."""
         for agent in self._agents.values():
             agent.close()
+
+
+def answer(server, inp) -> None:
+    """Feed the lines of `inp` to `server.handle` (a protocol server holding the hosted agent as
+    `server.host`) until it returns False or the input ends; the agent is closed either way."""
+    try:
+        for line in inp:
+            if not server.handle(line):
+                break
+    finally:
+        server.host.close()

@@ -26,7 +26,7 @@ from typing import TextIO
 import chess
 
 from launch.console import UserError
-from launch.hosted import HostedAgent
+from launch.hosted import HostedAgent, answer
 from sog.agents import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.games import UnknownGameError, load_game
@@ -130,13 +130,7 @@ class UCIServer:
 
 def serve(spec: str, inp: TextIO, out: TextIO, seed: int = 0) -> None:
     """Answer UCI commands from `inp` on `out` until `quit` or the end of input."""
-    server = UCIServer(spec, out, seed)
-    try:
-        for line in inp:
-            if not server.handle(line):
-                break
-    finally:
-        server.host.close()
+    answer(UCIServer(spec, out, seed), inp)
 
 
 def add_parser(subparsers):
