@@ -208,9 +208,11 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
             rows, pubs, exact, mask, gap = got
             targets = examples["value_mask"][rows] & mask
             out["target_error"] = _mean(np.abs(examples["value_target"][rows] - exact), targets)
-            out["net_error_replay"] = _mean(np.abs(values[rows] - exact), mask)
-            states["replay"] = worst_states(pubs, np.abs(values[rows] - exact), mask)
-            out["net_error_targets"] = _mean(np.abs(values[rows] - exact), targets)
+            error = np.abs(values[rows] - exact)
+            out["net_error_replay"] = _mean(error, mask)
+            if by_state:
+                states["replay"] = worst_states(pubs, error, mask)
+            out["net_error_targets"] = _mean(error, targets)
             out.update(samples=len(rows), value_examples=int(targets.any((1, 2)).sum()))
             gaps.append(gap)
     if fresh is not None and len(fresh["pub_key"]):
@@ -226,9 +228,11 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
         inputs, possible = encode(game, pubs, ranges)
         values, _ = vf.apply_padded(inputs, possible)
         exact, mask, gap = exact_network_values(game, pubs, ranges, possible)
-        out["net_error_eval"] = _mean(np.abs(values - exact), mask)
+        error = np.abs(values - exact)
+        out["net_error_eval"] = _mean(error, mask)
         out["eval_queries"] = len(pubs)
-        states["eval"] = worst_states(pubs, np.abs(values - exact), mask)
+        if by_state:
+            states["eval"] = worst_states(pubs, error, mask)
         gaps.append(gap)
     if gaps:
         out["exact_gap"] = max(gaps)

@@ -161,11 +161,13 @@ class Evaluator:
         (its `oracle_reference.key`)."""
 
         self.vf.set_params(params, version)
-        self.queries = QueryRecorder(self.vf)
+        # the evaluation's queries, kept only for the diagnostics (`evaluate`)
+        self.queries = QueryRecorder(self.vf) if self.config.run.diagnose_samples else None
+        value_fn = self.vf if self.queries is None else self.queries
         seeds = self.config.run.eval_seeds
         rows = []
         for settings in self.searches:
-            out = search_exploitability(self.game, ContinualResolver(self.game, self.queries, settings), seeds)
+            out = search_exploitability(self.game, ContinualResolver(self.game, value_fn, settings), seeds)
             rows.append({"search": settings.label, "seeds": seeds,
                          "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
                          "max_mbb": 1000 * out["max"], "seconds": out["seconds"],
