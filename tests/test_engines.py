@@ -10,29 +10,15 @@ import time
 import chess
 import numpy as np
 import pytest
+from engine_programs import needs_gnugo, needs_stockfish, program
 
 from sog.agents import board_moves
 from sog.agents.api import AgentError, AgentFailure
-from sog.agents.engines import find_program
 from sog.agents.gtp import GTPClient, GTPError, parse_command, response
 from sog.agents.registry import make_agent
 from sog.eval.match import play_game, play_match
 from sog.eval.tournament import parse_config, run_tournament
 from sog.games import load_game
-
-
-def _installed(name: str) -> bool:
-    try:
-        find_program(name, name)
-    except AgentError:
-        return False
-    return True
-
-
-needs_stockfish = pytest.mark.skipif(not _installed("stockfish"), reason="stockfish is not installed "
-                                     "(apt-get install stockfish; .ci/run installs it)")
-needs_gnugo = pytest.mark.skipif(not _installed("gnugo"), reason="gnugo is not installed "
-                                 "(apt-get install gnugo; .ci/run installs it)")
 
 
 # ---------------------------------------------------------------- move names
@@ -88,7 +74,7 @@ def test_gtp_message_format():
     ("gnugo", "chess", "plays Go only"),
 ])
 def test_bad_engine_specs(spec, game, message):
-    if spec.startswith("stockfish?elo") and not _installed("stockfish"):
+    if spec.startswith("stockfish?elo") and program("stockfish") is None:
         pytest.skip("stockfish is not installed")
     with pytest.raises(AgentError, match=message):
         make_agent(spec, load_game(game))

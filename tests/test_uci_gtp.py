@@ -13,27 +13,13 @@ from pathlib import Path
 import chess
 import chess.engine
 import pytest
+from engine_programs import needs_gnugo, needs_stockfish, program
 
 from launch.uci import UCIServer
-from sog.agents.api import AgentError
-from sog.agents.engines import find_program
 from sog.agents.gtp import GTPClient, GTPError
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
-
-
-def program(name: str) -> str | None:
-    try:
-        return find_program(name, name)
-    except AgentError:
-        return None
-
-
-needs_stockfish = pytest.mark.skipif(program("stockfish") is None, reason="stockfish is not installed "
-                                     "(apt-get install stockfish; .ci/run installs it)")
-needs_gnugo = pytest.mark.skipif(program("gnugo") is None, reason="gnugo is not installed "
-                                 "(apt-get install gnugo; .ci/run installs it)")
 
 
 def sog(*args: str) -> list[str]:
