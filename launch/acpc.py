@@ -40,6 +40,8 @@ def add_parser(subparsers):
 
 
 def run(args) -> dict:
+    if not 1 <= args.port <= 65535:
+        raise UserError(f"--port must be a TCP port, 1 to 65535, got {args.port}")
     try:
         game = load_game(args.game)
     except UnknownGameError as e:
