@@ -6,7 +6,10 @@ SoG(S, C) of its own, by default self-play's; `sog.config.solver_search`); the t
 search's final (iteration-averaged) counterfactual values at the root for
 both players. On average `q_recursive` of each solve's own network queries
 are sent back to the queue (recursive queries). Queries at terminal public
-states need no solve and are dropped. Solves of one batch run at once, in
+states need no solve and are dropped. A query at a chance node too wide to expand
+(`sog.search.gtcfr.wide_chance`: HUNL's flop) is solved on `search.chance_samples`
+outcomes drawn from the solve's seed, weighted so the target is an unbiased estimate
+(`PublicTree.expand_sample`). Solves of one batch run at once, in
 lockstep in one thread, their network queries merged into one call per round
 (`actors.lockstep`); the stats add where the solves' time went
 (`actors.search_time`).
@@ -23,9 +26,10 @@ from actors.search_time import search_time_stats
 from actors.selfplay import sample_count
 from sog.config import Config, solver_search
 from sog.games.api import TERMINAL, Game
-from sog.search.gtcfr import GTCFR, SearchResult
+from sog.search.gtcfr import GTCFR, SearchResult, wide_chance
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueSteps
+from sog.seeding import derive_seed
 
 
 class QuerySolver:
@@ -56,5 +60,8 @@ class QuerySolver:
     def _solve(self, query, seed: int) -> ValueSteps[SearchResult]:
         """The solve of `query` (pub, ranges [2, N]) as a coroutine (`GTCFR.steps`)."""
         pub, ranges = query
-        return GTCFR(self.game, None, PublicTree(self.game, [pub]), ranges,
-                     settings=self.settings, seed=seed).steps()
+        tree = PublicTree(self.game, [pub])
+        if wide_chance(self.game, self.settings, pub):
+            tree.expand_sample(tree.roots[0], self.settings.chance_samples,
+                               np.random.default_rng(derive_seed(seed, 1)))
+        return GTCFR(self.game, None, tree, ranges, settings=self.settings, seed=seed).steps()

@@ -169,6 +169,14 @@ def test_shipped_configs_load():
     assert leduc.selfplay.workers == 1 and leduc.solver.solvers == 1
     assert 10 <= leduc.search.simulations <= 20
     assert parse_eval_search(leduc.run.eval_search)[0].label == "10,1" and leduc.run.eval_every > 0
+    hunl = load_config("hunl")                                 # Table S2's HUNL column, Table S1's net
+    assert (hunl.network.layers, hunl.network.hidden, hunl.search.label) == (6, 2048, "10,0.01")
+    assert (hunl.learner.batch_size, hunl.learner.optimizer, hunl.learner.learning_rate) == (1024, "adam", 1e-4)
+    assert (hunl.learner.lr_decay_steps, hunl.learner.lr_decay_rate) == (2_000_000, 0.5)
+    assert (hunl.learner.policy_weight, hunl.learner.value_weight) == (0.01, 1.0)
+    assert (hunl.replay.capacity, hunl.replay.max_updates_per_example) == (1_000_000, 10.0)
+    assert (hunl.selfplay.q_search, hunl.solver.q_recursive, hunl.selfplay.epsilon) == (0.9, 0.1, 0.1)
+    assert hunl.search.prior_temperature == 1.0 and hunl.search.chance_limit > 0
     sy = load_config("scotland_yard")
     assert (sy.learner.batch_size, sy.learner.optimizer, sy.learner.learning_rate) == (1024, "sgd", 0.1)
     assert (sy.selfplay.q_search, sy.solver.q_recursive, sy.replay.max_updates_per_example) == (0.3, 0.1, 5.0)

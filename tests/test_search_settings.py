@@ -17,6 +17,9 @@ from sog.search.settings import InvalidSetting, SearchSettings, parse_search
     ({"top_k": True}, "top_k"),
     ({"gadget_alpha": 1.01}, "gadget_alpha"),
     ({"alternating": 1}, "alternating"),
+    ({"chance_limit": -1}, "chance_limit"),
+    ({"chance_limit": 1.5}, "chance_limit"),
+    ({"chance_samples": 0}, "chance_samples"),
 ])
 def test_a_bad_value_is_named(knobs, field):
     with pytest.raises(InvalidSetting, match=f"invalid search setting {field}: expected") as info:

@@ -66,6 +66,7 @@ import numpy as np
 
 DECISION, CHANCE, TERMINAL = 0, 1, 2
 CHANCE_PLAYER = -1
+_MISSING = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,13 +203,58 @@ class Game(abc.ABC):
         """Forget every memoised value (benchmarks that time cold starts)."""
         self._memo.clear()
 
+    state_memo_limit: int | None = None
+    """How many per-state values `cached` keeps at most (its table is emptied when full), for a
+    game whose per-state values are large and whose runs meet ever new public states (hold'em
+    with 1326 hands: a decision's children hold [N, A] maps; London Scotland Yard); None: all."""
+
     def cached(self, what: str, pub):
-        """Memoised `getattr(self, what)(pub)` for the pure per-state methods."""
+        """Memoised `getattr(self, what)(pub)` for the pure per-state methods (at most
+        `state_memo_limit` of them)."""
         key = (what, pub)
-        memo = self._memo
-        if key not in memo:
-            memo[key] = getattr(self, what)(pub)
-        return memo[key]
+        limit = self.state_memo_limit
+        table = self._memo if limit is None else self.memo(("state_memo",), dict)
+        value = table.get(key, _MISSING)
+        if value is _MISSING:
+            if limit is not None and len(table) >= limit:
+                table.clear()
+            value = table[key] = getattr(self, what)(pub)
+        return value
+
+    # ---- public chance ----------------------------------------------------
+    def chance_width(self, pub) -> int:
+        """The number of children of chance node `pub` (a search leaves a chance node wider
+        than its `chance_limit` unexpanded: `sog.search.gtcfr`); this default counts them."""
+        return len(self.cached("children", pub))
+
+    def chance_child(self, pub, child_pub) -> Child:
+        """The child of chance node `pub` whose public state is `child_pub`; ValueError if it
+        is none of them. This default enumerates `children`."""
+        for child in self.cached("children", pub):
+            if child.pub == child_pub:
+                return child
+        raise ValueError(f"{child_pub!r} is not a chance outcome of {pub!r} ({self.spec.name})")
+
+    def sample_chance_children(self, pub, k: int, rng: np.random.Generator) -> list[Child]:
+        """min(k, width) distinct children of chance node `pub`, drawn uniformly without
+        replacement (`rng.choice(width, m, replace=False)`, kept in the order of `children`),
+        each with its `prob` times width / m: the sum over them of prob x (a child's values) is
+        an unbiased estimate of the node's values (a query solve at a chance node too wide to
+        expand: `actors.query_solver`). This default enumerates `children`."""
+        kids = self.cached("children", pub)
+        m = min(k, len(kids))
+        pick = np.sort(rng.choice(len(kids), size=m, replace=False))
+        return [dataclasses.replace(kids[i], prob=kids[i].prob * len(kids) / m) for i in pick.tolist()]
+
+    def sample_chance_child(self, pub, slots: tuple[int, int], rng: np.random.Generator) -> Child:
+        """A child of chance node `pub` drawn by its probability among those both players'
+        slots are consistent with (one `rng.choice` over them, in the order of `children`): the
+        public chance event of a played game (`sog.games.world.sample_chance`). This default
+        enumerates `children`."""
+        outcomes = [c for c in self.cached("children", pub)
+                    if c.state_maps[0][slots[0]] >= 0 and c.state_maps[1][slots[1]] >= 0]
+        total = sum(c.prob for c in outcomes)
+        return outcomes[rng.choice(len(outcomes), p=np.array([c.prob / total for c in outcomes]))]
 
     def payoff_matrix(self, pub) -> np.ndarray:
         """float [N, N]: chance_weights * utility, player 0's terminal payoff per slot pair."""

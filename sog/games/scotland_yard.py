@@ -143,6 +143,9 @@ class ScotlandYard(Game):
         self._ticket_scale[self._ticket_scale == 0] = 1.0
         self._has_double = DOUBLE in m.mrx_kinds
         self.dense_payoffs = n <= DENSE_MAX_STATIONS
+        # a London state's children hold [N, A] maps (45 KB each, a reveal round's Mr X move has
+        # up to a hundred children), and playout agents visit hundreds of thousands of states
+        self.state_memo_limit = None if self.dense_payoffs else STATE_MEMO
         # read-only arrays shared by every public state (the memo keeps each state's children and
         # utility: on London a private [N, A] map per detective move would be 45 KB a child)
         self._utility = {o: _frozen(np.full((n, n), 1.0 if o == ESCAPED else -1.0))
@@ -218,22 +221,6 @@ class ScotlandYard(Game):
                     stack.append((pos, i + 1, rnd))
             return min(total, SIZE_WALK_CAP) if total >= SIZE_WALK_CAP else None
         return self.memo(("scotland_yard", "tree_size"), count)
-
-    def cached(self, what: str, pub):
-        """`Game.cached`, bounded on maps too large for dense payoffs (London): at most
-        `STATE_MEMO` per-state values, emptied when full. A London state's children hold
-        [N, A] maps (45 KB each, a reveal round's Mr X move has up to a hundred children), and
-        playout agents visit hundreds of thousands of states a game."""
-        if self.dense_payoffs:
-            return super().cached(what, pub)
-        table = self.memo(("scotland_yard", "states"), dict)
-        key = (what, pub)
-        value = table.get(key)
-        if value is None:
-            if len(table) >= STATE_MEMO:
-                table.clear()
-            value = table[key] = getattr(self, what)(pub)
-        return value
 
     # ---- per public state ----------------------------------------------------
     def kind(self, pub):

@@ -82,9 +82,12 @@ def chance_outcomes(game: Game, world: World) -> list[tuple[float, World]]:
 
 
 def sample_chance(game: Game, world: World, rng: np.random.Generator) -> World:
-    outcomes = chance_outcomes(game, world)
-    i = rng.choice(len(outcomes), p=np.array([p for p, _ in outcomes]))
-    return outcomes[i][1]
+    """The world after the chance node `world`, drawn by `Game.sample_chance_child` (one
+    `rng.choice`: the same draw as over `chance_outcomes`)."""
+    if kind(game, world) != CHANCE:
+        raise IllegalActionError(f"{world.pub!r} is not a chance node")
+    child = game.sample_chance_child(world.pub, world.slots, rng)
+    return World(child.pub, (int(child.state_maps[0][world.slots[0]]), int(child.state_maps[1][world.slots[1]])))
 
 
 def returns(game: Game, world: World) -> float:

@@ -252,7 +252,8 @@ def _step(node, slots, i, a, first_child, next_sibling, in_state_maps, in_actor_
 
 @numba.njit(cache=True)
 def _sample_chance(uniforms, cursor, node, slots, first_child, next_sibling, prob, in_state_maps):
-    """A chance child compatible with both slots, drawn by its probability; slots updated."""
+    """A chance child compatible with both slots, drawn by its probability; slots updated; -1 if
+    none is (a query solve's sampled chance root, `PublicTree.expand_sample`)."""
     m = 0
     c = first_child[node]
     while c >= 0:
@@ -267,6 +268,8 @@ def _sample_chance(uniforms, cursor, node, slots, first_child, next_sibling, pro
             cands[m], probs[m] = c, prob[c]
             m += 1
         c = next_sibling[c]
+    if m == 0:
+        return -1
     c = cands[choice(uniforms, cursor, probs, m)]
     slots[0], slots[1] = in_state_maps[c, 0, slots[0]], in_state_maps[c, 1, slots[1]]
     return c
@@ -323,6 +326,8 @@ def simulate(uniforms, cursor, start, world, tree, search, puct_c, max_utility, 
             return EXPAND_ACTIONS, node, _top_k(node, s, legal, prior[first[node], s], top_k, actions), count
         if kind[node] == CHANCE:
             node = _sample_chance(uniforms, cursor, node, slots, first_child, next_sibling, prob, in_state_maps)
+            if node < 0:
+                return DONE, start, 0, count
             continue
         i = actor[node]
         s = slots[i]

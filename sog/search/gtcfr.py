@@ -30,6 +30,9 @@ and pi_CFR the average policy. A walk ends at a leaf, where the top-k children
 by prior are added (k = 0, the default, is the paper's: all children for
 imperfect-information games, 1 for perfect information), or, below a
 partially expanded node, where the selected action's missing child is added.
+A chance node with more outcomes than `settings.chance_limit` (when set) is
+never expanded: it stays a value-function leaf and a walk reaching it adds
+nothing (`wide_chance`; re-solving steps over it, `sog.search.resolve`).
 Visit counts n are incremented along the path; within one phase a virtual
 loss of 1 (in units of the utility bound) per pending visit keeps
 simulations apart. The walks are numba loops over the tree's arrays
@@ -60,7 +63,7 @@ from typing import Sequence
 
 import numpy as np
 
-from sog.games.api import DECISION, Game
+from sog.games.api import CHANCE, DECISION, Game
 from sog.search import expansion, node_cfr
 from sog.search.cfr import Levels, full_policy, propagate_ranges, regret_matching
 from sog.search.node_cfr import TreeView
@@ -73,6 +76,15 @@ PHASES = ("tree", "cfr", "value")
 tree (expansion phases, recompiles, the result, the re-solving summaries), `cfr` the CFR passes
 outside the value function, `value` waiting for the answers to its value requests (driven alone:
 inside the value function's `evaluate`; in lockstep, also while the batch's other searches run)."""
+
+
+def wide_chance(game: Game, settings: SearchSettings, pub) -> bool:
+    """Whether public state `pub` is a chance node with more outcomes than `settings.chance_limit`
+    (when set): a search leaves it a frontier leaf, evaluated by the value function like any
+    other (the network's features say chance acts there), and never expands it (HUNL's flop
+    has 22,100 deals, each child ~0.3 MB of search arrays and a query every pass)."""
+    return bool(settings.chance_limit) and game.cached("kind", pub) == CHANCE and \
+        game.cached("chance_width", pub) > settings.chance_limit
 
 
 def add_timings(total: dict, part: dict) -> None:
@@ -418,7 +430,8 @@ class GTCFR:
             float(self.game.spec.max_utility), -1 if self.top_k is None else self.top_k, self._path, count,
             self._actions)
         if what == expansion.EXPAND_ALL:
-            tree.expand(node)
+            if not wide_chance(self.game, self.settings, tree.pubs[node]):
+                tree.expand(node)
         elif what == expansion.EXPAND_ACTIONS:
             tree.expand(node, self._actions[:k].tolist())
         return count

@@ -33,9 +33,20 @@ SoG(1000, 1), 10-iteration oracle, alternating updates, seeds 0 / 1: 1.34 /
 initial solve (0.91 / 0.88); SoG(100, 1), seeds 0-3: mean 37.6 against 24.2.
 With full-tree searches of only 100 CFR iterations and no value function it is
 the other way (player 1 9.3 against 40.8 mbb/h: one more re-solve of an
-inexact solve); at 1000 iterations they agree, 0.30 against 0.29.) The tree
+inexact solve); at 1000 iterations they agree, 0.30 against 0.29.) Where the
+game opens with public chance (hold'em's `sog` abstraction draws the hand's bet
+fraction and stacks), "the game's first public state" is the first one after
+those outcomes: once they are known the hand is that game. The tree
 is always rebuilt from the real public history, so actions the previous tree
 did not contain are handled the same way as any other.
+
+A public chance node too wide to expand (`sog.search.gtcfr.wide_chance`: HUNL's
+flop) is a value-function leaf of every search, so no summary holds its
+outcomes. Re-solving steps over it: the summary at the chance node (after a
+re-solve down to it if the previous search stopped above it) is carried through
+the observed outcome, with the value function's values there as the gadget's
+(`ContinualResolver._step_over_wide_chance`), as DeepStack's re-solving does
+after a deal from its network's values at the next round.
 
 `ContinualResolver.search_steps` is a re-solve in coroutine form
 (`sog.search.value_function.ValueSteps`: the initial solve's and the search's
@@ -49,8 +60,8 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from sog.games.api import Game
-from sog.search.gtcfr import GTCFR, PHASES, Gadget, SearchResult, add_timings
+from sog.games.api import CHANCE, Game
+from sog.search.gtcfr import GTCFR, PHASES, Gadget, SearchResult, add_timings, wide_chance
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction, ValueSteps, drive
@@ -77,12 +88,24 @@ class ContinualResolver:
         """The summary of a GT-CFR search at the game's first public state `root`, with the
         initial ranges and expansion anywhere: what a seat that does not act there re-solves
         its first decision from."""
-        return summarize(drive(self._initial_search(root, seed), self.value_fn))
+        return summarize(drive(self._initial_search(root, self.game.initial_ranges(), seed), self.value_fn))
 
-    def _initial_search(self, root: Hashable, seed: int) -> ValueSteps[GTCFR]:
-        search = self._gtcfr(PublicTree(self.game, [root]), self.game.initial_ranges(), None, None, seed)
+    def _initial_search(self, root: Hashable, ranges: np.ndarray, seed: int) -> ValueSteps[GTCFR]:
+        search = self._gtcfr(PublicTree(self.game, [root]), ranges, None, None, seed)
         yield from search.steps()
         return search
+
+    def _opening(self, history: Sequence[Hashable]) -> tuple[int, np.ndarray]:
+        """(j, ranges [2, N]): the first public state of `history` that is not a chance node, and
+        the initial ranges carried to it through the public chance events before it (hold'em's
+        `sog` abstraction draws the hand's bet fraction and stacks there: 510 outcomes for
+        HUNL's training game). An outcome known before anyone acts starts the game the seats
+        solve; the searches start there."""
+        game, ranges, j = self.game, self.game.initial_ranges(), 0
+        while j < len(history) - 1 and game.cached("kind", history[j]) == CHANCE:
+            ranges = carry(ranges, game.chance_child(history[j], history[j + 1]).state_maps)
+            j += 1
+        return j, ranges
 
     def search(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
                ) -> tuple[SearchResult, Summary, GTCFR]:
@@ -92,24 +115,27 @@ class ContinualResolver:
     def search_steps(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
                      ) -> ValueSteps[tuple[SearchResult, Summary, GTCFR]]:
         """Search at history[-1] for `player`, conditioned on its previous search's summary
-        (None at the seat's first decision: below the game's first public state, the search
-        then re-solves from `initial_solve`, seeded from `seed`, and the result's queries
-        and timings include the initial solve's; building the branch and the summaries count
-        as `tree` time)."""
+        (None at the seat's first decision: below the game's first public state that is not a
+        chance node (`_opening`), the search then re-solves from an initial solve there, seeded
+        from `seed`, and the result's queries and timings include the initial solve's; building
+        the branch and the summaries count as `tree` time)."""
         t0 = time.perf_counter()
         game = self.game
-        initial_queries = []
+        earlier_queries = []
         timings = dict.fromkeys(PHASES, 0.0)
-        if prev is None and len(history) > 1:
-            first = yield from self._initial_search(history[0], derive_seed(seed, 1))
+        start, opening = self._opening(history)
+        if prev is None and len(history) > start + 1:
+            first = yield from self._initial_search(history[start], opening, derive_seed(seed, 1))
             add_timings(timings, first.timings)
             t = time.perf_counter()
-            prev, initial_queries = summarize(first), first.recorder.queries
+            prev, earlier_queries = summarize(first), list(first.recorder.queries)
             timings["tree"] += time.perf_counter() - t
+        if prev is not None:
+            prev = yield from self._step_over_wide_chance(history, player, prev, seed, earlier_queries, timings)
         t1 = time.perf_counter()
         gadget = None
         if prev is None:
-            k, root_ranges = 0, game.initial_ranges()
+            k, root_ranges = start, opening
         else:
             k = max(j for j, pub in enumerate(history) if pub in prev.ranges)
             s_prev = history[k]
@@ -133,14 +159,55 @@ class ContinualResolver:
         t4 = time.perf_counter()
         add_timings(timings, search.timings)
         timings["tree"] += (t2 - t1) + (t4 - t3)
-        queries = initial_queries + result.queries if initial_queries else result.queries
+        queries = earlier_queries + result.queries if earlier_queries else result.queries
         result = dataclasses.replace(result, queries=queries, timings={**timings, "total": t4 - t0})
         return result, summary, search
+
+    def _step_over_wide_chance(self, history: Sequence[Hashable], player: int, prev: Summary, seed: int,
+                               queries: list, timings: dict) -> ValueSteps[Summary]:
+        """`prev`, or where the history goes through a chance node too wide to expand
+        (`sog.search.gtcfr.wide_chance`) below the deepest public state `prev` holds, the
+        summary to re-solve from at the observed outcome: first, if `prev` stops above the
+        chance node, a re-solve down to it (a search whose search node is the chance node,
+        which it does not expand: its summary holds the node); then the outcome's entry: the
+        ranges at the chance node carried through the outcome's maps (card removal), the
+        values the value function gives them there (one request, counted as a query: a
+        search that had expanded the node would have had them from the same network at that
+        leaf). Appends the queries made to `queries`, their time to `timings`."""
+        game, settings = self.game, self.settings
+        while True:
+            k = max(j for j, pub in enumerate(history) if pub in prev.ranges)
+            wide = next((j for j in range(k, len(history) - 1) if wide_chance(game, settings, history[j])), None)
+            if wide is None:
+                return prev
+            if wide > k:
+                res, prev, _ = yield from self.search_steps(history[:wide + 1], player, prev,
+                                                            derive_seed(seed, 2, wide))
+                add_timings(timings, res.timings)
+                queries.extend(res.queries)
+            pub, child = history[wide], history[wide + 1]
+            ranges = carry(prev.ranges[pub], game.chance_child(pub, child).state_maps)
+            t = time.perf_counter()
+            values, _ = yield [child], ranges[None]
+            timings["value"] += time.perf_counter() - t
+            queries.append((child, ranges.copy()))
+            values = np.asarray(values, dtype=np.float64)[0] * game.cached("possible_mask", child)
+            prev = Summary({child: ranges}, {child: values})
 
     def _gtcfr(self, tree: PublicTree, root_ranges: np.ndarray, node: int | None, gadget: Gadget | None,
                seed: int) -> GTCFR:
         return GTCFR(self.game, self.value_fn, tree, root_ranges, search_node=node, gadget=gadget,
                      settings=self.settings, seed=seed)
+
+
+def carry(ranges: np.ndarray, state_maps: np.ndarray) -> np.ndarray:
+    """float [2, N]: ranges [2, N] at a chance node carried to one of its children by the
+    child's `state_maps` (int [2, N]; -1: the slot is impossible there, e.g. a blocked card)."""
+    out = np.zeros_like(ranges)
+    for i in (0, 1):
+        ok = state_maps[i] >= 0
+        np.add.at(out[i], state_maps[i][ok], ranges[i][ok])
+    return out
 
 
 def summarize(search: GTCFR) -> Summary:

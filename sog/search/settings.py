@@ -50,6 +50,10 @@ class SearchSettings:
                                      # (all for imperfect-information games, 1 for perfect information)
     gadget_alpha: float = 0.5        # re-solving: opponent range alpha*r + (1-alpha)*r_prev
     alternating: bool = False        # alternating CFR+ updates in the regret phase (the paper: simultaneous)
+    chance_limit: int = 0            # a public chance node with more outcomes stays a value-function
+                                     # leaf: never expanded, re-solving steps over it (HUNL's flop:
+                                     # 22,100 deals); 0 = no limit
+    chance_samples: int = 16         # outcomes a query solve rooted at such a node samples
 
     def __post_init__(self):
         s, c = self.simulations, self.per_phase
@@ -65,6 +69,10 @@ class SearchSettings:
         _require(_is_real(self.gadget_alpha) and 0 <= self.gadget_alpha <= 1, "gadget_alpha",
                  "a float in [0, 1]", self.gadget_alpha)
         _require(isinstance(self.alternating, bool), "alternating", "a bool", self.alternating)
+        _require(_is_int(self.chance_limit) and self.chance_limit >= 0, "chance_limit",
+                 "an int >= 0 (0 = expand every chance node)", self.chance_limit)
+        _require(_is_int(self.chance_samples) and self.chance_samples >= 1, "chance_samples", "an int >= 1",
+                 self.chance_samples)
 
     def children_per_expansion(self, perfect_information: bool) -> int | None:
         """How many children (by prior) an expansion adds at a decision leaf: `top_k`, or for

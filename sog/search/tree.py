@@ -204,6 +204,19 @@ class PublicTree:
         self.version += 1
         return self.children[node]
 
+    def expand_sample(self, node: int, k: int, rng: np.random.Generator) -> list[int]:
+        """Add min(k, width) children of a chance leaf drawn by `Game.sample_chance_children`,
+        with their probabilities scaled so that the node's values are an unbiased estimate of
+        its full expansion's (a query solve rooted at a chance node too wide to expand); the
+        node is then closed to `expand`. Returns the node's children."""
+        if self.kind[node] != CHANCE or self.children[node]:
+            raise ValueError(f"expand_sample: node {node} is not a chance leaf")
+        for child in self.game.sample_chance_children(self.pubs[node], k, rng):
+            self.children[node].append(self._append(child.pub, node, child))
+        self.expanded[node] = True
+        self.version += 1
+        return self.children[node]
+
     def _reached_by(self, node: int) -> np.ndarray:
         """bool [K, A]: whether some legal slot of the actor reaches child k (of
         `game.children`) with action a at decision node `node`; kept per public state."""

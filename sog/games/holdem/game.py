@@ -54,6 +54,7 @@ Features (float32 [D + R + 6], `sog` abstraction [D + R + 7], D cards, R rounds)
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from math import comb
@@ -68,6 +69,8 @@ from sog.games.poker import Betting, Poker, PokerTerminal
 
 STATE_CACHE = 1 << 18       # betting states kept (public states replayed)
 STRENGTH_CACHE = 4096       # boards whose hand strengths are kept
+STATE_MEMO = 4096           # per-state values `cached` keeps without dense payoffs (a decision's
+                            # children hold [N, A] maps: 50 KB each on 52 cards)
 DENSE_MAX_HANDS = 120       # more hands: solvers use `terminal_values`, no [N, N] payoff matrices
 TERMINAL_PLAYER = -4        # OpenSpiel's "Player" of a terminal state
 
@@ -99,6 +102,7 @@ class Holdem(Poker, Game):
         self._chance_weights.setflags(write=False)
         self.hand_cards = self.deck.hands
         self.dense_payoffs = n <= DENSE_MAX_HANDS
+        self.state_memo_limit = None if self.dense_payoffs else STATE_MEMO
         self.deal_weight = comb(self.deck.size, rules.hole) / comb(self.deck.size - rules.hole, rules.hole)
         # OpenSpiel's board string (one set) is a unique key only if one round deals board cards
         self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
@@ -181,19 +185,74 @@ class Holdem(Poker, Game):
                           single_action_map(n, a, self.spec.num_actions, legal), maps)
                     for a in self.legal_actions(pub)]
         if k == CHANCE:
-            st = self._state(pub)
-            if st.setup is None:
+            if self._state(pub).setup is None:
                 return [Child(pub + (setup,), str(setup), 1 / len(self.setups), None, maps) for setup in self.setups]
-            due = B.cards_due(self.rules, st)
-            board = set(self.board(pub))
-            left = [c for c in range(self.deck.size) if c not in board]
-            deals = np.array(list(itertools.combinations(left, due)), dtype=np.int64)          # [C, k]
-            blocked = (self.deck.hand_masks[None, :] & self.deck.card_masks(deals)[:, None]) != 0  # [C, N]
-            prob = 1 / comb(self.deck.size - 2 * self.rules.hole - st.dealt, due)
-            return [Child(pub + (tuple(d),), self.deck.cards_name(d), prob, None,
-                          np.where(b[None, :], -1, maps))
-                    for d, b in zip(deals.tolist(), blocked)]
+            return self._deal_children(pub, self._deals(pub))
         return []
+
+    def _deals(self, pub) -> np.ndarray:
+        """int [C, k]: every deal of chance node `pub`'s k cards from the cards not on the board,
+        as sorted card ids in lexicographic order (the order of `children`)."""
+        board = set(self.board(pub))
+        left = [c for c in range(self.deck.size) if c not in board]
+        due = B.cards_due(self.rules, self._state(pub))
+        return np.array(list(itertools.combinations(left, due)), dtype=np.int64).reshape(-1, due)
+
+    def _deal_children(self, pub, deals: np.ndarray) -> list[Child]:
+        """The children of deal chance node `pub` that deal `deals` (int [C, k]): a hand holding
+        a dealt card maps to -1."""
+        n = self.spec.num_states
+        maps = np.where(self.possible_mask(pub), np.arange(n)[None, :], -1)
+        blocked = (self.deck.hand_masks[None, :] & self.deck.card_masks(deals)[:, None]) != 0  # [C, N]
+        prob = 1 / comb(self.deck.size - 2 * self.rules.hole - self._state(pub).dealt, deals.shape[1])
+        return [Child(pub + (tuple(d),), self.deck.cards_name(d), prob, None, np.where(b[None, :], -1, maps))
+                for d, b in zip(deals.tolist(), blocked)]
+
+    def chance_width(self, pub):
+        """The setups, or the deals of the round's cards from those not on the board (the flop
+        of 52 cards: 22,100), counted without building them."""
+        st = self._state(pub)
+        if st.setup is None:
+            return len(self.setups)
+        return comb(self.deck.size - st.dealt, B.cards_due(self.rules, st))
+
+    def chance_child(self, pub, child_pub):
+        """`Game.chance_child`, building only that deal."""
+        st = self._state(pub)
+        if st.setup is None or child_pub[:-1] != pub:
+            return Game.chance_child(self, pub, child_pub)
+        deal, due = child_pub[-1], B.cards_due(self.rules, st)
+        board = set(self.board(pub))
+        if not (isinstance(deal, tuple) and len(deal) == due == len(set(deal)) and list(deal) == sorted(deal)
+                and all(isinstance(c, int) and 0 <= c < self.deck.size and c not in board for c in deal)):
+            raise ValueError(f"{child_pub!r} is not a chance outcome of {pub!r} ({self.spec.name})")
+        return self._deal_children(pub, np.array([deal], dtype=np.int64))[0]
+
+    def sample_chance_children(self, pub, k, rng):
+        """`Game.sample_chance_children` (the same draws) building only the drawn deals."""
+        if self._state(pub).setup is None:
+            return Game.sample_chance_children(self, pub, k, rng)
+        board = set(self.board(pub))
+        left = [c for c in range(self.deck.size) if c not in board]
+        width, due = self.chance_width(pub), B.cards_due(self.rules, self._state(pub))
+        m = min(k, width)
+        pick = np.sort(rng.choice(width, size=m, replace=False))
+        deals = np.array([_unrank(left, due, int(x)) for x in pick], dtype=np.int64).reshape(m, due)
+        return [dataclasses.replace(c, prob=c.prob * width / m) for c in self._deal_children(pub, deals)]
+
+    def sample_chance_child(self, pub, slots, rng):
+        """`Game.sample_chance_child` (the same draw) building only the drawn deal: the deals of
+        the cards on neither the board nor either hand are equally likely."""
+        if self._state(pub).setup is None:
+            return Game.sample_chance_child(self, pub, slots, rng)
+        held = set(self.board(pub)) | set(self.deck.hands[slots[0]].tolist()) | set(self.deck.hands[slots[1]].tolist())
+        free = [c for c in range(self.deck.size) if c not in held]
+        due = B.cards_due(self.rules, self._state(pub))
+        m = comb(len(free), due)
+        prob = 1 / comb(self.deck.size - 2 * self.rules.hole - self._state(pub).dealt, due)
+        total = sum(itertools.repeat(prob, m))
+        pick = rng.choice(m, p=np.full(m, prob / total))
+        return self._deal_children(pub, np.array([_unrank(free, due, int(pick))], dtype=np.int64))[0]
 
     def chance_weights(self, pub):
         """float [N, N] (read-only): C(deck, h) / C(deck - h, h) for disjoint hands, else 0."""
@@ -355,6 +414,21 @@ def hunl(**params) -> Holdem:
     20,000 chips, the `sog` betting abstraction; `params` override these (`betFraction`,
     `stackSteps` for training). The game's name is the full `holdem(...)` string."""
     return Holdem(**{**HUNL, **params})
+
+
+def _unrank(items: list[int], k: int, index: int) -> list[int]:
+    """The `index`-th k-subset of `items` in the order of `itertools.combinations(items, k)`,
+    without listing the ones before it (the combinatorial number system)."""
+    out, start = [], 0
+    while k:
+        for i in range(start, len(items)):
+            count = comb(len(items) - i - 1, k - 1)      # subsets whose next item is items[i]
+            if index < count:
+                out.append(items[i])
+                start, k = i + 1, k - 1
+                break
+            index -= count
+    return out
 
 
 def _rebuild(given: tuple[tuple[str, str], ...]) -> Holdem:
