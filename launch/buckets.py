@@ -27,8 +27,8 @@ def add_parser(subparsers):
                                               "k-means over equity distributions), cached on disk")
     p.add_argument("--game", default="hunl", help="a holdem game (default hunl)")
     p.add_argument("--buckets", required=True,
-                   help="bucket counts per round, comma-separated (0: one per class, lossless); "
-                        "Pluribus's blueprint: 0,200,200,200")
+                   help="bucket counts per round, comma-separated (0: one per class, lossless), for the "
+                        "first rounds when fewer; Pluribus's blueprint: 0,200,200,200")
     p.add_argument("--bins", type=int, default=20, help="equity histogram bins")
     p.add_argument("--rollouts", type=int, default=2000,
                    help="board completions enumerated per canonical board (more: this many sampled)")

@@ -99,7 +99,7 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("diagnose", "--run", "/nonexistent/run"), "no run directory at /nonexistent/run"),
     (("buckets", "--game", "kuhn_poker", "--buckets", "0", "--cache-dir", "/tmp"), "is not a holdem game"),
     (("buckets", "--buckets", "0,x,1,1", "--cache-dir", "/tmp"), "must be integers separated by commas"),
-    (("buckets", "--buckets", "0,200", "--cache-dir", "/tmp"), "must give one count >= 0 per round (4 rounds"),
+    (("buckets", "--buckets", "0,200,200,200,200", "--cache-dir", "/tmp"), "for the first 1 to 4 rounds"),
     (("buckets", "--buckets", "0,0,0,0", "--bins", "1", "--cache-dir", "/tmp"), "bins=1 must be at least 2"),
     (("bench", "network", "--config", "kuhn", "--batches", "8,x"), "comma-separated integers"),
     (("bench", "network", "--config", "kuhn", "--batches", "0,8"), "batch sizes must be at least 1"),

@@ -192,7 +192,7 @@ def test_kmeans_buckets_are_deterministic_and_ordered(small_game):
 
 
 def test_bucket_config_errors(small_game):
-    for bad in ([1, 2], [1, -1, 2]):
+    for bad in ([], [1, 2, 3, 4], [1, -1, 2]):
         with pytest.raises(BucketError, match="one count"):
             BucketConfig.for_game(small_game, bad)
     with pytest.raises(BucketError, match="bins"):
@@ -234,4 +234,6 @@ def test_cli_buckets(tmp_path, capsys):
     assert main(["buckets", "--game", game, "--buckets", "4,6", "--cache-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("sog buckets: error:") and "not a readable bucket file" in err[-1]
-    assert main(["buckets", "--game", game, "--buckets", "4", "--cache-dir", str(tmp_path)]) == 2
+    assert main(["buckets", "--game", game, "--buckets", "4,6,8", "--cache-dir", str(tmp_path)]) == 2
+    assert main(["buckets", "--game", game, "--buckets", "0", "--cache-dir", str(tmp_path)]) == 0   # preflop only
+    assert '"rounds": [{"classes": 36, "buckets": 36}]' in capsys.readouterr().out

@@ -32,8 +32,8 @@ sampled boards): 1.2 s of equities, then 0.02 s lossless or 2.7 s of k-means to 
 buckets. Small-deck flops: 6 ranks x 3 suits, 14,640 classes on 166 canonical flops, 0.7 s
 + 5.1 s of k-means to 50 buckets; 8 ranks x 4 suits, 99,792 classes on 400 flops, 19 s
 + 48 s to 200 buckets. Extrapolated, not run: the 52-card flop (1,755 canonical flops x
-1,176 turn-river rollouts = 2.1M boards; 1,286,792 classes) about 14 minutes of equities
-and 10 to 20 minutes of k-means to 200 buckets (KMeans is ~linear in classes x buckets;
+1,176 turn-river rollouts = 2.1M boards; 1,286,792 classes) about 10 minutes of equities
+(10 flops took 3.2 s) and 10 to 20 minutes of k-means to 200 buckets (KMeans is ~linear in classes x buckets;
 `KMEANS_RESTARTS` runs); the turn (63,193 canonical boards x 46 rivers = 2.9M boards,
 55,190,538 classes) about 19 minutes of equities but 71M (board, hand) rows to unique,
 1.8 GB of [C, 4] keys and an 8.8 GB [C, 20] histogram table: a big-memory machine, and
@@ -85,7 +85,8 @@ class BucketConfig:
     """What a bucketing depends on: the deck, the rounds' board cards and the clustering.
 
     board_cards: per round, the board cards it deals (the game's `numBoardCards`);
-    buckets: per round, the bucket count (0: one per class); bins: histogram bins of
+    buckets: per round, the bucket count (0: one per class), for the first rounds only
+    when shorter (`hunl` with (0,) buckets the preflop alone); bins: histogram bins of
     [0, 1] equity; rollouts: the most board completions enumerated per canonical board
     (more: that many sampled); seed: k-means' random_state and the sampling seed.
     """
@@ -112,9 +113,9 @@ class BucketConfig:
                               "one per round")
         if 2 * self.hole + sum(self.board_cards) > self.num_ranks * self.num_suits:
             raise BucketError("buckets: the hands and the board need more cards than the deck holds")
-        if len(self.buckets) != len(self.board_cards) or any(k < 0 for k in self.buckets):
-            raise BucketError(f"buckets: {list(self.buckets)} must give one count >= 0 per round "
-                              f"({len(self.board_cards)} rounds; 0 is one bucket per class)")
+        if not 1 <= len(self.buckets) <= len(self.board_cards) or any(k < 0 for k in self.buckets):
+            raise BucketError(f"buckets: {list(self.buckets)} must give one count >= 0 per round, for the "
+                              f"first 1 to {len(self.board_cards)} rounds (0 is one bucket per class)")
         if self.bins < 2 or self.rollouts < 1:
             raise BucketError(f"buckets: bins={self.bins} must be at least 2 and rollouts={self.rollouts} "
                               "at least 1")
@@ -155,7 +156,8 @@ class RoundBuckets:
 
 
 class Buckets:
-    """The bucketing of every round of a configuration (`build`, `load`, `load_or_build`)."""
+    """The bucketing of the rounds of a configuration (`build`, `load`, `load_or_build`):
+    rounds[r] for r < len(config.buckets)."""
 
     def __init__(self, config: BucketConfig, rounds: Sequence[RoundBuckets]):
         self.config, self.rounds = config, tuple(rounds)
@@ -273,10 +275,11 @@ def _cluster(features: np.ndarray, weights: np.ndarray, equity: np.ndarray, k: i
 
 
 def build(config: BucketConfig, progress: bool = True) -> Buckets:
-    """Build every round's buckets (see the module docstring), a progress line on stderr."""
+    """Build the buckets of the configured rounds (see the module docstring), a progress line
+    on stderr."""
     deck = Deck(config.num_ranks, config.num_suits, config.hole)
     rounds = []
-    for r in range(len(config.board_cards)):
+    for r in range(len(config.buckets)):
         classes, features, equity = _round_features(config, deck, r, progress)
         buckets = _cluster(features, classes.sizes, equity, config.buckets[r], config.seed)
         rounds.append(RoundBuckets(classes.keys, buckets, classes.sizes, equity))
@@ -302,7 +305,7 @@ def load(path: str | Path, config: BucketConfig | None = None) -> Buckets:
             raise BucketError(f"{path}: not a bucket file of format {FORMAT}")
         file_config = BucketConfig(**stored)
         rounds = [RoundBuckets(data[f"keys{r}"], data[f"buckets{r}"], data[f"sizes{r}"], data[f"equity{r}"])
-                  for r in range(len(file_config.board_cards))]
+                  for r in range(len(file_config.buckets))]
     except BucketError:
         raise
     except (OSError, ValueError, TypeError, KeyError, EOFError, zipfile.BadZipFile) as e:
