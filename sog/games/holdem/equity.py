@@ -18,6 +18,7 @@ import itertools
 from collections.abc import Sequence
 from math import comb
 
+import numba
 import numpy as np
 
 from sog.games.holdem.cards import Deck, rank_cardsets
@@ -81,3 +82,74 @@ def _sampled(deck: Deck, hero_suits: np.ndarray, board: list[int], left: np.ndar
     hero = rank_cardsets(board_suits | hero_suits)
     opp = rank_cardsets(board_suits | deck.suit_masks(cards[:, :deck.hole]))
     return float(_score(hero, opp).mean())
+
+
+def board_equities(deck: Deck, boards: np.ndarray) -> np.ndarray:
+    """float64 [B, N]: the equity of every hand of `deck` on each complete board (int [B, b],
+    all the board's cards) against a uniformly random opponent hand of the cards left, as
+    `equity` defines it; NaN for a hand holding a board card. One or two hole cards.
+
+    Per board: the hands' ACPC ranks (`rank_cardsets`), then one sweep up the strength
+    order counting the opponents below and tied, the hands that share a card with the hero
+    taken out card by card (`_sweep`, numba): O(N log N) per board, no [N, N] matrix.
+    """
+    if deck.hole not in (1, 2):
+        raise ValueError(f"board_equities: hands of {deck.hole} cards (1 or 2 supported)")
+    boards = np.asarray(boards, dtype=np.int64)
+    out = np.empty((len(boards), deck.num_hands))
+    chunk = max(1, 2_000_000 // deck.num_hands)          # boards per batch: ~2M hand ranks at once
+    for start in range(0, len(boards), chunk):
+        part = boards[start:start + chunk]
+        board_suits = deck.suit_masks(part)                                                     # [b, 4]
+        ranks = rank_cardsets((board_suits[:, None, :] | deck.hand_suits[None]).reshape(-1, 4))
+        blocked = (deck.card_masks(part)[:, None] & deck.hand_masks[None, :]) != 0             # [b, N]
+        _sweep(ranks.reshape(len(part), deck.num_hands), blocked, deck.hands, deck.size, out[start:start + chunk])
+    return out
+
+
+@numba.njit(cache=True)
+def _sweep(ranks, blocked, hands, num_cards, out):
+    """out[b, i]: (opponents below + ties / 2) / opponents, over the unblocked hands of board b."""
+    n, h = hands.shape
+    for b in range(ranks.shape[0]):
+        card_total = np.zeros(num_cards, np.int64)
+        valid = np.empty(n, np.int64)
+        m = 0
+        for i in range(n):
+            if blocked[b, i]:
+                out[b, i] = np.nan
+            else:
+                valid[m] = i
+                m += 1
+                for c in range(h):
+                    card_total[hands[i, c]] += 1
+        order = valid[:m][np.argsort(ranks[b, valid[:m]], kind="mergesort")]
+        below_card = np.zeros(num_cards, np.int64)
+        group_card = np.zeros(num_cards, np.int64)
+        below, start = 0, 0
+        while start < m:
+            end = start
+            while end < m and ranks[b, order[end]] == ranks[b, order[start]]:
+                for c in range(h):
+                    group_card[hands[order[end], c]] += 1
+                end += 1
+            size = end - start
+            for j in range(start, end):
+                i = order[j]
+                wins, ties, opponents = below, size, m
+                for c in range(h):
+                    card = hands[i, c]
+                    wins -= below_card[card]
+                    ties -= group_card[card]
+                    opponents -= card_total[card]
+                if h == 2:          # the hero holds both its cards: counted twice above
+                    ties += 1
+                    opponents += 1
+                out[b, i] = (wins + 0.5 * ties) / opponents
+            for j in range(start, end):
+                for c in range(h):
+                    card = hands[order[j], c]
+                    below_card[card] += 1
+                    group_card[card] = 0
+            below += size
+            start = end
