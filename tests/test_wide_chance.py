@@ -81,6 +81,11 @@ def test_hunl_samples_a_flop_without_building_the_others():
     held = set(game.deck.hands[0].tolist()) | set(game.deck.hands[1000].tolist())
     assert len(child.pub[-1]) == 3 and not held & set(child.pub[-1])
     assert ("children", pub) not in game._memo.get(("state_memo",), {})
+    assert wide_chance(game, SearchSettings(), pub)                  # the game's own limit
+    assert not wide_chance(game, SearchSettings(chance_limit=30000), pub)
+    turn = child.pub + (1, 1)
+    assert game.kind(turn) == CHANCE and not wide_chance(game, SearchSettings(), turn)
+    assert not wide_chance(load_game(GAME), SearchSettings(), _deal_node(load_game(GAME)))
 
 
 def test_a_search_leaves_a_wide_chance_node_a_value_function_leaf(game):

@@ -222,6 +222,10 @@ class Game(abc.ABC):
         return value
 
     # ---- public chance ----------------------------------------------------
+    search_chance_limit: int | None = None
+    """Searches leave a chance node with more outcomes than this a value-function leaf unless
+    their settings give a limit (`sog.search.gtcfr.wide_chance`); None: they expand every one."""
+
     def chance_width(self, pub) -> int:
         """The number of children of chance node `pub` (a search leaves a chance node wider
         than its `chance_limit` unexpanded: `sog.search.gtcfr`); this default counts them."""

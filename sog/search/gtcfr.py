@@ -30,8 +30,8 @@ and pi_CFR the average policy. A walk ends at a leaf, where the top-k children
 by prior are added (k = 0, the default, is the paper's: all children for
 imperfect-information games, 1 for perfect information), or, below a
 partially expanded node, where the selected action's missing child is added.
-A chance node with more outcomes than `settings.chance_limit` (when set) is
-never expanded: it stays a value-function leaf and a walk reaching it adds
+A chance node with more outcomes than `settings.chance_limit` (or the game's
+`search_chance_limit`) is never expanded: it stays a value-function leaf and a walk reaching it adds
 nothing (`wide_chance`; re-solving steps over it, `sog.search.resolve`).
 Visit counts n are incremented along the path; within one phase a virtual
 loss of 1 (in units of the utility bound) per pending visit keeps
@@ -80,11 +80,12 @@ inside the value function's `evaluate`; in lockstep, also while the batch's othe
 
 def wide_chance(game: Game, settings: SearchSettings, pub) -> bool:
     """Whether public state `pub` is a chance node with more outcomes than `settings.chance_limit`
-    (when set): a search leaves it a frontier leaf, evaluated by the value function like any
-    other (the network's features say chance acts there), and never expands it (HUNL's flop
-    has 22,100 deals, each child ~0.3 MB of search arrays and a query every pass)."""
-    return bool(settings.chance_limit) and game.cached("kind", pub) == CHANCE and \
-        game.cached("chance_width", pub) > settings.chance_limit
+    (0: the game's `search_chance_limit`, if any): a search leaves it a frontier leaf, evaluated
+    by the value function like any other (the network's features say chance acts there), and
+    never expands it (HUNL's flop has 22,100 deals, each child ~0.3 MB of search arrays and a
+    query every pass)."""
+    limit = settings.chance_limit or game.search_chance_limit
+    return bool(limit) and game.cached("kind", pub) == CHANCE and game.cached("chance_width", pub) > limit
 
 
 def add_timings(total: dict, part: dict) -> None:

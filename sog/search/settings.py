@@ -52,7 +52,8 @@ class SearchSettings:
     alternating: bool = False        # alternating CFR+ updates in the regret phase (the paper: simultaneous)
     chance_limit: int = 0            # a public chance node with more outcomes stays a value-function
                                      # leaf: never expanded, re-solving steps over it (HUNL's flop:
-                                     # 22,100 deals); 0 = no limit
+                                     # 22,100 deals); 0 = the game's (`Game.search_chance_limit`:
+                                     # none for most games, 1000 for 52-card hold'em)
     chance_samples: int = 16         # outcomes a query solve rooted at such a node samples
 
     def __post_init__(self):
@@ -70,7 +71,7 @@ class SearchSettings:
                  "a float in [0, 1]", self.gadget_alpha)
         _require(isinstance(self.alternating, bool), "alternating", "a bool", self.alternating)
         _require(_is_int(self.chance_limit) and self.chance_limit >= 0, "chance_limit",
-                 "an int >= 0 (0 = expand every chance node)", self.chance_limit)
+                 "an int >= 0 (0 = the game's limit)", self.chance_limit)
         _require(_is_int(self.chance_samples) and self.chance_samples >= 1, "chance_samples", "an int >= 1",
                  self.chance_samples)
 

@@ -71,6 +71,8 @@ STATE_CACHE = 1 << 18       # betting states kept (public states replayed)
 STRENGTH_CACHE = 4096       # boards whose hand strengths are kept
 STATE_MEMO = 4096           # per-state values `cached` keeps without dense payoffs (a decision's
                             # children hold [N, A] maps: 50 KB each on 52 cards)
+SEARCH_CHANCE_LIMIT = 1000  # without dense payoffs searches leave wider deals (52 cards: the flop,
+                            # and the all-in run-outs of several rounds) value-function leaves
 DENSE_MAX_HANDS = 120       # more hands: solvers use `terminal_values`, no [N, N] payoff matrices
 TERMINAL_PLAYER = -4        # OpenSpiel's "Player" of a terminal state
 
@@ -103,6 +105,7 @@ class Holdem(Poker, Game):
         self.hand_cards = self.deck.hands
         self.dense_payoffs = n <= DENSE_MAX_HANDS
         self.state_memo_limit = None if self.dense_payoffs else STATE_MEMO
+        self.search_chance_limit = None if self.dense_payoffs else SEARCH_CHANCE_LIMIT
         self.deal_weight = comb(self.deck.size, rules.hole) / comb(self.deck.size - rules.hole, rules.hole)
         # OpenSpiel's board string (one set) is a unique key only if one round deals board cards
         self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
