@@ -44,6 +44,7 @@ from networks.cvpn import init_params
 from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
+from sog.games import load_game
 from sog.games.api import Game
 
 FORMAT = "sog-checkpoint/1"
@@ -190,12 +191,22 @@ def read_metadata(path: str | Path) -> dict:
     return meta
 
 
-def _open(path: str | Path, game: Game) -> tuple[Path, int, dict]:
-    """(run directory, step, metadata) of the checkpoint at PATH, checked to be of `game`."""
+def _family(name: str) -> str | None:
+    """`Game.network_family` of the game named `name`; None if no game has that name."""
+    try:
+        return load_game(name).network_family
+    except ValueError:
+        return None
+
+
+def _open(path: str | Path, game: Game, family: bool = False) -> tuple[Path, int, dict]:
+    """(run directory, step, metadata) of the checkpoint at PATH, checked to be of `game` (with
+    `family`: of a game of its `network_family`, e.g. a network trained with hold'em stacks drawn
+    per hand, evaluated at fixed stacks)."""
     run_dir, step = _resolve(path)
     where = str(run_dir / str(step))
     meta = read_metadata(where)
-    if meta["game"] != game.spec.name:
+    if meta["game"] != game.spec.name and not (family and _family(meta["game"]) == game.network_family):
         raise CheckpointError(f"checkpoint is for game {meta['game']}, not {game.spec.name} ({where})")
     if meta["spec"] != _spec_shape(game):
         raise CheckpointError(f"checkpoint {where} has shapes {meta['spec']}, "
@@ -250,7 +261,7 @@ def restore_params(path: str | Path, game: Game) -> tuple[dict, NetworkConfig, d
     or a step directory): only the network's flax variables are read (not the optimizer
     state, step or RNG), for the network the checkpoint's own config describes, onto the
     default device."""
-    run_dir, step, meta = _open(path, game)
+    run_dir, step, meta = _open(path, game, family=True)
     network_config = _network_config(meta, str(run_dir / str(step)))
     device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
     shapes = jax.eval_shape(lambda: init_params(game, network_config, seed=0))

@@ -287,3 +287,24 @@ def test_a_process_killed_inside_a_save_leaves_the_previous_checkpoint(kuhn, tmp
     assert json.loads(proc.stdout.strip().replace("'", '"')) == ["1", "2.orbax-checkpoint-tmp"]
     assert sorted(os.listdir(run)) == ["1", "2.orbax-checkpoint-tmp"]
     assert latest_step(run) == 1 and load_value_function(run, kuhn).version == 1
+
+
+def test_a_network_trained_with_drawn_stacks_plays_the_fixed_stack_game(tmp_path):
+    """Hold'em's `sog` abstraction: a checkpoint of the game whose stacks and bet fraction are drawn
+    per hand loads for the fixed-stack game of its `network_family` (evaluation at 200 big blinds),
+    not for another deck, and training resumes only into the same game."""
+    base = ("holdem(betting=nolimit,bettingAbstraction=sog,numRanks=4,numSuits=2,numHoleCards=1,numRounds=2,"
+            "numBoardCards=0 1,blind=2 1,firstPlayer=2 1,stack=20 20{})")
+    train_game, play_game = load_game(base.format(",stackSteps=4")), load_game(base.format(",betFraction=0.75"))
+    other = load_game(base.format(",stackSteps=4").replace("stack=20 20", "stack=30 30"))
+    assert train_game.network_family == play_game.network_family != other.network_family
+    assert load_game("hunl(stackSteps=10)").network_family == load_game("hunl").network_family
+    with CheckpointStore(tmp_path, train_game, NET, LEARN) as store:
+        store.save(init_train_state(train_game, NET, LEARN, seed=0).replace(step=1), version=1)
+    pubs, ranges = [play_game.root()], play_game.initial_ranges()[None]
+    values, _ = load_value_function(tmp_path, play_game).evaluate(pubs, ranges)
+    assert np.isfinite(values).all()
+    with pytest.raises(CheckpointError, match="checkpoint is for game"):
+        load_value_function(tmp_path, other)
+    with pytest.raises(CheckpointError, match="checkpoint is for game"):
+        restore_train_state(tmp_path, play_game, NET, LEARN)

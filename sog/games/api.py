@@ -179,6 +179,14 @@ class Game(abc.ABC):
         """The OpenSpiel game string with the same rules, or None."""
         return None
 
+    @property
+    def network_family(self) -> str:
+        """The name shared by the games whose networks this game can use: games that differ only
+        in what a hand draws before anyone acts (hold'em's stack and bet-fraction draws: a CVPN
+        trained with stacks drawn per hand plays the fixed-stack game). By default the game's
+        own name."""
+        return self.spec.name
+
     def public_tree_size(self) -> int | None:
         """The number of public states of the full tree, or a lower bound of it, where the
         game knows one without building the tree (`sog.search.full_tree` refuses too large a

@@ -64,7 +64,7 @@ import numpy as np
 from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, single_action_map
 from sog.games.holdem import betting as B
 from sog.games.holdem.cards import Deck
-from sog.games.holdem.params import Rules
+from sog.games.holdem.params import SOG_PARAMETERS, Rules
 from sog.games.poker import Betting, Poker, PokerTerminal
 
 STATE_CACHE = 1 << 18       # betting states kept (public states replayed)
@@ -379,6 +379,13 @@ class Holdem(Poker, Game):
 
     def openspiel_name(self):
         return self.rules.openspiel_name() if self.openspiel_recall else None
+
+    @property
+    def network_family(self):
+        """The name without the `sog` abstraction's per-hand draws (`betFraction`, `fractionSteps`,
+        `stackSteps`): `hunl(stackSteps=10)`'s network plays `hunl`."""
+        kept = [(k, v) for k, v in self.rules.given if k not in SOG_PARAMETERS]
+        return "holdem" + (f"({','.join(f'{k}={v}' for k, v in kept)})" if kept else "")
 
     def __reduce__(self):
         """Pickled by its parameters (memoised values are rebuilt on demand)."""
