@@ -17,11 +17,10 @@ import socket
 import time
 
 from launch.console import UserError, say
+from launch.games import named_holdem
 from sog.agents.acpc import ACPCError, ACPCSession
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.registry import make_agent
-from sog.games import UnknownGameError, load_game
-from sog.games.holdem import Holdem
 from sog.games.world import IllegalActionError
 
 VERSION = "VERSION:2.0.0"
@@ -42,12 +41,7 @@ def add_parser(subparsers):
 def run(args) -> dict:
     if not 1 <= args.port <= 65535:
         raise UserError(f"--port must be a TCP port, 1 to 65535, got {args.port}")
-    try:
-        game = load_game(args.game)
-    except UnknownGameError as e:
-        raise UserError(str(e)) from None
-    if not isinstance(game, Holdem):
-        raise UserError(f"--game must be a hold'em game (holdem(...) or hunl), not {game.spec.name}")
+    game = named_holdem(args.game)
     try:
         session = ACPCSession(game, make_agent(args.agent, game), args.seed)
     except (AgentError, ACPCError) as e:

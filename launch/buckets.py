@@ -12,8 +12,7 @@ from __future__ import annotations
 import time
 
 from launch.console import UserError
-from sog.games import UnknownGameError, load_game
-from sog.games.holdem import Holdem
+from launch.games import named_holdem
 from sog.games.holdem.buckets import (
     BucketConfig,
     BucketError,
@@ -39,12 +38,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> dict:
-    try:
-        game = load_game(args.game)
-    except UnknownGameError as e:
-        raise UserError(str(e)) from None
-    if not isinstance(game, Holdem):
-        raise UserError(f"{args.game} is not a holdem game")
+    game = named_holdem(args.game)
     try:
         counts = [int(x) for x in args.buckets.split(",")]
     except ValueError:

@@ -29,10 +29,10 @@ from launch import (
     uci,
 )
 from launch.console import UserError, say
+from launch.games import named_game
 from launch.values import fresh_cvpn, make_value_function, register_sog_agent
 from sog.config import ConfigError, load_config
 from sog.eval.search_policy import decision_state_count, search_exploitability
-from sog.games import UnknownGameError, load_game
 from sog.policy import PolicyError
 from sog.policy.files import load_policy, save_policy
 from sog.search.cfr import CFRConfig, CFRSolver
@@ -53,18 +53,11 @@ def emit(result: dict) -> None:
     print(json.dumps(result), flush=True)
 
 
-def _game(name: str):
-    try:
-        return load_game(name)
-    except UnknownGameError as e:
-        raise UserError(str(e)) from None
-
-
 def cmd_solve(args) -> dict:
 
     if args.iterations < 1:
         raise UserError("--iterations must be at least 1")
-    game = _game(args.game)
+    game = named_game(args.game)
     _check_out_folder(args.out)
     alternating = not args.simultaneous
     t0 = time.perf_counter()
@@ -108,7 +101,7 @@ def _seed_paths(path: str, seeds: int) -> list[str]:
 
 def cmd_exploitability(args) -> dict:
 
-    game = _game(args.game)
+    game = named_game(args.game)
     if args.agent is not None:
         return _search_agent_exploitability(game, args)
     if args.policy is None:
@@ -199,10 +192,10 @@ def cmd_bench(args) -> dict:
     if args.what == "cfr":
         if not args.target_mbb > 0:
             raise UserError(f"--target-mbb must be positive, got {args.target_mbb}")
-        return bench.bench_cfr(_game(args.game), target_mbb=args.target_mbb,
+        return bench.bench_cfr(named_game(args.game), target_mbb=args.target_mbb,
                                max_seconds=args.max_seconds, log=say)
     if args.what == "search":
-        game = _game(args.game)
+        game = named_game(args.game)
         values = {"oracle": _value_function(game, "oracle")} if _exactly_solvable(game) else {}
         network = load_config(args.config).network if args.config else None
         values["cvpn" if args.value == "fresh" else args.value] = (

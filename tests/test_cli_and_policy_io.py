@@ -97,7 +97,7 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("uci", "--agent", "random?x=1"), "agent 'random': unknown option 'x'"),
     (("gtp", "--agent", "random", "--boardsize", "7"), "--boardsize must be one of 9, 13, 19"),
     (("diagnose", "--run", "/nonexistent/run"), "no run directory at /nonexistent/run"),
-    (("buckets", "--game", "kuhn_poker", "--buckets", "0", "--cache-dir", "/tmp"), "is not a holdem game"),
+    (("buckets", "--game", "kuhn_poker", "--buckets", "0", "--cache-dir", "/tmp"), "must be a hold'em game"),
     (("buckets", "--buckets", "0,x,1,1", "--cache-dir", "/tmp"), "must be integers separated by commas"),
     (("buckets", "--buckets", "0,200,200,200,200", "--cache-dir", "/tmp"), "for the first 1 to 4 rounds"),
     (("buckets", "--buckets", "0,0,0,0", "--bins", "1", "--cache-dir", "/tmp"), "bins=1 must be at least 2"),
