@@ -5,7 +5,8 @@ Every N-th checkpoint of the run (and the newest) plays a gauntlet against a fix
 agents: the `opponents` of the tournament YAML POOL (all its agents when it is a round
 robin), with its seed, openings, games per pair (or G), workers, anchor and anchor
 rating (the anchor must be a pool agent; default the first). The checkpoint plays as
-`sog:RUN_DIR/STEP?s=S&c=C` (default SoG(10, 1)), named `stepSTEP`. Each checkpoint's gauntlet
+`sog:RUN_DIR/STEP?s=S&c=C&t=T` (default SoG(10, 1); T the run config's T_prior), named
+`stepSTEP`. Each checkpoint's gauntlet
 is a tournament of its own in RUN_DIR/elo/stepSTEP (`sog.eval.tournament`: games.jsonl,
 the PGN / SGF of every game, its report), so re-running resumes and skips what is done, and
 a later run adds only the new checkpoints. One maximum-likelihood Elo fit over all their
@@ -57,8 +58,9 @@ def _results(records: list[dict]) -> list[tuple]:
     return out
 
 
-def run(args, steps: list[int], game_name: str) -> dict:
-    """The Elo curve of checkpoints `steps` (the selected ones, oldest first) of a run of `game_name`."""
+def run(args, steps: list[int], game_name: str, prior_temperature: float = 1.0) -> dict:
+    """The Elo curve of checkpoints `steps` (the selected ones, oldest first) of a run of `game_name`,
+    searching with the run's T_prior `prior_temperature`."""
     from sog.eval.tournament import ResultStore
 
     t0 = time.perf_counter()
@@ -71,7 +73,7 @@ def run(args, steps: list[int], game_name: str) -> dict:
         raise UserError("--pool rates one SoG(S, C) setting: give one --search")
     try:
         s, c = search[0].split(",")
-        spec_params = f"s={int(s)}&c={float(c):g}"
+        spec_params = f"s={int(s)}&c={float(c):g}&t={prior_temperature:g}"
     except ValueError:
         raise UserError(f"bad --search {search[0]!r}: expected S,C") from None
     missing = [n for n in pool if n not in raw["agents"]]

@@ -234,7 +234,7 @@ def run(args) -> dict:
     except UnknownGameError as e:
         raise UserError(f"checkpoint game: {e}") from None
     if args.pool is not None:
-        return elo_curve.run(args, selected, game.spec.name)
+        return elo_curve.run(args, selected, game.spec.name, temperature)
     csv_path = run_dir / EVAL_FILE
     rows = read_rows(csv_path)
     references = _references(run_dir, game, params, seeds)

@@ -3,6 +3,7 @@ fixed pool, one anchored Elo fit over all of it, elo.csv and elo.png; re-running
 again; bad pools fail clearly."""
 import argparse
 import csv
+import json
 
 import pytest
 import yaml
@@ -58,6 +59,8 @@ def test_elo_over_checkpoints_against_a_pool(ttt_run, tmp_path):
     lo, r, hi = (float(rows["step0"][k]) for k in ("ci_low", "rating", "ci_high"))
     assert lo < r < hi
     assert (ttt_run / "elo.png").stat().st_size > 0
+    spec = json.loads((ttt_run / "elo" / "step10" / "tournament.json").read_text())["agents"]["step10"]
+    assert spec == f"sog:{ttt_run / '10'}?s=2&c=1&t=1"                 # T_prior: the run's (no config: 1)
     games = (ttt_run / "elo" / "step10" / "games.jsonl").read_text()
     assert len(games.splitlines()) == 4
     again = run_eval("--run", ttt_run, "--pool", pool, "--every", 2, "--search", "2,1")
