@@ -5,7 +5,12 @@ each a coroutine advanced in lockstep with the others, all their pending network
 queries merged into one call per round (`actors.lockstep`). At every decision
 the acting seat's `SoGAgent` searches (its re-solving state carries over between
 its decisions) and the move is drawn from `(1 - eps) pi + eps uniform` (argmax
-after `greedy_after` moves). Each search yields:
+after `greedy_after` moves). A game ends by the rules, after `max_moves` moves (a
+draw, 0), or, with `resign` (perfect-information games), when the acting seat's
+search values the position below `resign_threshold` (`searcher_value`): that seat
+loses (-max_utility). In a `p_no_resign` fraction of games (drawn per game) no seat
+resigns; there every seat whose value crossed the threshold counts as `would_resign`,
+and as a `false_resign` when it did not lose in the end. Each search yields:
 
 * a policy target: the search's average policy for every information state
   of the acting player at the root public state, at the belief the search
@@ -16,7 +21,9 @@ after `greedy_after` moves). Each search yields:
   outcome, for the two realised slots only (in counterfactual units: the
   outcome times the opponent's total reach; every other slot is masked).
 
-The stats add where the searches' time went (`actors.search_time`).
+The stats count games, searches, moves and examples, how games ended (`resigned`,
+`truncated` at max_moves), the no-resignation games (`no_resign_games`, `would_resign`,
+`false_resigns`), and add where the searches' time went (`actors.search_time`).
 """
 from __future__ import annotations
 
@@ -32,6 +39,16 @@ from sog.config import Config
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
 from sog.search.value_function import ValueSteps
+
+END_STATS = ("resigned", "truncated", "no_resign_games", "would_resign", "false_resigns")
+
+
+def searcher_value(values: np.ndarray, ranges: np.ndarray, player: int, max_utility: float) -> float:
+    """The searching player's expected utility / max_utility at a perfect-information search
+    root: its counterfactual value (values float [2, 1], which carry the opponent's reach)
+    divided by the opponent's reach (ranges float [2, 1]); nan where that reach is 0."""
+    reach = float(ranges[1 - player].sum())
+    return float(values[player].sum()) / (reach * max_utility) if reach > 0 else float("nan")
 
 
 def sample_count(rng: np.random.Generator, mean: float) -> int:
@@ -51,30 +68,36 @@ class SelfPlay:
         seeds = self.rng.integers(2**62, size=self.config.selfplay.games_per_worker)
         games, driver = run_lockstep([self._game(int(s)) for s in seeds], self.value_fn)
         out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
-        stats = dict(games=len(games), searches=0, moves=0, examples=0)
+        stats = dict(games=len(games), searches=0, moves=0, examples=0, **dict.fromkeys(END_STATS, 0))
         for g in games:
             for k in out:
                 out[k].extend(g[k])
-            stats["searches"] += g["searches"]
-            stats["moves"] += g["moves"]
+            for k in ("searches", "moves", *END_STATS):
+                stats[k] += g[k]
         stats["examples"] = len(out["pubs"])
         stats.update(search_time_stats((t for g in games for t in g["timings"]), driver))
         stats["seconds"] = time.perf_counter() - t0
         return Produced.build(self.game, self.rng, stats=stats, **out)
 
     def _game(self, seed: int) -> ValueSteps[dict]:
-        """One game (a coroutine: its searches' value requests); its examples, queries and counts."""
+        """One game (a coroutine: its searches' value requests); its examples, queries, counts, and
+        how it ended: `end` ('rules', 'resigned' or 'max_moves'), `outcome` (player 0's utility)
+        and `resigner` (the seat that resigned, else -1)."""
         game, cfg = self.game, self.config.selfplay
         rng = np.random.default_rng(seed)
         agents = [SoGAgent(game, None, self.config.search) for _ in (0, 1)]
         for p, agent in enumerate(agents):
             agent.reset(p, int(rng.integers(2**62)))
+        no_resign = cfg.resign and rng.random() < cfg.p_no_resign   # no draw when resign is off
+        may_resign = cfg.resign and not no_resign
+        would_resign = [False, False]
         world = W.deal(game, rng)
         history = [world.pub]
         out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
         td1 = []              # (example index, pub, ranges) that get the outcome as target
         timings = []          # each search's SearchResult.timings
         searches = moves = 0
+        end, resigner = "rules", -1
         while True:
             kind = game.cached("kind", world.pub)
             if kind == CHANCE:
@@ -82,6 +105,9 @@ class SelfPlay:
                 history.append(world.pub)
                 continue
             if kind != DECISION:
+                break
+            if cfg.max_moves and moves >= cfg.max_moves:
+                end = "max_moves"
                 break
             p = game.cached("actor", world.pub)
             agent = agents[p]
@@ -104,6 +130,11 @@ class SelfPlay:
             k = min(sample_count(rng, cfg.q_search), len(result.queries))
             for i in rng.choice(len(result.queries), size=k, replace=False):
                 out["queries"].append(result.queries[i])
+            if cfg.resign and searcher_value(result.values, ranges, p, game.spec.max_utility) < cfg.resign_threshold:
+                would_resign[p] = True
+                if may_resign:
+                    end, resigner = "resigned", p
+                    break
             legal = W.legal_actions(game, world)
             mix = (1 - cfg.epsilon) * pi
             mix[legal] += cfg.epsilon / len(legal)
@@ -114,11 +145,20 @@ class SelfPlay:
             world = W.apply_action(game, world, action)
             history.append(world.pub)
             moves += 1
-        u0 = W.returns(game, world)
+        if end == "rules":
+            u0 = W.returns(game, world)
+        elif end == "resigned":
+            u0 = game.spec.max_utility * (-1.0 if resigner == 0 else 1.0)
+        else:
+            u0 = 0.0
         for i, w in td1:
             values = np.full((2, game.spec.num_states), np.nan)
             r = out["ranges"][i]
             for p, u in ((0, u0), (1, -u0)):
                 values[p, w.slots[p]] = u * r[1 - p].sum()
             out["values"][i] = values
-        return dict(out, searches=searches, moves=moves, timings=timings)
+        calibration = [p for p in (0, 1) if no_resign and would_resign[p]]
+        return dict(out, searches=searches, moves=moves, timings=timings, end=end, outcome=u0,
+                    resigner=resigner, resigned=int(end == "resigned"), truncated=int(end == "max_moves"),
+                    no_resign_games=int(no_resign), would_resign=len(calibration),
+                    false_resigns=sum((u0 if p == 0 else -u0) >= 0 for p in calibration))

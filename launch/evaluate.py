@@ -1,4 +1,4 @@
-"""`sog eval --run RUN_DIR [--every N] [--search S,C ...] [--seeds N] [--no-policy]`.
+"""`sog eval --run RUN_DIR [--every N] [--search S,C ...] [--seeds N] [--no-policy] [--pool FILE [--games G]]`.
 
 Evaluates the checkpoints of a training run directory (one numbered directory
 per saved learner step, `learners.checkpoint`), oldest first, every N-th one
@@ -26,6 +26,9 @@ RUN_DIR/oracle_eval.json): a dashed reference line in eval.png and the tag
 eval/SoG(S,C)_oracle_mbb.
 Re-running skips the (step, search, seeds) rows eval.csv already holds.
 
+With --pool TOURNAMENT.yaml it rates the checkpoints by Elo instead (chess, Go:
+`launch.elo_curve`).
+
 `add_parser(subparsers)` adds the command with `run` as its func; `run(args)`
 returns a JSON-able dict; user errors raise `launch.console.UserError`.
 """
@@ -35,6 +38,7 @@ import csv
 import time
 from pathlib import Path
 
+from launch import elo_curve
 from launch.console import UserError, say
 from sog.config import ConfigError, load_config
 from sog.eval.aivat import network_policy
@@ -59,6 +63,12 @@ def add_parser(subparsers):
     e.add_argument("--seeds", type=int, default=None,
                    help="seeds per SoG setting (default: the run config's run.eval_seeds, else 2)")
     e.add_argument("--no-policy", action="store_true", help="skip the raw network policy")
+    e.add_argument("--pool", metavar="TOURNAMENT.yaml",
+                   help="instead: Elo over checkpoints, each checkpoint as SoG(S, C) (one --search, default "
+                        "10,1) in a gauntlet against this tournament's opponents (its agents for a round "
+                        "robin), anchored as it says; RUN_DIR/elo.csv, elo.png, elo/ (launch.elo_curve)")
+    e.add_argument("--games", type=int, help="--pool: games per pool agent and checkpoint (default: the "
+                                             "pool's games_per_pair)")
     e.set_defaults(func=run)
     return e
 
@@ -223,6 +233,8 @@ def run(args) -> dict:
         game = load_game(games.pop())
     except UnknownGameError as e:
         raise UserError(f"checkpoint game: {e}") from None
+    if args.pool is not None:
+        return elo_curve.run(args, selected, game.spec.name, temperature)
     csv_path = run_dir / EVAL_FILE
     rows = read_rows(csv_path)
     references = _references(run_dir, game, params, seeds)

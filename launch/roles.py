@@ -37,6 +37,7 @@ from actors.producers import QuerySolverWorker, SelfPlayWorker
 from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
 from actors.search_time import SEARCH_TIME_STATS
+from actors.selfplay import END_STATS
 from learners.metrics import Evaluator
 from networks.value_function import NetworkValueFunction
 from sog.config import Config
@@ -114,7 +115,8 @@ ROLES = (
          seed_tag=1,
          stats={"games": "games", "searches": "searches", "moves": "moves",
                 "examples": "selfplay_examples", "queries_pushed": "queries_pushed",
-                "queries_dropped": "queries_dropped", "network_queries": "network_queries"},
+                "queries_dropped": "queries_dropped", "network_queries": "network_queries",
+                **{k: k for k in END_STATS}},
          ray_options={"num_cpus": 1, **PRODUCER}, jax=True),
     Role("solver", "query solver", QuerySolverWorker, lambda c: c.solver.solvers, step="step",
          seed_tag=2,

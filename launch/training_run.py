@@ -13,7 +13,8 @@ extra). `totals()` gives the cumulative figures of this invocation (counters,
 learner steps, producers' step seconds, wait accounting, inference stats), so a
 time window is measured by two snapshots (`launch.bench_selfplay`). Every `tick_seconds` the run writes scalars to tensorboard and
 metrics.jsonl (losses, rates, replay and the age of its batches, queue, weight
-lag, wait shares, memory), redraws the progress line on stderr and calls
+lag, wait shares, memory, the shares of self-play games resigned and cut at
+selfplay.max_moves and of would-be resignations that were wrong), redraws the progress line on stderr and calls
 `hooks["on_tick"](run)`.
 
 Evaluations (`learners.metrics.Evaluator.evaluate`, every `run.eval_every`
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from actors.selfplay import END_STATS
 from launch.console import say
 from launch.evaluate import PNG_FILE, plot
 from launch.roles import TIME_STATS, WAIT_STATS, Role
@@ -50,7 +52,7 @@ from sog.seeding import derive_seed
 # counters carried across resumes (in the checkpoint's extra)
 COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "solver_examples",
             "queries_pushed", "recursive_pushed", "queries_dropped", "network_queries",
-            "actor_failures", "rounds", "evals", "published")
+            "actor_failures", "rounds", "evals", "published", *END_STATS)
 DIAGNOSE_SEED_TAG = 3     # the seed word of the diagnostics' replay samples (producers use 1, 2)
 
 
@@ -309,6 +311,10 @@ class TrainingRun(abc.ABC):
             "queue/rejected": queue.get("rejected_total", 0),
             "weights/version": version, "weights/lag": (version - min(used)) if used else 0,
             "failures/actors": self.counters["actor_failures"],
+            "selfplay/resigned_share": snap["resigned"] / snap["games"] if snap["games"] else 0.0,
+            "selfplay/truncated_share": snap["truncated"] / snap["games"] if snap["games"] else 0.0,
+            "selfplay/false_resign_share": (snap["false_resigns"] / snap["would_resign"]
+                                            if snap["would_resign"] else 0.0),
             "memory/driver_mb": rss_mb(),
         }
         if self._age_n:

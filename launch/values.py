@@ -39,13 +39,14 @@ def fresh_cvpn(game: Game, seed: int = 0, config: NetworkConfig | None = None):
 
 
 def _sog_agent(game: Game, arg: str | None, params: dict):
-    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle)."""
+    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle;
+    also alpha: the gadget's, t: T_prior, the prior's temperature)."""
 
-    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},
+    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "t": float, "oracle_iterations": int},
                     minimum={"s": 1, "oracle_iterations": 1})
     try:
         search = SearchSettings(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
-                                gadget_alpha=p.get("alpha", 0.5))
+                                gadget_alpha=p.get("alpha", 0.5), prior_temperature=p.get("t", 1.0))
         value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
     except ValueError as e:
         raise AgentError(f"agent 'sog': {e}") from None

@@ -87,6 +87,14 @@ class SelfPlayConfig:
     p_td1: float = 0.0               # probability a visited belief gets a TD(1) target
     q_search: float = 0.9            # mean network queries per search sent to the query queue
     greedy_after: int = -1           # moves after which play is argmax; -1 = never
+    max_moves: int = 0               # a game still going after this many moves ends as a draw (0);
+                                     # 0 = only the game's rules end it (Go's end at 2 x size^2 moves)
+    resign: bool = False             # a seat resigns (loses) when its search's value of the position
+                                     # (expected utility / max utility) is below resign_threshold;
+                                     # perfect-information games only
+    resign_threshold: float = -0.9   # in [-1, 0)
+    p_no_resign: float = 0.2         # fraction of games, drawn per game, played out without resigning
+                                     # (they count the resignations that would have been wrong)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,6 +415,13 @@ def _validate(cfg: Config, where) -> None:
     check(0 <= sp.p_td1 <= 1, "selfplay.p_td1", "a probability in [0, 1]")
     check(sp.q_search >= 0, "selfplay.q_search", "a mean number of queries >= 0")
     check(sp.greedy_after >= -1, "selfplay.greedy_after", "an int >= 0, or -1 for never")
+    check(sp.max_moves >= 0, "selfplay.max_moves", "an int >= 0 (0 = the game's rules alone)")
+    check(-1 <= sp.resign_threshold < 0, "selfplay.resign_threshold",
+          "a value in [-1, 0) (expected utility / max utility)")
+    check(0 <= sp.p_no_resign <= 1, "selfplay.p_no_resign", "a probability in [0, 1]")
+    check(not sp.resign or game.spec.perfect_information, "selfplay.resign",
+          f"false: {game.spec.name} is not a perfect-information game (a seat's value of the position "
+          "is defined only there)")
 
     check(sv.solvers >= 0, "solver.solvers", "an int >= 0")
     check(0 <= sv.q_recursive < 1, "solver.q_recursive",

@@ -160,7 +160,8 @@ def test_shipped_configs_load():
     assert {"kuhn", "leduc", "liars_dice", "scotland_yard", "tiny_kuhn"} <= set(names)
     for name in names:
         cfg = load_config(name)
-        assert cfg.network.kind == "mlp"                      # no kind in the file: the default
+        board = cfg.game.startswith(("chess", "go"))
+        assert cfg.network.kind == ("resnet" if board else "mlp")   # no kind in the file: the default
         assert config_from_dict(config_to_dict(cfg)) == cfg
         assert load_config(config_path(f"{name}.yaml")) == cfg
         assert load_config(f"configs/{name}.yaml") == cfg      # from any working directory
@@ -188,6 +189,26 @@ def test_shipped_configs_load():
     assert london.run.eval_every == 0                              # the London tree is not enumerable
     small = load_config("scotland_yard_london_small")
     assert small.network == london.network and small.selfplay.workers == 1 and small.solver.solvers == 1
+    board_configs = ("chess", "chess_small", "go9", "go9_small", "go19")
+    assert set(board_configs) <= set(names)
+    for name in board_configs:                                    # Table S2, perfect information
+        cfg = load_config(name)
+        sp, search = cfg.selfplay, cfg.search
+        assert (search.top_k, search.prior_temperature, sp.epsilon) == (1, 1.5, 0.0)
+        assert (sp.resign, sp.resign_threshold, sp.p_no_resign, sp.greedy_after) == (True, -0.9, 0.2, 30)
+        assert cfg.learner.optimizer == "sgd" and cfg.learner.policy_weight == 1.0
+        go = cfg.game.startswith("go")
+        assert sp.p_td1 == (0.2 if go else 0.0) and cfg.learner.value_weight == (0.5 if go else 0.25)
+        assert (sp.q_search, cfg.solver.q_recursive) == ((0.0, 0.0) if go else (1.0, 0.2))
+        assert sp.max_moves == {"chess": 512, "go": 162, "go(board_size=19)": 722}[cfg.game]
+    for name in ("chess", "go9", "go19"):                          # the paper's scale
+        cfg = load_config(name)
+        assert (cfg.network.blocks, cfg.network.channels, cfg.search.simulations) == (19, 256, 400)
+        assert (cfg.learner.batch_size, cfg.replay.capacity) == (2048, 50_000_000)
+        assert cfg.replay.max_updates_per_example == (1.0 if name == "chess" else 0.2)
+    for name in ("chess_small", "go9_small"):
+        cfg = load_config(name)
+        assert cfg.selfplay.workers == 1 and cfg.solver.solvers <= 1 and cfg.replay.capacity <= 20000
     tiny = load_config("tiny_kuhn")
     assert tiny.learner.batch_size == 32 and tiny.search.simulations <= 5 and tiny.run.minutes <= 1
 

@@ -111,6 +111,25 @@ def test_scoring_and_komi():
     assert game.kind(pub) == DECISION
     pub = _play(game, [PASS, _point(4, 4), PASS, PASS])
     assert game.utility(pub)[0, 0] == -1.0
+    assert game.area_score(pub) == -81 - 7.5 and game.area_score(()) == -7.5
+
+
+def test_area_score_decides_finished_games():
+    """The Tromp-Taylor margin (game records' RE) has the sign of OpenSpiel's result in
+    random finished games that were scored (not ended by a repeated position)."""
+    game, rng = Go(), np.random.default_rng(3)
+    scored = 0
+    for _ in range(30):
+        pub = ()
+        while game.kind(pub) == DECISION:
+            legal = np.flatnonzero(game.legal_mask(pub)[0])
+            stones = legal[legal != PASS]
+            pub += (int(rng.choice(stones)) if len(stones) and rng.random() < 0.95 else PASS,)
+        u = game.utility(pub)[0, 0]
+        if u != 0:
+            scored += 1
+            assert np.sign(game.area_score(pub)) == u
+    assert scored >= 20
 
 
 def test_capture_and_simple_ko():

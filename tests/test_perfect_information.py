@@ -2,28 +2,12 @@
 tic-tac-toe, against exact minimax values."""
 import numpy as np
 import pytest
+from minimax_values import MinimaxValues
 
-from sog.eval.minimax import minimax_values
 from sog.games import load_game
 from sog.search.gtcfr import GTCFR
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
-
-
-class MinimaxValues:
-    """The exact value function of a perfect-information game: cfv_0 = V * r1, cfv_1 = -V * r0;
-    zero logits (a uniform prior)."""
-
-    def __init__(self, game):
-        self.values = minimax_values(game)
-        self.num_actions = game.spec.num_actions
-        self.calls = 0
-
-    def evaluate(self, pubs, ranges):
-        self.calls += 1
-        v = np.array([self.values[p] for p in pubs])
-        values = np.stack([v[:, None] * ranges[:, 1], -v[:, None] * ranges[:, 0]], axis=1)
-        return values, np.zeros(values.shape + (self.num_actions,))
 
 
 @pytest.fixture(scope="module")

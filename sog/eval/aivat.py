@@ -335,17 +335,18 @@ def network_world_values(game: Game, pvf, temperature: float = 1.0, name: str = 
 
 # ---------------------------------------------------------------- recorded play
 def play_recorded(game: Game, agents: Sequence[Agent], seed: int, record: Sequence[bool] = (True, True),
-                  max_steps: int = 1_000_000) -> dict:
+                  max_steps: int = 1_000_000, opening: Sequence[int] = ()) -> dict:
     """`sog.eval.match.play_game` (same seeds, same result) that also records, per decision,
     the acting agent's strategy table (`strategy_table`) when `record[actor]`: the result has
-    `strategies` (per decision: float [N, A] or None) and `full` (per decision: bool)."""
+    `strategies` (per decision: float [N, A] or None; None for the opening's) and `full`
+    (per decision: bool)."""
 
     def observe(actor, history, slot):
         table, is_full = strategy_table(agents[actor], history, slot) if record[actor] else (None, False)
         return table, bool(is_full), slot
 
-    result = play_game(game, agents, seed, max_steps, observe=observe)
-    observed = result.pop("observed")
+    result = play_game(game, agents, seed, max_steps, observe=observe, opening=opening)
+    observed = [(None, False, -1)] * result["opening"] + result.pop("observed")
     decisions = [p for p in result["pubs"] if game.cached("kind", p) == DECISION]
     for (table, _, slot), action, actor, pub in zip(observed, result["history"], result["actors"], decisions):
         if table is not None and not table[slot, action] > 0:

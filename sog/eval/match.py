@@ -40,14 +40,18 @@ def game_seeds(seed: int) -> tuple[int, int, int]:
 
 
 def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1_000_000,
-              observe: Callable[[int, tuple, int], object] | None = None) -> dict:
+              observe: Callable[[int, tuple, int], object] | None = None,
+              opening: Sequence[int] = ()) -> dict:
     """Play one game with agents[0] as player 0 and agents[1] as player 1.
 
     Returns dict(returns=[u0, u1], history=[actions of the players, in order],
     actors=[who played each of them], pubs=[every public state visited, root first],
-    deal=[slot of player 0, slot of player 1] at the root, seed). With `observe`,
-    `observe(actor, history, slot)` is called before each decision and its results
-    are returned as `observed` (one per decision; AIVAT records strategies this way).
+    deal=[slot of player 0, slot of player 1] at the root, seed, opening=the number of
+    opening actions). `opening`: actions played for the agents first (a tournament's
+    opening, `sog.eval.openings`; the agents see them in the history, and they head
+    `history` and `actors`). With `observe`,
+    `observe(actor, history, slot)` is called before each of the agents' decisions and its
+    results are returned as `observed` (one per such decision; AIVAT records strategies this way).
     Raises IllegalActionError naming the agent, the state and the action if an agent
     returns an action that is not legal.
     """
@@ -61,6 +65,11 @@ def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1
     deal = list(world.slots)
     pubs = [world.pub]
     actions, actors, observed = [], [], []
+    for action in opening:
+        actors.append(int(game.cached("actor", world.pub)))
+        world = W.apply_action(game, world, int(action))
+        actions.append(int(action))
+        pubs.append(world.pub)
     for _ in range(max_steps):
         kind = game.cached("kind", world.pub)
         if kind == CHANCE:
@@ -84,7 +93,7 @@ def play_game(game: Game, agents: Sequence[Agent], seed: int, max_steps: int = 1
         else:
             u = W.returns(game, world)
             out = {"returns": [u, -u], "history": actions, "actors": actors, "pubs": pubs,
-                   "deal": deal, "seed": int(seed)}
+                   "deal": deal, "seed": int(seed), "opening": len(opening)}
             if observe is not None:
                 out["observed"] = observed
             return out

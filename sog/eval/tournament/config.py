@@ -17,12 +17,19 @@ A tournament is described by a `TournamentConfig` (YAML, see `load_config`):
     aivat: true                   # default: true for poker games
     aivat_value: equilibrium      # equilibrium (CFR+ world values) or a CVPN checkpoint / run directory
     aivat_iterations: 1000        # CFR+ iterations of the equilibrium value function
+    openings: ["e2e4 e7e5", "d2d4 d7d5"]  # perfect-information games: opening lines (sog.eval.openings)
+    random_opening_moves: 2       # then this many uniformly random moves, drawn from the seed
 
 Schedule: every pair plays `games_per_pair` games. With duplicate deals the
 games come in pairs that share one seed (`sog.eval.match.play_game` seeding:
 the same deal and chance events) with the seats exchanged; otherwise seats
 alternate. Game k of every pair uses the same seed (common random numbers
 across pairs). A game's id is `A|B|k|seat of A`.
+
+Openings (perfect-information games): games 2j and 2j + 1 of a pair (the two colours)
+start with opening j: line j mod len(openings) (none without `openings`), then
+`random_opening_moves` random moves drawn from `opening_seed(seed, j)`; the task's
+`opening` is j. The same j gives every pair the same opening.
 """
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ from pathlib import Path
 
 from sog.agents.api import AgentError
 from sog.agents.registry import parse_spec
+from sog.eval.openings import parse_line
 from sog.files import load_yaml
 from sog.games import UnknownGameError, load_game
 from sog.games.poker import is_poker
@@ -41,6 +49,7 @@ from sog.seeding import derive_seed
 
 FORMAT = "sog-tournament/2"      # 2: deal seeds from sog.seeding.derive_seed
 MODES = ("round_robin", "gauntlet")
+OPENING_TAG = 7          # the seed word of openings' random moves
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
@@ -63,6 +72,8 @@ class TournamentConfig:
     aivat: bool = False
     aivat_value: str = "equilibrium"
     aivat_iterations: int = 1000
+    openings: tuple = ()
+    random_opening_moves: int = 0
     out: str | None = None
 
     @property
@@ -140,6 +151,20 @@ def parse_config(raw, source: str = "config") -> TournamentConfig:
     anchor = raw.get("anchor")
     if anchor is not None and str(anchor) not in clean:
         raise TournamentError(f"{source}: anchor {anchor!r} is not one of the agents")
+    openings = raw.get("openings") or []
+    if isinstance(openings, str):
+        openings = [openings]
+    if not isinstance(openings, list) or not all(isinstance(o, str) and o.strip() for o in openings):
+        raise TournamentError(f"{source}: openings must be a list of move lines (strings), got {openings!r}")
+    random_moves = get("random_opening_moves", int, 0, lambda v: v >= 0, "must be at least 0")
+    if (openings or random_moves) and not game.spec.perfect_information:
+        raise TournamentError(f"{source}: openings are for perfect-information games; {game.spec.name} "
+                              "deals its own")
+    for line in openings:
+        try:
+            parse_line(game, line)
+        except ValueError as e:
+            raise TournamentError(f"{source}: {e}") from None
     aivat = get("aivat", bool, is_poker(game))
     value = str(raw.get("aivat_value") or "equilibrium")
     return TournamentConfig(
@@ -153,6 +178,7 @@ def parse_config(raw, source: str = "config") -> TournamentConfig:
         workers=get("workers", int, 1, lambda v: v >= 1, "must be at least 1"),
         aivat=aivat, aivat_value=value,
         aivat_iterations=get("aivat_iterations", int, 1000, lambda v: v >= 1, "must be at least 1"),
+        openings=tuple(" ".join(o.split()) for o in openings), random_opening_moves=random_moves,
         out=None if raw.get("out") is None else str(raw["out"]))
 
 
@@ -173,11 +199,24 @@ def load_config(path: str | os.PathLike, overrides: dict | None = None) -> Tourn
 
 
 def fingerprint(cfg: TournamentConfig) -> dict:
-    """What identifies a tournament's games (not games_per_pair, workers, anchor or out)."""
-    return {"format": FORMAT, "game": cfg.game, "agents": dict(cfg.agents), "mode": cfg.mode,
-            "opponents": list(cfg.opponents), "seed": cfg.seed, "duplicate": cfg.duplicate,
-            "aivat": cfg.aivat, "aivat_value": cfg.aivat_value if cfg.aivat else None,
-            "aivat_iterations": cfg.aivat_iterations if cfg.aivat and cfg.aivat_value == "equilibrium" else None}
+    """What identifies a tournament's games (not games_per_pair, workers, anchor or out; the
+    openings only when there are any, so older tournaments keep their fingerprint)."""
+    out = {"format": FORMAT, "game": cfg.game, "agents": dict(cfg.agents), "mode": cfg.mode,
+           "opponents": list(cfg.opponents), "seed": cfg.seed, "duplicate": cfg.duplicate,
+           "aivat": cfg.aivat, "aivat_value": cfg.aivat_value if cfg.aivat else None,
+           "aivat_iterations": cfg.aivat_iterations if cfg.aivat and cfg.aivat_value == "equilibrium" else None}
+    if has_openings(cfg):
+        out.update(openings=list(cfg.openings), random_opening_moves=cfg.random_opening_moves)
+    return out
+
+
+def has_openings(cfg: TournamentConfig) -> bool:
+    return bool(cfg.openings) or cfg.random_opening_moves > 0
+
+
+def opening_seed(seed: int, j: int) -> int:
+    """The seed of opening j's random moves."""
+    return derive_seed(seed, j, OPENING_TAG)
 
 
 def pairs(cfg: TournamentConfig) -> list[tuple[str, str]]:
@@ -188,15 +227,17 @@ def pairs(cfg: TournamentConfig) -> list[tuple[str, str]]:
 
 
 def schedule(cfg: TournamentConfig) -> list[dict]:
-    """Every game of the tournament: dict(id, a, b, deal, seat_a, seed), pair by pair."""
+    """Every game of the tournament: dict(id, a, b, deal, seat_a, seed[, opening]), pair by pair."""
     tasks = []
     for a, b in pairs(cfg):
         for g in range(cfg.games_per_pair):
             k, seat = (g // 2, g % 2)
             seed = derive_seed(cfg.seed, k if cfg.duplicate else g)
             deal = k if cfg.duplicate else g
-            tasks.append({"id": f"{a}|{b}|{deal}|{seat}", "a": a, "b": b, "deal": deal, "seat_a": seat,
-                          "seed": seed})
+            task = {"id": f"{a}|{b}|{deal}|{seat}", "a": a, "b": b, "deal": deal, "seat_a": seat, "seed": seed}
+            if has_openings(cfg):
+                task["opening"] = k
+            tasks.append(task)
     return tasks
 
 

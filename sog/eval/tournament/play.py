@@ -8,7 +8,10 @@ only the games in flight. Hold'em games also go into `hands.log`, one ACPC deale
 log line a hand (`STATE:<hand#>:<betting>:<cards>:<net>|<net>:<name>|<name>`, net
 chips, the agents' names by position; `sog.games.holdem.acpc`), hands numbered
 in the schedule's order: each record keeps its line, and the file is rewritten
-from games.jsonl (atomically) whenever a run ends, so it always matches it. Re-running resumes: finished ids are skipped (more
+from games.jsonl (atomically) whenever a run ends, so it always matches it. Likewise
+chess games go into `games.pgn` and Go games into `games.sgf` (`sog.eval.game_records`),
+from the moves every perfect-information game's record keeps (`moves`, the first
+`opening_moves` of them the opening's: `sog.eval.openings`). Re-running resumes: finished ids are skipped (more
 `games_per_pair` extends a tournament; fewer reports on the first ones). A
 directory whose fingerprint differs raises `TournamentError` before anything
 is written.
@@ -37,20 +40,26 @@ from sog.eval.aivat import (
     aivat_estimate,
     play_recorded,
 )
+from sog.eval.game_records import write_records
+from sog.eval.openings import opening_actions, parse_line
 from sog.eval.tournament.config import (
     FORMAT,
     TournamentConfig,
     TournamentError,
     fingerprint,
+    opening_seed,
     schedule,
 )
 from sog.eval.tournament.report import make_report, write_report
 from sog.games import load_game
+from sog.games.chess import Chess
+from sog.games.go import Go
 from sog.games.holdem import Holdem
 from sog.games.holdem.acpc import game_log_line
 from sog.games.world import IllegalActionError
 
 CONFIG_FILE, GAMES_FILE, HANDS_FILE = "tournament.json", "games.jsonl", "hands.log"
+PGN_FILE, SGF_FILE = "games.pgn", "games.sgf"
 
 
 # ---------------------------------------------------------------- storage
@@ -125,6 +134,13 @@ class ResultStore:
             f.flush()
 
 
+    def write_game_records(self, game, records: Sequence[dict]) -> None:
+        """games.pgn (chess) or games.sgf (Go): every finished game of `records`, in order."""
+        name = PGN_FILE if isinstance(game, Chess) else SGF_FILE if isinstance(game, Go) else None
+        finished = [rec for rec in records if "moves" in rec and "error" not in rec]
+        if name is not None and finished:
+            write_records(game, finished, self.dir / name, event=self.dir.name)
+
     def write_hand_log(self, records: Sequence[dict]) -> None:
         """hands.log: the ACPC lines of `records` (those that have one), renumbered 0, 1, ..."""
         lines = [rec["acpc"] for rec in records if "acpc" in rec]
@@ -146,7 +162,8 @@ def _init_worker(cfg_dict: dict, values_table: dict | None, setup: Callable[[], 
         if setup is not None:
             setup()
         cfg = TournamentConfig(**cfg_dict)
-        _WORKER.update(cfg=cfg, game=load_game(cfg.game), agents={},
+        game = load_game(cfg.game)
+        _WORKER.update(cfg=cfg, game=game, agents={}, lines=[parse_line(game, o) for o in cfg.openings],
                        values=None if values_table is None else WorldValues(values_table, cfg.aivat_value))
     except Exception as e:  # noqa: BLE001 - re-raised by _play with its message
         _WORKER["error"] = e
@@ -169,14 +186,21 @@ def _play(task: dict) -> dict:
     seat = task["seat_a"]
     pair = (a, b) if seat == 0 else (b, a)
     use = values is not None
+    opening = []
+    if "opening" in task:
+        cfg, lines, j = _WORKER["cfg"], _WORKER["lines"], task["opening"]
+        opening = opening_actions(game, lines[j % len(lines)] if lines else [], cfg.random_opening_moves,
+                                  opening_seed(cfg.seed, j))
     try:
         with a, b:                               # every game its own engine processes
-            rec = play_recorded(game, pair, task["seed"], record=(use, use))
+            rec = play_recorded(game, pair, task["seed"], record=(use, use), opening=opening)
     except (AgentFailure, IllegalActionError) as e:
         return {**task, "error": f"{type(e).__name__}: {e}", "seconds": round(time.perf_counter() - t0, 4)}
     sign = 1.0 if seat == 0 else -1.0
     out = {**task, "returns": rec["returns"], "value_a": sign * rec["returns"][0], "slots": rec["deal"],
            "actions": len(rec["history"])}
+    if game.spec.perfect_information:
+        out.update(moves=rec["history"], opening_moves=rec["opening"])
     if isinstance(game, Holdem):
         names = (task["a"], task["b"]) if seat == 0 else (task["b"], task["a"])
         out["acpc"] = game_log_line(game, rec["pubs"][-1], rec["deal"], task["deal"], names)
@@ -232,6 +256,7 @@ def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: di
                 pool.join()
     records = [done[t["id"]] for t in tasks if t["id"] in done]
     store.write_hand_log(records)
+    store.write_game_records(load_game(cfg.game), records)
     report = make_report(cfg, records)
     report["played_now"] = played
     report["skipped_lines"] = store.skipped_lines
