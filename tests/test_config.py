@@ -183,7 +183,7 @@ def test_shipped_configs_load():
     assert (sy.selfplay.q_search, sy.solver.q_recursive, sy.replay.max_updates_per_example) == (0.3, 0.1, 5.0)
     assert sy.search.simulations == 100
     london = load_config("scotland_yard_london")                  # Tables S1 / S2, SoG(400, 1)
-    assert london.game == "scotland_yard_london" and (london.network.hidden, london.network.layers) == (512, 6)
+    assert london.game == "scotland_yard_london(drawn=1)" and (london.network.hidden, london.network.layers) == (512, 6)
     assert (london.learner.batch_size, london.learner.learning_rate, london.learner.policy_weight) == (1024, 0.1, 0.05)
     assert (london.search.simulations, london.search.per_phase, london.replay.capacity) == (400, 1.0, 1_000_000)
     assert london.run.eval_every == 0                              # the London tree is not enumerable

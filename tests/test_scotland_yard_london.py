@@ -97,6 +97,48 @@ def test_start_cards_are_drawn_by_seed(london):
     assert london.spec.name == "scotland_yard_london"
 
 
+def test_drawn_starts_are_a_chance_node_at_the_root():
+    """`scotland_yard_london(drawn=1)`: every game draws the detectives' start cards at a public
+    chance node (4368 equally likely sets); the game's sampling builds only the drawn start and
+    draws as enumerating would; searches start after it; its network family is London's."""
+    import sog.games.world as W
+    from sog.games.api import CHANCE, Game
+    from sog.search.resolve import ContinualResolver
+
+    g = load_game("scotland_yard_london(drawn=1)")
+    root = g.root()
+    assert g.kind(root) == CHANCE and g.chance_width(root) == 4368
+    kids = g.children(root)
+    assert len(kids) == 4368 and sum(c.prob for c in kids) == pytest.approx(1)
+    cards = set(st(*RAW["detective_start_cards"]))
+    assert all(len(set(c.pub.detectives)) == 5 and set(c.pub.detectives) <= cards for c in kids)
+    assert all((c.state_maps[0] == np.where(g.possible_mask(root)[0], np.arange(199), -1)).all() for c in kids[:50])
+    starts = set()
+    for seed in range(30):
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        world = W.deal(g, ours)
+        theirs.bit_generator.state = ours.bit_generator.state
+        a, b = g.sample_chance_child(root, world.slots, ours), Game.sample_chance_child(g, root, world.slots, theirs)
+        assert a.pub == b.pub and g.chance_child(root, a.pub).pub == a.pub
+        assert a.pub.round == 1 and a.pub.phase == "x" and a.pub.possible == root.possible
+        starts.add(a.pub.detectives)
+    assert len(starts) == 30
+    with pytest.raises(ValueError, match="not a start draw"):
+        g.chance_child(root, kids[0].pub._replace(round=2))
+    assert g.network_family == london_family() == load_game("scotland_yard_london(seed=3)").network_family
+    assert g.features(root).shape == (g.spec.feature_size,) and g.public_tree_size() >= 100_000
+    history = [root, kids[7].pub]
+    assert ContinualResolver(g, None)._opening(history)[0] == 1
+    for bad, message in [("scotland_yard_london(drawn=2)", "drawn must be 0 or 1"),
+                         ("scotland_yard_london(drawn=1,seed=3)", "drawn starts take no seed")]:
+        with pytest.raises(ValueError, match=message):
+            load_game(bad)
+
+
+def london_family():
+    return load_game("scotland_yard_london").network_family
+
+
 # ---- Mr X's moves ---------------------------------------------------------------------
 
 def test_mrx_moves_by_ticket_and_black_for_ferries(london):

@@ -9,8 +9,9 @@ the code. Player 0 is Mr X; player 1 is the detectives, one player controlling a
 (two on the glasses map, five on London), moving in turn as separate decisions.
 
 Start: Mr X's station is drawn from his start cards in secret (uniform: `initial_ranges`);
-the detectives' stations are public, drawn from their cards (distinct) by the game's `seed`,
-or fixed by the map (glasses: Mr X at 6, detectives at 1 and 11).
+the detectives' stations are public, drawn from their cards (distinct) by the game's `seed`
+or, with `drawn`, in every game by a chance node at the root, or fixed by the map (glasses:
+Mr X at 6, detectives at 1 and 11).
 
 Each round (`round` counts Mr X's moves, 1..rounds):
 
@@ -54,17 +55,22 @@ perfect recall).
 * A detective's move to station x: a terminal child '...to X, caught' in which Mr X's slots
   map to x only (if x is possible), and a child '...to X' in which slot x maps to -1 and the
   others to themselves (if another station is possible).
-* No chance nodes; `chance_weights` are all ones.
+* No chance nodes, except with drawn starts (`scotland_yard_london(drawn=1)`): the root is a
+  public chance node whose equally likely children put the detectives on each set of their
+  start cards (sorted: they are alike), Mr X's slots unchanged (his cards are not theirs).
+  `chance_weights` are all ones.
 """
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 import os
 from typing import NamedTuple
 
 import numpy as np
 
-from sog.games.api import CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec
+from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec
 from sog.games.scotland_yard_map import (
     BLACK,
     DOUBLE,
@@ -77,6 +83,7 @@ from sog.games.scotland_yard_map import (
 DEFAULT_MAP = "glasses"
 CAUGHT, ESCAPED = "caught", "escaped"
 MRX_PHASES = ("x", "x1", "x2")
+START = "start"              # the phase of the chance node that draws the detectives' starts
 """Mr X moves next: a turn's (only or double-move) choice, the first and the second move of a
 double move."""
 DENSE_MAX_STATIONS = 120     # larger maps: solvers use `terminal_values`, no [N, N] payoff matrices
@@ -114,12 +121,16 @@ class ScotlandYard(Game):
     seed: draws the detectives' start cards (maps with start cards; default 0).
     """
 
-    def __init__(self, map: str | os.PathLike | dict = DEFAULT_MAP, seed: int | None = None):
+    def __init__(self, map: str | os.PathLike | dict = DEFAULT_MAP, seed: int | None = None, drawn: bool = False):
         self.map = m = load_map(map)
-        if m.fixed_detectives and seed is not None:
-            raise MapError(f"map {m.name!r} fixes the detectives' starts; it takes no seed")
+        if m.fixed_detectives and (seed is not None or drawn):
+            raise MapError(f"map {m.name!r} fixes the detectives' starts; it takes no seed and no draw")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise MapError(f"seed must be an integer >= 0, got {seed!r}")
+        if drawn and (seed is not None or set(m.mrx_cards) & set(m.detective_cards)):
+            raise MapError("drawn starts take no seed and need Mr X's and the detectives' start cards "
+                           "disjoint (his draw is then independent of theirs)")
+        self.drawn = bool(drawn)
         n, k = m.num_stations, m.num_detectives
         self.seed = seed
         self.num_detectives = k
@@ -167,10 +178,19 @@ class ScotlandYard(Game):
 
     # ---- static ------------------------------------------------------------
     def root(self):
+        if self.drawn:
+            return self._start(())
+        return self._start(self.detective_starts)
+
+    def _start(self, detectives: tuple[int, ...]) -> SYState:
+        """The state before Mr X's first move with the detectives at `detectives`; with drawn starts
+        and none given, the chance node that draws them (phase 'start')."""
         m = self.map
-        return self._settle(SYState(1, "x", self.detective_starts,
-                                    m.mrx_tickets + m.detective_tickets * self.num_detectives,
-                                    None, self.mrx_starts, None, ()))
+        tickets = m.mrx_tickets + m.detective_tickets * self.num_detectives
+        if not detectives:
+            return SYState(0, START, (), tickets, None, self.mrx_starts, None, ())
+        history = (f"detectives start at {' '.join(str(d + 1) for d in detectives)}",) if self.drawn else ()
+        return self._settle(SYState(1, "x", detectives, tickets, None, self.mrx_starts, None, history))
 
     def initial_ranges(self):
         r = np.zeros((2, self.spec.num_states))
@@ -204,7 +224,8 @@ class ScotlandYard(Game):
             p2 = set().union(*(adj[s] for s in p1 - r1)) - r1
             if len(p1) <= k or len(p2) <= k:
                 return None
-            total, stack = 2, [(self.detective_starts, 0, 1)]     # root, its black child
+            total = 2 + self.drawn                                # (the draw,) the start, its black child
+            stack = [(self.detective_starts, 0, 1)]
             while stack and total < SIZE_WALK_CAP:
                 pos, i, rnd = stack.pop()
                 if i == k:
@@ -224,10 +245,12 @@ class ScotlandYard(Game):
 
     # ---- per public state ----------------------------------------------------
     def kind(self, pub):
+        if pub.phase == START:
+            return CHANCE
         return TERMINAL if pub.outcome is not None else DECISION
 
     def actor(self, pub):
-        if pub.outcome is not None:
+        if pub.outcome is not None or pub.phase == START:
             return CHANCE_PLAYER
         return 0 if pub.phase in MRX_PHASES else 1
 
@@ -240,7 +263,7 @@ class ScotlandYard(Game):
     def legal_mask(self, pub):
         n, a = self.spec.num_states, self.spec.num_actions
         legal = np.zeros((n, a), dtype=bool)
-        if pub.outcome is not None:
+        if pub.outcome is not None or pub.phase == START:
             return legal
         if pub.phase in MRX_PHASES:
             stations, ok, double = self._mrx_moves(pub)
@@ -256,7 +279,45 @@ class ScotlandYard(Game):
     def children(self, pub):
         if pub.outcome is not None:
             return []
+        if pub.phase == START:
+            return self._start_children(itertools.combinations(self.map.detective_cards, self.num_detectives))
         return self._successors(pub, with_maps=True)
+
+    def _start_children(self, draws) -> list[Child]:
+        """The children of the start draw that put the detectives at `draws` (sorted station
+        tuples; the detectives are alike, so a set of stations is one outcome), equally likely;
+        Mr X's start stations are not among theirs, so his slots stay."""
+        maps = self._maps(np.where(self.possible_mask(self.root())[0], np.arange(self.spec.num_states), -1))
+        prob = 1 / math.comb(len(self.map.detective_cards), self.num_detectives)
+        return [Child(self._start(tuple(d)), f"detectives at {' '.join(str(x + 1) for x in d)}", prob, None, maps)
+                for d in draws]
+
+    def chance_width(self, pub):
+        return math.comb(len(self.map.detective_cards), self.num_detectives)
+
+    def chance_child(self, pub, child_pub):
+        """`Game.chance_child`, building only that draw."""
+        dets = child_pub.detectives
+        if not (isinstance(child_pub, SYState) and child_pub.round == 1 and len(dets) == self.num_detectives
+                and list(dets) == sorted(set(dets)) and set(dets) <= set(self.map.detective_cards)
+                and child_pub == self._start(dets)):
+            raise ValueError(f"{child_pub!r} is not a start draw of {self.spec.name}")
+        return self._start_children([dets])[0]
+
+    def sample_chance_child(self, pub, slots, rng):
+        """`Game.sample_chance_child` (the same draw) building only the drawn start: every draw
+        is compatible with every slot of Mr X's."""
+        m = self.chance_width(pub)
+        total = sum(itertools.repeat(1 / m, m))
+        pick = int(rng.choice(m, p=np.full(m, (1 / m) / total)))
+        draw = next(itertools.islice(itertools.combinations(self.map.detective_cards, self.num_detectives), pick, None))
+        return self._start_children([draw])[0]
+
+    @property
+    def network_family(self):
+        """The name without the start's seed or draw: the features hold the detectives' stations,
+        so a network trained on drawn starts plays any fixed one."""
+        return self.spec.name.split("(")[0] if self.map.name == "london" else self.spec.name
 
     def utility(self, pub):
         """float [N, N] (read-only, shared by the terminals of one outcome): +1 if Mr X escaped."""
@@ -292,7 +353,7 @@ class ScotlandYard(Game):
         o += len(pub.tickets)
         f[o] = pub.round / m.rounds
         o += 1
-        if pub.outcome is None:
+        if pub.outcome is None and pub.phase != START:
             f[o + (0 if pub.phase in MRX_PHASES else self.phases.index(pub.phase))] = 1.0
         o += k + 1
         if self._has_double:
@@ -523,9 +584,16 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 class ScotlandYardLondon(ScotlandYard):
     """Scotland Yard on the board game's London map (199 stations, five detectives, Mr X with
-    black and double-move tickets, 24 rounds); `seed` draws the detectives' start cards."""
+    black and double-move tickets, 24 rounds); `seed` draws the detectives' start cards once
+    for the game, or with `drawn=1` every game draws them: the root is a public chance node
+    over the C(16, 5) = 4368 sets of their start cards, equally likely."""
 
-    def __init__(self, seed: int = 0):
-        super().__init__("london", seed=seed)
+    def __init__(self, seed: int = 0, drawn: int = 0):
+        if drawn not in (0, 1):
+            raise MapError(f"drawn must be 0 or 1, got {drawn!r}")
+        if drawn and seed:
+            raise MapError("drawn starts take no seed")
+        super().__init__("london", seed=None if drawn else seed, drawn=bool(drawn))
         self.spec = dataclasses.replace(
-            self.spec, name="scotland_yard_london" + (f"(seed={seed})" if seed else ""))
+            self.spec, name="scotland_yard_london" + ("(drawn=1)" if drawn else f"(seed={seed})" if seed else ""))
+        self.search_chance_limit = 1000 if drawn else None
