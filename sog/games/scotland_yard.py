@@ -70,7 +70,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec
+from sog.games.api import (
+    CHANCE,
+    CHANCE_PLAYER,
+    DECISION,
+    TERMINAL,
+    Child,
+    Game,
+    GameSpec,
+)
 from sog.games.scotland_yard_map import (
     BLACK,
     DOUBLE,
