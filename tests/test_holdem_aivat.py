@@ -1,5 +1,6 @@
 """AIVAT with the check-down value function (sog.eval.holdem_aivat): exact values, unbiasedness,
 variance reduction on a small deck, and hands of HUNL."""
+import json
 import math
 import time
 
@@ -11,6 +12,7 @@ from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.eval.aivat import play_recorded, summary
 from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
 from sog.eval.match import policy_pair_value
+from sog.eval.tournament import TournamentError, parse_config
 from sog.games import load_game
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL
@@ -158,3 +160,39 @@ def test_hunl_hands_with_the_reference_bots():
             if isinstance(pair[0], CallAgent):                # deterministic: no decision corrections
                 assert (e.applied, e.skipped) == (sum(d >= 3 for d in deals), sum(d < 3 for d in deals))
     assert applied > 0 and skipped > 0
+
+
+def test_tournament_config_chooses_and_checks_the_check_down_values():
+    bots = {"call": "call", "random": "random"}
+    cfg = parse_config({"game": "hunl", "agents": bots})
+    assert cfg.aivat and cfg.aivat_value == "checkdown"
+    assert parse_config({"game": SMALL, "agents": bots}).aivat_value == "equilibrium"
+    assert parse_config({"game": SMALL, "agents": bots, "aivat_value": "checkdown"}).aivat_value == "checkdown"
+    with pytest.raises(TournamentError, match="1326 hands are too many .* use aivat_value: checkdown"):
+        parse_config({"game": "hunl", "agents": bots, "aivat_value": "equilibrium"})
+    with pytest.raises(TournamentError, match="checkdown is for hold'em games, not leduc_poker"):
+        parse_config({"game": "leduc_poker", "agents": bots, "aivat_value": "checkdown"})
+    assert not parse_config({"game": "leduc_poker", "agents": bots, "aivat": False,
+                             "aivat_value": "checkdown"}).aivat
+
+
+def test_sog_tournament_on_hunl_reports_aivat(tmp_path, capsys):
+    """`sog tournament` with `aivat_value: checkdown`: the report's AIVAT columns on HUNL; a bad
+    value is one error line and exit status 2."""
+    from launch.cli import main as cli_main
+
+    config = tmp_path / "hunl.yaml"
+    config.write_text("game: hunl\nagents:\n  call: call\n  equity: 'equity?fold=0.3&raise=0.7'\n"
+                      "games_per_pair: 4\naivat: true\naivat_value: checkdown\n")
+    assert cli_main(["tournament", "--config", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["aivat"]["value"] == "checkdown"
+    (row,) = report["pairs"]
+    assert row["aivat"]["n"] == 2 and all(math.isfinite(x) for x in row["aivat"]["ci95"])
+    records = [json.loads(line) for line in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert all(math.isfinite(r["aivat_a"]) for r in records)
+    config.write_text("game: hunl\nagents: {call: call, equity: equity}\naivat_value: equilibrium\n")
+    capsys.readouterr()
+    assert cli_main(["tournament", "--config", str(config), "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "use aivat_value: checkdown" in err[0]
