@@ -29,6 +29,7 @@ from sog.eval.aivat import equilibrium_values, network_world_values
 from sog.eval.elo import EloError
 from sog.eval.lbr import LBRError, lbr_match
 from sog.eval.tournament import (
+    CHECKDOWN,
     ResultStore,
     TournamentError,
     format_report,
@@ -94,7 +95,7 @@ class ProgressBar:
 def aivat_values(cfg, game):
     """The AIVAT value table {pub: float [N, N]} of a config (fixed before any game is played)."""
 
-    if not cfg.aivat:
+    if not cfg.aivat or cfg.aivat_value == CHECKDOWN:      # check-down values: built by the workers
         return None
     if cfg.aivat_value == "equilibrium":
         return equilibrium_values(game, cfg.aivat_iterations).table

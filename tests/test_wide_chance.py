@@ -212,20 +212,26 @@ def test_leduc_search_agent_stepping_over_its_deal_stays_near_the_expanding_one(
 def test_the_hunl_tournament_parses_and_an_untrained_sog_agent_plays_hunl_hands():
     """configs/tournaments/hunl.yaml: every agent but the trained checkpoint's builds; the fresh
     SoG agent plays duplicate HUNL hands against the call bot (its searches leave the flop a
-    network leaf, so a hand takes seconds and little memory)."""
+    network leaf, so a hand takes seconds and little memory), recorded with its search policies
+    for the check-down AIVAT estimate (`sog.eval.holdem_aivat`)."""
+    import math
     from pathlib import Path
 
     from launch.values import register_sog_agent
     from sog.agents.registry import make_agent
-    from sog.eval.match import play_game
+    from sog.eval.aivat import play_recorded
+    from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
     from sog.eval.tournament import load_config as load_tournament
 
     register_sog_agent()
     cfg = load_tournament(Path(__file__).resolve().parents[1] / "configs" / "tournaments" / "hunl.yaml")
     game = load_game(cfg.game)
-    assert cfg.aivat is False and game.spec.name == load_game("hunl").spec.name
+    assert cfg.aivat and cfg.aivat_value == "checkdown" and game.spec.name == load_game("hunl").spec.name
+    values = CheckdownValues(game)
     agents = {name: make_agent(spec, game) for name, spec in cfg.agents.items() if name != "sog"}
     for seat in (0, 1):
         seats = [agents["sog_fresh"], agents["call"]] if seat == 0 else [agents["call"], agents["sog_fresh"]]
-        record = play_game(game, seats, seed=3)
+        record = play_recorded(game, seats, seed=3)
         assert len(record["returns"]) == 2 and record["returns"][0] == -record["returns"][1]
+        assert all(record["full"][j] for j, p in enumerate(record["actors"]) if p == seat)
+        assert math.isfinite(checkdown_estimate(game, record, values).value)

@@ -15,7 +15,9 @@ A tournament is described by a `TournamentConfig` (YAML, see `load_config`):
     duplicate: true               # default: true for games with private information
     workers: 2                    # processes (1: play in this process)
     aivat: true                   # default: true for poker games
-    aivat_value: equilibrium      # equilibrium (CFR+ world values) or a CVPN checkpoint / run directory
+    aivat_value: equilibrium      # equilibrium (CFR+ world values), a CVPN checkpoint / run directory,
+                                  # or checkdown (hold'em: `sog.eval.holdem_aivat`; the default, and the
+                                  # only choice, for hold'em of more than 120 hands, e.g. HUNL)
     aivat_iterations: 1000        # CFR+ iterations of the equilibrium value function
     openings: ["e2e4 e7e5", "d2d4 d7d5"]  # perfect-information games: opening lines (sog.eval.openings)
     random_opening_moves: 2       # then this many uniformly random moves, drawn from the seed
@@ -44,10 +46,13 @@ from sog.agents.registry import parse_spec
 from sog.eval.openings import parse_line
 from sog.files import load_yaml
 from sog.games import UnknownGameError, load_game
+from sog.games.holdem import Holdem
+from sog.games.holdem.game import DENSE_MAX_HANDS
 from sog.games.poker import is_poker
 from sog.seeding import derive_seed
 
 FORMAT = "sog-tournament/2"      # 2: deal seeds from sog.seeding.derive_seed
+CHECKDOWN = "checkdown"          # aivat_value of the check-down values (sog.eval.holdem_aivat)
 MODES = ("round_robin", "gauntlet")
 OPENING_TAG = 7          # the seed word of openings' random moves
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
@@ -166,7 +171,13 @@ def parse_config(raw, source: str = "config") -> TournamentConfig:
         except ValueError as e:
             raise TournamentError(f"{source}: {e}") from None
     aivat = get("aivat", bool, is_poker(game))
-    value = str(raw.get("aivat_value") or "equilibrium")
+    tables = not isinstance(game, Holdem) or game.dense_payoffs      # world-state value tables fit
+    value = str(raw.get("aivat_value") or ("equilibrium" if tables else CHECKDOWN))
+    if aivat and value == CHECKDOWN and not isinstance(game, Holdem):
+        raise TournamentError(f"{source}: aivat_value checkdown is for hold'em games, not {game.spec.name}")
+    if aivat and value != CHECKDOWN and not tables:
+        raise TournamentError(f"{source}: aivat_value {value!r}: {game.spec.num_states} hands are too many for "
+                              f"world-state value tables (at most {DENSE_MAX_HANDS}); use aivat_value: checkdown")
     return TournamentConfig(
         game=game.spec.name if "(" not in str(raw["game"]) else str(raw["game"]).strip(), agents=clean, mode=mode,
         opponents=opponents,

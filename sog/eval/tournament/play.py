@@ -41,8 +41,10 @@ from sog.eval.aivat import (
     play_recorded,
 )
 from sog.eval.game_records import write_records
+from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
 from sog.eval.openings import opening_actions, parse_line
 from sog.eval.tournament.config import (
+    CHECKDOWN,
     FORMAT,
     TournamentConfig,
     TournamentError,
@@ -163,8 +165,12 @@ def _init_worker(cfg_dict: dict, values_table: dict | None, setup: Callable[[], 
             setup()
         cfg = TournamentConfig(**cfg_dict)
         game = load_game(cfg.game)
+        if cfg.aivat and cfg.aivat_value == CHECKDOWN:
+            values = CheckdownValues(game)
+        else:
+            values = None if values_table is None else WorldValues(values_table, cfg.aivat_value)
         _WORKER.update(cfg=cfg, game=game, agents={}, lines=[parse_line(game, o) for o in cfg.openings],
-                       values=None if values_table is None else WorldValues(values_table, cfg.aivat_value))
+                       values=values)
     except Exception as e:  # noqa: BLE001 - re-raised by _play with its message
         _WORKER["error"] = e
 
@@ -205,7 +211,10 @@ def _play(task: dict) -> dict:
         names = (task["a"], task["b"]) if seat == 0 else (task["b"], task["a"])
         out["acpc"] = game_log_line(game, rec["pubs"][-1], rec["deal"], task["deal"], names)
     if use:
-        out["aivat_a"] = sign * aivat_estimate(game, rec, values)
+        if isinstance(values, CheckdownValues):
+            out["aivat_a"] = sign * checkdown_estimate(game, rec, values).value
+        else:
+            out["aivat_a"] = sign * aivat_estimate(game, rec, values)
         out["known"] = [all(rec["strategies"][j] is not None for j in range(len(rec["history"]))
                             if rec["actors"][j] == p) for p in (0, 1)]
     out["seconds"] = round(time.perf_counter() - t0, 4)
@@ -217,7 +226,8 @@ def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: di
                    progress: Callable[[int, int, int], None] | None = None) -> dict:
     """Play the missing games of `cfg` into `out_dir`, then report (see module docstring).
 
-    values: the AIVAT value table {pub: float [N, N]} (None: no AIVAT); setup: a picklable
+    values: the AIVAT value table {pub: float [N, N]} (None: no AIVAT, or `aivat_value:
+    checkdown`, whose values every worker builds itself); setup: a picklable
     function every worker calls first (agent kinds registration); progress(done, total,
     played now) after every game. Returns the report (also written into out_dir).
     """
