@@ -61,11 +61,10 @@ class LeducState(State):
 
     def _copy(self) -> LeducState:
         s = LeducState.__new__(LeducState)
-        for f in ("n", "cur", "num_calls", "num_raises", "round", "stakes", "pot", "public", "dealt",
-                  "remaining"):
-            setattr(s, f, getattr(self, f))
-        for f in ("deck", "private", "money", "ante", "folded", "seq1", "seq2"):
-            setattr(s, f, list(getattr(self, f)))
+        s.n, s.cur, s.num_calls, s.num_raises, s.round = self.n, self.cur, self.num_calls, self.num_raises, self.round
+        s.stakes, s.pot, s.public, s.dealt, s.remaining = self.stakes, self.pot, self.public, self.dealt, self.remaining
+        s.deck, s.private, s.money, s.ante = self.deck[:], self.private[:], self.money[:], self.ante[:]
+        s.folded, s.seq1, s.seq2 = self.folded[:], self.seq1[:], self.seq2[:]
         return s
 
     # ---- OpenSpiel's predicates ---------------------------------------------------
