@@ -18,6 +18,7 @@ from launch import (
     bench,
     bench_holdem,
     bench_mccfr,
+    bench_multiplayer,
     bench_network,
     bench_rules,
     bench_selfplay,
@@ -208,6 +209,8 @@ def cmd_bench(args) -> dict:
         return bench_rules.run(log=say)
     if args.what == "network":
         return bench_network.run_command(args, log=say)
+    if args.what == "multiplayer":
+        return bench_multiplayer.run(args)
     raise UserError(f"unknown benchmark {args.what!r}")
 
 
@@ -269,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network"])
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
@@ -280,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
     bench_holdem.add_arguments(b)
     bench_selfplay.add_arguments(b)
+    bench_multiplayer.add_arguments(b)
     b.add_argument("--batches", help="network: batch sizes, comma-separated (default 1,8,64,512,4096)")
     b.set_defaults(func=cmd_bench)
 

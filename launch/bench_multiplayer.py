@@ -1,0 +1,144 @@
+"""`sog bench multiplayer --game G --players N --seconds S [--checkpoints K] [--seed N]`.
+
+Our n-player external-sampling MCCFR (`sog.multiplayer.mccfr`, two settings:
+"plain", the same algorithm as OpenSpiel's solver, simple averaging, and
+"pluribus", linear weighting for the first half of the expected iterations)
+against OpenSpiel's C++ `pyspiel.ExternalSamplingMCCFRSolver` (simple
+averaging) on the same n-player game, each given S wall-clock seconds, on this
+machine, in this run.
+
+The solvers run in K equal time slices, interleaved slice by slice so that load
+from other processes hits all alike (the 1-minute load average is recorded
+before and after); after each slice the average policy's NashConv (chips) is
+measured outside the clock with our exact n-player evaluator
+(`sog.multiplayer.best_response`, which agrees with `pyspiel.nash_conv`; the
+tests check it) on the same full tree for every solver; OpenSpiel's policy is
+read through `get_state_policy` at every information state. Iterations are
+one traversal per player for every solver. `iterations_ratio` is ours /
+OpenSpiel's for the same seconds (`cpu_iterations_ratio`: per CPU second of
+this process, less sensitive to the machine's load); `nash_conv_ratio` ours / OpenSpiel's at the
+end (below 1: ours is closer to equilibrium for the same wall time).
+
+`add_arguments(parser)` adds the options to `sog bench`; `run(args)` returns a
+JSON-able dict and prints a table to stderr; `bench_multiplayer(...)` is the
+function behind both.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from launch.console import UserError, say
+from sog.multiplayer import PlayersError, UnknownGameError, load_game
+from sog.multiplayer.best_response import Evaluator
+from sog.multiplayer.mccfr import ExternalSamplingMCCFR
+from sog.multiplayer.policy import completed
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--players", type=int, default=3, help="multiplayer: number of players (2..6)")
+    parser.add_argument("--checkpoints", type=int, default=4, help="multiplayer: NashConv measurements")
+    parser.add_argument("--seed", type=int, default=0, help="multiplayer: solver seed")
+
+
+class _Ours:
+    def __init__(self, label: str, game, seed: int, **settings):
+        self.label, self.solver = label, ExternalSamplingMCCFR(game, seed=seed, **settings)
+
+    @property
+    def iterations(self) -> int:
+        return self.solver.iterations
+
+    def step(self, seconds: float) -> None:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            self.solver.run(16)
+
+    def policy(self, tree) -> dict:
+        return completed(tree, self.solver.average_policy())
+
+
+class _OpenSpiel:
+    label = "openspiel"
+
+    def __init__(self, pyspiel, game, seed: int):
+        self.solver = pyspiel.ExternalSamplingMCCFRSolver(
+            pyspiel.load_game(game.name, game.openspiel_params()), seed=seed)
+        self.iterations = 0
+
+    def step(self, seconds: float) -> None:
+        deadline = time.perf_counter() + seconds
+        run = self.solver.run_iteration
+        while time.perf_counter() < deadline:
+            for _ in range(16):
+                run()
+            self.iterations += 16
+
+    def policy(self, tree) -> dict:
+        avg = self.solver.average_policy()
+        return {key: avg.get_state_policy(key) for key in tree.row_key}
+
+
+def bench_multiplayer(game, seconds: float, checkpoints: int = 4, seed: int = 0, log=say) -> dict:
+    """Race our two settings and OpenSpiel's solver for `seconds` each; rows per solver."""
+    import pyspiel
+
+    log(f"{game.name}, {game.num_players} players: building the full tree for NashConv")
+    ev = Evaluator(game)
+    # a first guess at our iteration count (for the linear-weighting phase): 1,000 per second
+    runners = [_Ours("sog plain", game, seed),
+               _Ours("sog pluribus", game, seed, linear_until=int(500 * seconds),
+                     discount_interval=max(1, int(50 * seconds))),
+               _OpenSpiel(pyspiel, game, seed)]
+    load = [os.getloadavg()[0]]
+    out = {r.label: {"iterations": 0, "seconds": 0.0, "cpu_seconds": 0.0, "curve": []} for r in runners}
+    for _ in range(checkpoints):
+        for r in runners:
+            rec = out[r.label]
+            t, c = time.perf_counter(), time.process_time()
+            r.step(seconds / checkpoints)
+            rec["seconds"] += time.perf_counter() - t
+            rec["cpu_seconds"] += time.process_time() - c
+            rec["iterations"] = r.iterations
+            rec["nash_conv"] = ev.nash_conv(r.policy(ev.tree))
+            rec["curve"].append({"seconds": rec["seconds"], "iterations": r.iterations,
+                                 "nash_conv": rec["nash_conv"]})
+            log(f"  {r.label}: {r.iterations} iterations, NashConv {rec['nash_conv']:.5f}, "
+                f"{rec['seconds']:.1f} s")
+    load.append(os.getloadavg()[0])
+    ref = out["openspiel"]
+    for label in ("sog plain", "sog pluribus"):
+        mine = out[label]
+        mine["iterations_ratio"] = mine["iterations"] / max(ref["iterations"], 1)
+        mine["nash_conv_ratio"] = mine["nash_conv"] / max(ref["nash_conv"], 1e-12)
+        mine["cpu_iterations_ratio"] = ((mine["iterations"] / max(mine["cpu_seconds"], 1e-9))
+                                        / max(ref["iterations"] / max(ref["cpu_seconds"], 1e-9), 1e-9))
+    result = {"benchmark": "multiplayer_mccfr", "game": game.name, "players": game.num_players,
+              "seconds": float(seconds), "checkpoints": checkpoints, "seed": seed,
+              "load_average": load, "solvers": out}
+    log(table(result))
+    return result
+
+
+def table(result: dict) -> str:
+    lines = [(f"{result['game']}, {result['players']} players, {result['seconds']:g} s per solver, "
+              f"load {result['load_average'][0]:.1f} -> {result['load_average'][-1]:.1f}:"),
+             f"{'solver':<14} {'iterations':>10} {'it/s':>9} {'NashConv':>10} {'iter ratio':>10} {'NC ratio':>9}"]
+    for label, r in result["solvers"].items():
+        ratios = (f"{r['iterations_ratio']:>10.3f} {r['nash_conv_ratio']:>9.2f}" if "iterations_ratio" in r
+                  else f"{'-':>10} {'-':>9}")
+        lines.append(f"{label:<14} {r['iterations']:>10} {r['iterations'] / r['seconds']:>9.0f} "
+                     f"{r['nash_conv']:>10.5f} {ratios}")
+    return "\n".join(lines)
+
+
+def run(args) -> dict:
+    if not (args.seconds or 0) > 0:
+        raise UserError(f"--seconds must be positive, got {args.seconds}")
+    if args.checkpoints < 1:
+        raise UserError(f"--checkpoints must be at least 1, got {args.checkpoints}")
+    try:
+        game = load_game(args.game, args.players)
+    except (UnknownGameError, PlayersError) as e:
+        raise UserError(str(e)) from None
+    return bench_multiplayer(game, args.seconds, args.checkpoints, int(args.seed), log=say)
