@@ -38,14 +38,24 @@ def fresh_cvpn(game: Game, seed: int = 0, config: NetworkConfig | None = None):
     return NetworkValueFunction(game, config, init_params(game, config, seed))
 
 
-def _sog_agent(game: Game, arg: str | None, params: dict):
-    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle)."""
+WIDE_CHANCE_LIMIT = 1000   # `sog:`'s default chance_limit where payoffs are not dense (hunl.yaml's)
 
-    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int},
-                    minimum={"s": 1, "oracle_iterations": 1})
+
+def _sog_agent(game: Game, arg: str | None, params: dict):
+    """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle).
+
+    chance_limit / chance_samples: `SearchSettings`'s; chance_limit defaults to 0 (expand every
+    chance node), or `WIDE_CHANCE_LIMIT` in a game without dense payoffs (HUNL: its searches
+    leave the 22,100 flops a network leaf, as in training)."""
+
+    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "oracle_iterations": int,
+                                    "chance_limit": int, "chance_samples": int},
+                    minimum={"s": 1, "oracle_iterations": 1, "chance_limit": 0, "chance_samples": 1})
     try:
         search = SearchSettings(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
-                                gadget_alpha=p.get("alpha", 0.5))
+                                gadget_alpha=p.get("alpha", 0.5),
+                                chance_limit=p.get("chance_limit", 0 if game.dense_payoffs else WIDE_CHANCE_LIMIT),
+                                chance_samples=p.get("chance_samples", 16))
         value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
     except ValueError as e:
         raise AgentError(f"agent 'sog': {e}") from None

@@ -6,6 +6,7 @@ import resource
 import numpy as np
 import pytest
 
+from sog.agents.api import Agent
 from sog.agents.poker_bots import CallAgent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.eval.holdem_lbr import HoldemLBR
@@ -113,3 +114,32 @@ def test_hand_equities_match_the_scalar_equity_exactly_and_sampled():
 def test_bad_game():
     with pytest.raises(LBRError, match="needs a hold'em game"):
         HoldemLBR(load_game("leduc_poker"))
+
+
+class Opaque(Agent):
+    """An agent that plays but does not say how (no `strategy`)."""
+
+    def __init__(self, game):
+        self.game = game
+
+    def act(self, history, slot):
+        return self.game.betting(history[-1]).call
+
+
+def test_cli_lbr_on_hunl():
+    import argparse
+
+    from launch import tournament
+    from launch.console import UserError
+
+    parser = argparse.ArgumentParser()
+    tournament.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["lbr", "--game", "hunl(betFraction=0.5)", "--agent", "call", "--hands", "2"])
+    out = args.func(args)
+    assert out["hands"] == 2 and out["bets"] == [] and out["lbr_decisions"] >= 2 and out["hands_per_second"] > 0
+    args = parser.parse_args(["lbr", "--game", "hunl", "--agent", "call", "--hands", "2", "--bets", "bet"])
+    with pytest.raises(UserError, match="fold/call LBR"):
+        args.func(args)
+    game = hunl(betFraction=0.5)
+    with pytest.raises(LBRError, match="does not expose"):
+        lbr_match(game, Opaque(game), 2, lbr=HoldemLBR(game))

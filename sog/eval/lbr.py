@@ -27,6 +27,11 @@ The LBR win rate is LBR's mean return over duplicate deals (each deal played
 with LBR in both seats, the same cards), in milli-big-blinds per hand: 1000
 times the game's chips (the convention of the exploitability figures), with a
 normal 95% interval over deals.
+
+This LBR builds the full tree's call-down values, so it is for small games; hold'em at
+full scale (HUNL) has the fold / call LBR vectorised over the hands,
+`sog.eval.holdem_lbr.HoldemLBR`, which `play_lbr_game` and `lbr_match` play the same way
+(`decide`).
 """
 from __future__ import annotations
 
