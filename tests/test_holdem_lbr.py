@@ -143,3 +143,18 @@ def test_cli_lbr_on_hunl():
     game = hunl(betFraction=0.5)
     with pytest.raises(LBRError, match="does not expose"):
         lbr_match(game, Opaque(game), 2, lbr=HoldemLBR(game))
+
+
+def test_sog_agent_spec_leaves_hunl_flops_unexpanded():
+    """`sog:` agents default to chance_limit 1000 where payoffs are not dense (an expanded HUNL
+    flop would be 22,100 children), 0 elsewhere; both can be set."""
+    from launch.tournament import setup_agents
+    from sog.agents.registry import make_agent
+
+    setup_agents()
+    settings = make_agent("sog:fresh?s=1", hunl()).resolver.settings
+    assert settings.chance_limit == 1000 and settings.chance_samples == 16
+    kuhn = load_game("kuhn_poker")
+    assert make_agent("sog:fresh?s=1", kuhn).resolver.settings.chance_limit == 0
+    settings = make_agent("sog:fresh?s=1&chance_limit=5&chance_samples=3", kuhn).resolver.settings
+    assert (settings.chance_limit, settings.chance_samples) == (5, 3)
