@@ -11,7 +11,9 @@ elo.csv and tournament.png in OUT (default: the config's `out`, else
 tournaments/<config file name>).
 
 lbr: the local best response's win rate against an agent, in mbb/hand with
-its 95% interval (`sog.eval.lbr`).
+its 95% interval (`sog.eval.lbr`); hold'em without dense payoffs (more than 120
+hands: `--game hunl`) plays the fold / call LBR vectorised over the hands
+(`sog.eval.holdem_lbr`).
 
 `add_parser(subparsers)` adds both commands (`run` and `run_lbr` as their
 funcs); both return a JSON-able dict; user errors raise `launch.console.UserError`.
@@ -27,6 +29,7 @@ from sog.agents.api import AgentError
 from sog.agents.registry import make_agent
 from sog.eval.aivat import equilibrium_values, network_world_values
 from sog.eval.elo import EloError
+from sog.eval.holdem_lbr import HoldemLBR
 from sog.eval.lbr import LBRError, lbr_match
 from sog.eval.tournament import (
     CHECKDOWN,
@@ -37,6 +40,7 @@ from sog.eval.tournament import (
     run_tournament,
 )
 from sog.games import UnknownGameError, load_game
+from sog.games.holdem import Holdem
 
 
 def add_parser(subparsers):
@@ -50,7 +54,8 @@ def add_parser(subparsers):
     t.set_defaults(func=run)
 
     lb = subparsers.add_parser("lbr", help="local best response win rate against an agent (poker)")
-    lb.add_argument("--game", required=True, help="kuhn_poker or leduc_poker")
+    lb.add_argument("--game", required=True, help="a poker game: kuhn_poker, leduc_poker, a small holdem(...), "
+                                                  "or hold'em at full scale (hunl: the fold/call LBR over all hands)")
     lb.add_argument("--agent", required=True, help="agent spec, e.g. tabular:policy.json or sog:RUN?s=10&c=1")
     lb.add_argument("--hands", type=int, default=1000, help="hands (rounded up to whole duplicate deals)")
     lb.add_argument("--bets", default="",
@@ -148,17 +153,23 @@ def run_lbr(args) -> dict:
     except (UnknownGameError, AgentError) as e:
         raise UserError(str(e)) from None
     bets = [b for b in (args.bets or "").split(",") if b.strip()]
+    lbr = None
+    if isinstance(game, Holdem) and not game.dense_payoffs:
+        if bets:
+            raise UserError(f"--bets: LBR on {game.spec.name} is the fold/call LBR (bets only on small poker games)")
+        lbr = HoldemLBR(game, seed=args.seed)
 
     def progress(done, total):
         say(f"\rLBR vs {args.agent}: {done}/{total} hands", end="")
 
     try:
-        out = lbr_match(game, agent, args.hands, seed=args.seed, bets=bets, progress=progress)
+        out = lbr_match(game, agent, args.hands, seed=args.seed, bets=bets, progress=progress, lbr=lbr)
     except LBRError as e:
         raise UserError(str(e)) from None
     say()
     lo, hi = out["ci95_mbb"]
     say(f"LBR ({'fold/call' if not out['bets'] else 'fold/call/' + '/'.join(out['bets'])}) against "
         f"{args.agent} on {game.spec.name}: {out['mbb_per_hand']:+.1f} mbb/hand, 95% interval "
-        f"[{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s)")
+        f"[{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s, "
+        f"{out['hands_per_second']:.2f} hands/s, {out['seconds_per_lbr_decision']:.3f} s per LBR decision)")
     return {"agent": args.agent, "seed": args.seed, **out}

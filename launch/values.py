@@ -40,13 +40,17 @@ def fresh_cvpn(game: Game, seed: int = 0, config: NetworkConfig | None = None):
 
 def _sog_agent(game: Game, arg: str | None, params: dict):
     """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle;
-    also alpha: the gadget's, t: T_prior, the prior's temperature)."""
+    also alpha: the gadget's, t: T_prior, the prior's temperature, chance_limit / chance_samples:
+    `SearchSettings`'s, chance_limit 0 by default: the game's, 1000 on 52-card hold'em, whose
+    searches leave the flop's 22,100 deals a network leaf as in training)."""
 
-    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "t": float, "oracle_iterations": int},
-                    minimum={"s": 1, "oracle_iterations": 1})
+    p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "t": float, "oracle_iterations": int,
+                                    "chance_limit": int, "chance_samples": int},
+                    minimum={"s": 1, "oracle_iterations": 1, "chance_limit": 0, "chance_samples": 1})
     try:
         search = SearchSettings(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
-                                gadget_alpha=p.get("alpha", 0.5), prior_temperature=p.get("t", 1.0))
+                                gadget_alpha=p.get("alpha", 0.5), prior_temperature=p.get("t", 1.0),
+                                chance_limit=p.get("chance_limit", 0), chance_samples=p.get("chance_samples", 16))
         value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
     except ValueError as e:
         raise AgentError(f"agent 'sog': {e}") from None

@@ -27,6 +27,11 @@ The LBR win rate is LBR's mean return over duplicate deals (each deal played
 with LBR in both seats, the same cards), in milli-big-blinds per hand: 1000
 times the game's chips (the convention of the exploitability figures), with a
 normal 95% interval over deals.
+
+This LBR builds the full tree's call-down values, so it is for small games; hold'em at
+full scale (HUNL) has the fold / call LBR vectorised over the hands,
+`sog.eval.holdem_lbr.HoldemLBR`, which `play_lbr_game` and `lbr_match` play the same way
+(`decide`).
 """
 from __future__ import annotations
 
@@ -53,7 +58,7 @@ from sog.games.world import IllegalActionError, World
 from sog.policy import TabularPolicy
 from sog.seeding import derive_seed
 
-__all__ = ["LBRError", "LocalBestResponse", "lbr_match", "play_lbr_game"]
+__all__ = ["LBRError", "LocalBestResponse", "lbr_match", "opponent_table", "play_lbr_game"]
 
 
 class LBRError(ValueError):
@@ -183,6 +188,12 @@ class LocalBestResponse:
             out[b] = expect(bet_value)
         return out
 
+    def decide(self, pubs: Sequence[Hashable], actions: Sequence[int], actors: Sequence[int],
+               tables: dict[int, np.ndarray], seat: int, root_slot: int, opponent: Agent) -> int:
+        """LBR's action at pubs[-1] (its decision): `posterior`, then `choose` (`play_lbr_game`)."""
+        worlds = self.posterior(pubs, actions, actors, tables, seat, root_slot)
+        return self.choose(tuple(pubs), worlds, seat, opponent)[0]
+
     def choose(self, history, worlds, seat, opponent=None) -> tuple[int, dict[int, float]]:
         """(action, action values): the best of call and the allowed bets; fold if no better."""
         values = self.action_values(history, worlds, seat, opponent)
@@ -194,7 +205,7 @@ class LocalBestResponse:
         return best, values
 
 
-def _opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
+def opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
     """float [N, A]: the opponent's strategy for every possible slot at its decision (see module doc)."""
     game = agent.game
     pub = history[-1]
@@ -214,9 +225,11 @@ def _opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
     return out
 
 
-def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat: int, seed: int) -> dict:
+def play_lbr_game(game: Game, lbr, opponent: Agent, lbr_seat: int, seed: int) -> dict:
     """One game of LBR (seat `lbr_seat`) against `opponent`, with play_game's seeding (the same
-    seed gives the same cards in either seat). Returns dict(value: LBR's return, history, pubs, deal)."""
+    seed gives the same cards in either seat). `lbr`: a `LocalBestResponse`, or any object with
+    its `decide` (`sog.eval.holdem_lbr.HoldemLBR`). Returns dict(value: LBR's return, history,
+    pubs, deal, lbr_decisions, lbr_seconds: LBR's decisions and the seconds they took)."""
 
     chance_seed, seed0, seed1 = game_seeds(seed)
     rng = np.random.default_rng(chance_seed)
@@ -224,6 +237,7 @@ def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat:
     world = W.deal(game, rng)
     deal = list(world.slots)
     pubs, actions, actors, tables = [world.pub], [], [], {}
+    decisions, seconds = 0, 0.0
     while True:
         kind = game.cached("kind", world.pub)
         if kind == CHANCE:
@@ -232,10 +246,11 @@ def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat:
             actor = int(game.cached("actor", world.pub))
             history = tuple(pubs)
             if actor == lbr_seat:
-                worlds = lbr.posterior(pubs, actions, actors, tables, lbr_seat, deal[lbr_seat])
-                action, _ = lbr.choose(history, worlds, lbr_seat, opponent)
+                t0 = time.perf_counter()
+                action = lbr.decide(pubs, actions, actors, tables, lbr_seat, deal[lbr_seat], opponent)
+                decisions, seconds = decisions + 1, seconds + time.perf_counter() - t0
             else:
-                tables[len(actions)] = _opponent_table(opponent, history, world.slots[actor])
+                tables[len(actions)] = opponent_table(opponent, history, world.slots[actor])
                 action = opponent.act(history, world.slots[actor])
                 if int(action) not in W.legal_actions(game, world):
                     raise IllegalActionError(f"{opponent!r} played illegal action {action!r} at {world.pub!r}")
@@ -244,36 +259,47 @@ def play_lbr_game(game: Game, lbr: LocalBestResponse, opponent: Agent, lbr_seat:
             actors.append(actor)
         elif kind == TERMINAL:
             u = W.returns(game, world)
-            return {"value": u if lbr_seat == 0 else -u, "history": actions, "pubs": pubs, "deal": deal}
+            return {"value": u if lbr_seat == 0 else -u, "history": actions, "pubs": pubs, "deal": deal,
+                    "lbr_decisions": decisions, "lbr_seconds": seconds}
         pubs.append(world.pub)
 
 
 def lbr_match(game: Game, opponent: Agent, hands: int, seed: int = 0, bets: Sequence[str] = (),
-              progress: Callable[[int, int], None] | None = None) -> dict:
+              progress: Callable[[int, int], None] | None = None, lbr=None) -> dict:
     """LBR's win rate against `opponent` over `hands` hands (rounded up to whole duplicate deals).
 
-    Returns dict(mbb_per_hand, ci95_mbb, stderr_mbb, seat_mbb [LBR as player 0, as player 1],
-    hands, deals, chips_per_hand, seconds, bets).
+    lbr: the exploiter (default `LocalBestResponse(game, bets)`; hold'em at full scale:
+    `sog.eval.holdem_lbr.HoldemLBR`, whose `bets` is empty). Returns dict(mbb_per_hand,
+    ci95_mbb, stderr_mbb, seat_mbb [LBR as player 0, as player 1], hands, deals,
+    chips_per_hand, seconds, hands_per_second, lbr_decisions, seconds_per_lbr_decision, bets).
     """
 
     if hands < 1:
         raise LBRError(f"hands must be at least 1, got {hands}")
-    lbr = LocalBestResponse(game, bets)
+    if lbr is None:
+        lbr = LocalBestResponse(game, bets)
     deals = math.ceil(hands / 2)
     t0 = time.perf_counter()
     per_deal, seat_values = [], ([], [])
+    decisions, decision_seconds = 0, 0.0
     for k in range(deals):
         s = derive_seed(seed, k)
         pair = []
         for seat in (0, 1):
-            v = play_lbr_game(game, lbr, opponent, seat, s)["value"]
+            played = play_lbr_game(game, lbr, opponent, seat, s)
+            v = played["value"]
+            decisions += played["lbr_decisions"]
+            decision_seconds += played["lbr_seconds"]
             pair.append(v)
             seat_values[seat].append(v)
         per_deal.append(sum(pair) / 2)
         if progress is not None:
             progress(2 * (k + 1), 2 * deals)
     st = summary(per_deal)
+    seconds = time.perf_counter() - t0
     return {"game": game.spec.name, "hands": 2 * deals, "deals": deals, "bets": list(lbr.bets),
             "chips_per_hand": st["mean"], "mbb_per_hand": 1000 * st["mean"], "stderr_mbb": 1000 * st["stderr"],
             "ci95_mbb": [1000 * c for c in st["ci95"]],
-            "seat_mbb": [1000 * float(np.mean(v)) for v in seat_values], "seconds": time.perf_counter() - t0}
+            "seat_mbb": [1000 * float(np.mean(v)) for v in seat_values], "seconds": seconds,
+            "hands_per_second": 2 * deals / seconds, "lbr_decisions": decisions,
+            "seconds_per_lbr_decision": decision_seconds / decisions if decisions else float("nan")}

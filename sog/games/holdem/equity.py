@@ -11,6 +11,10 @@ most `exact_limit` of them (small decks; on 52 cards the turn and the river), el
 `samples` Monte Carlo draws from `rng`: pairs drawn without replacement from the
 cards left (standard error at most 0.5 / sqrt(samples)). Both are numpy over all
 pairs at once: no Python loop over runouts or hands.
+
+`hand_equities(deck, hand, board, board_total)` is the same equity against each opponent
+hand separately (float [N]): what the local best response (`sog.eval.holdem_lbr`) weighs
+with the opponent's range.
 """
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ from sog.games.holdem.cards import Deck, rank_cardsets
 
 EXACT_LIMIT = 100_000     # (runout, opponent hand) pairs enumerated before sampling instead
 SAMPLES = 2_000
+EXACT_RUNOUTS = 1_100     # `hand_equities`: runouts enumerated before sampling (52 cards: the flop's 1081)
+RUNOUT_SAMPLES = 1_000    # `hand_equities`: runouts sampled beyond (52 cards: before the flop)
+RANKS_PER_BATCH = 500_000  # `hand_equities`: hand ranks computed at once (bounds the temporaries)
 
 
 def _score(hero: np.ndarray, opp: np.ndarray) -> np.ndarray:
@@ -53,6 +60,61 @@ def equity(deck: Deck, hand: Sequence[int], board: Sequence[int], board_total: i
     if rng is None:
         raise ValueError("equity: Monte Carlo (too many runouts to enumerate) needs an rng")
     return _sampled(deck, hero_suits, board, left, k, rng, samples)
+
+
+def hand_equities(deck: Deck, hand: Sequence[int], board: Sequence[int], board_total: int,
+                  rng: np.random.Generator | None = None, samples: int = RUNOUT_SAMPLES,
+                  exact_runouts: int = EXACT_RUNOUTS) -> np.ndarray:
+    """float64 [N]: the equity in [0, 1] (P(win) + P(tie) / 2) of `hand` against each opponent
+    hand y of `deck` on the board dealt so far (`board`), the rest of the board (up to
+    `board_total` cards) still to come; NaN for a y sharing a card with `hand` or `board`.
+
+    Runouts are the sets of the k = board_total - len(board) cards to come, drawn from the L
+    cards in neither `hand` nor `board`; y's equity averages over the runouts that miss y's
+    cards (given both hands they are equally likely). Exact enumeration of all C(L, k)
+    runouts when there are at most `exact_runouts` (52 cards, two hole cards: the flop's
+    C(47, 2) = 1081, the turn's 46, the river's one), else `samples` runouts drawn from `rng`
+    (each a uniform k-set of the L cards, independently): y's equity is then the mean over
+    the sampled runouts that miss y (before the flop about 81% of them; standard error at
+    most 0.5 / sqrt(that count); 1/2 if none does). Work: C(L, k) or `samples` times N hand
+    ranks (`rank_cardsets`, numpy, in batches of `RANKS_PER_BATCH`).
+    """
+    hand, board = [int(c) for c in hand], [int(c) for c in board]
+    dead = sorted(set(hand) | set(board))
+    if len(dead) != len(hand) + len(board) or not all(0 <= c < deck.size for c in dead):
+        raise ValueError(f"hand_equities: hand {hand} and board {board} must be distinct cards of the deck")
+    k = board_total - len(board)
+    if k < 0:
+        raise ValueError(f"hand_equities: the board {board} holds more than {board_total} cards")
+    left = np.array([c for c in range(deck.size) if c not in dead], dtype=np.int64)
+    if len(left) < deck.hole + k:
+        raise ValueError(f"hand_equities: {len(left)} cards left cannot deal a hand of {deck.hole} "
+                         f"and {k} board cards")
+    if comb(len(left), k) <= exact_runouts:
+        runouts = np.array(list(itertools.combinations(left.tolist(), k)), dtype=np.int64).reshape(comb(len(left), k), k)
+    elif rng is None:
+        raise ValueError("hand_equities: Monte Carlo (too many runouts to enumerate) needs an rng")
+    elif samples < 1:
+        raise ValueError(f"hand_equities: samples must be at least 1, got {samples}")
+    else:
+        runouts = left[np.argsort(rng.random((samples, len(left))), axis=1)[:, :k]]           # [S, k]
+    hero_suits = deck.suit_masks(np.array([hand], dtype=np.int64))[0]                         # [4]
+    n = deck.num_hands
+    wins, counts = np.zeros(n), np.zeros(n)
+    step = max(1, RANKS_PER_BATCH // n)
+    for start in range(0, len(runouts), step):
+        part = runouts[start:start + step]                                                     # [c, k]
+        boards = np.concatenate([np.broadcast_to(np.array(board, dtype=np.int64), (len(part), len(board))),
+                                 part], axis=1)                                                # [c, b]
+        board_suits = deck.suit_masks(boards)                                                  # [c, 4]
+        hero = rank_cardsets(board_suits | hero_suits)                                         # [c]
+        opp = rank_cardsets((board_suits[:, None, :] | deck.hand_suits[None]).reshape(-1, 4)).reshape(len(part), n)
+        miss = (deck.hand_masks[None, :] & deck.card_masks(part)[:, None]) == 0                 # [c, N]
+        wins += np.where(miss, _score(hero[:, None], opp), 0.0).sum(0)
+        counts += miss.sum(0)
+    dead_mask = deck.card_masks(np.array([dead], dtype=np.int64))[0]
+    free = (deck.hand_masks & dead_mask) == 0
+    return np.where(free, np.where(counts > 0, wins / np.maximum(counts, 1), 0.5), np.nan)
 
 
 def _exact(deck: Deck, hero_suits: np.ndarray, board: list[int], left: np.ndarray, k: int, dead: set) -> float:
