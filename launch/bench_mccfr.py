@@ -91,9 +91,11 @@ class _OpenSpiel:
         return self.pyspiel.exploitability(self.os_game, self.solver.average_policy())
 
 
-def _race(runners: list, seconds: float, checkpoints: int, log) -> dict:
-    """Run the solvers in interleaved slices of seconds / checkpoints (so that load from
-    other processes hits both alike); exploitability after each slice, off the clock."""
+def race(runners: list, seconds: float, checkpoints: int, measure, metric: str, log) -> dict:
+    """Run the solvers (`.label`, `.iterations`, `.step(seconds)`) in interleaved slices of
+    seconds / checkpoints, so that load from other processes hits them alike; after each slice,
+    off the clock, `measure(runner)`, recorded under `metric`. Returns {label: {iterations,
+    seconds, cpu_seconds, metric, curve: [{seconds, iterations, metric}]}}."""
     out = {r.label: {"iterations": 0, "seconds": 0.0, "cpu_seconds": 0.0, "curve": []} for r in runners}
     for _ in range(checkpoints):
         for r in runners:
@@ -102,12 +104,10 @@ def _race(runners: list, seconds: float, checkpoints: int, log) -> dict:
             r.step(seconds / checkpoints)
             rec["seconds"] += time.perf_counter() - t
             rec["cpu_seconds"] += time.process_time() - c
-            expl = 1000 * r.exploitability()
-            rec["iterations"], rec["exploitability_mbb"] = r.iterations, expl
-            rec["curve"].append({"seconds": rec["seconds"], "iterations": r.iterations,
-                                 "exploitability_mbb": expl})
-            log(f"  {r.label} {r.name}: {r.iterations} iterations, {expl:.2f} mbb/h, "
-                f"{rec['seconds']:.1f} s")
+            value = measure(r)
+            rec["iterations"], rec[metric] = r.iterations, value
+            rec["curve"].append({"seconds": rec["seconds"], "iterations": r.iterations, metric: value})
+            log(f"  {r.label}: {r.iterations} iterations, {metric} {value:.5g}, {rec['seconds']:.1f} s")
     return out
 
 
@@ -129,7 +129,7 @@ def bench_mccfr(game, seconds: float, variants=("outcome", "external"), checkpoi
         runners = [_Ours(MCCFR_VARIANTS[variant], game, seed)]
         if os_game is not None and variant in OPENSPIEL:
             runners.append(_OpenSpiel(pyspiel, os_game, variant, seed))
-        res = _race(runners, seconds, checkpoints, log)
+        res = race(runners, seconds, checkpoints, lambda r: 1000 * r.exploitability(), "exploitability_mbb", log)
         row = {"variant": variant, "sog": res["sog"], "openspiel": res.get("openspiel")}
         if row["openspiel"] is not None:
             mine, ref = row["sog"], row["openspiel"]

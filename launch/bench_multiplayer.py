@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import time
 
+from launch.bench_mccfr import race
 from launch.console import UserError, say
 from sog.multiplayer import PlayersError, UnknownGameError, load_game
 from sog.multiplayer.best_response import Evaluator
@@ -91,20 +92,7 @@ def bench_multiplayer(game, seconds: float, checkpoints: int = 4, seed: int = 0,
                      discount_interval=max(1, int(50 * seconds))),
                _OpenSpiel(pyspiel, game, seed)]
     load = [os.getloadavg()[0]]
-    out = {r.label: {"iterations": 0, "seconds": 0.0, "cpu_seconds": 0.0, "curve": []} for r in runners}
-    for _ in range(checkpoints):
-        for r in runners:
-            rec = out[r.label]
-            t, c = time.perf_counter(), time.process_time()
-            r.step(seconds / checkpoints)
-            rec["seconds"] += time.perf_counter() - t
-            rec["cpu_seconds"] += time.process_time() - c
-            rec["iterations"] = r.iterations
-            rec["nash_conv"] = ev.nash_conv(r.policy(ev.tree))
-            rec["curve"].append({"seconds": rec["seconds"], "iterations": r.iterations,
-                                 "nash_conv": rec["nash_conv"]})
-            log(f"  {r.label}: {r.iterations} iterations, NashConv {rec['nash_conv']:.5f}, "
-                f"{rec['seconds']:.1f} s")
+    out = race(runners, seconds, checkpoints, lambda r: ev.nash_conv(r.policy(ev.tree)), "nash_conv", log)
     load.append(os.getloadavg()[0])
     ref = out["openspiel"]
     for label in ("sog plain", "sog pluribus"):

@@ -1,12 +1,12 @@
 """`sog eval --run RUN_DIR --pool POOL.yaml`: every N-th checkpoint plays a gauntlet against a
 fixed pool, one anchored Elo fit over all of it, elo.csv and elo.png; re-running plays nothing
 again; bad pools fail clearly."""
-import argparse
 import csv
 import json
 
 import pytest
 import yaml
+from fresh_runs import fresh_run, run_eval
 
 from launch.console import UserError
 
@@ -18,27 +18,7 @@ POOL = {"game": "tic_tac_toe", "agents": {"rnd": "random", "other": "random"}, "
 @pytest.fixture(scope="module")
 def ttt_run(tmp_path_factory):
     """A tiny tic-tac-toe run: fresh CVPNs saved at steps 0, 5 and 10."""
-    from learners.checkpoint import CheckpointStore
-    from learners.train_state import init_train_state
-    from sog.config import LearnerConfig, NetworkConfig
-    from sog.games import load_game
-
-    game = load_game("tic_tac_toe")
-    path = tmp_path_factory.mktemp("run")
-    net, learner = NetworkConfig(hidden=8, layers=1), LearnerConfig(keep_checkpoints=5)
-    with CheckpointStore(path, game, net, learner) as store:
-        for step in (0, 5, 10):
-            state = init_train_state(game, net, learner, seed=step)
-            store.save(state.replace(step=state.step + step), version=step)
-    return path
-
-
-def run_eval(*argv):
-    from launch import evaluate
-    parser = argparse.ArgumentParser()
-    evaluate.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["eval", *map(str, argv)])
-    return args.func(args)
+    return fresh_run(tmp_path_factory.mktemp("run"), "tic_tac_toe")
 
 
 def write_pool(tmp_path, pool):

@@ -1,12 +1,12 @@
 """`sog eval --run RUN_DIR`: exploitability of SoG(s, c) and of the raw network policy for a
 run's checkpoints, appended to eval.csv, logged to tensorboard, drawn in eval.png; re-running
 skips what is done; bad run directories and CSV files fail clearly without being touched."""
-import argparse
 import csv
 import json
 
 import numpy as np
 import pytest
+from fresh_runs import fresh_run, run_eval
 
 from learners.metrics import EVAL_FIELDS, read_scalars
 
@@ -14,27 +14,7 @@ from learners.metrics import EVAL_FIELDS, read_scalars
 @pytest.fixture(scope="module")
 def kuhn_run(tmp_path_factory):
     """A tiny Kuhn run: fresh CVPNs saved at steps 0, 5 and 10."""
-    from learners.checkpoint import CheckpointStore
-    from learners.train_state import init_train_state
-    from sog.config import LearnerConfig, NetworkConfig
-    from sog.games import load_game
-
-    kuhn = load_game("kuhn_poker")
-    path = tmp_path_factory.mktemp("run")
-    net, learner = NetworkConfig(hidden=8, layers=1), LearnerConfig(keep_checkpoints=5)
-    with CheckpointStore(path, kuhn, net, learner) as store:
-        for step in (0, 5, 10):
-            state = init_train_state(kuhn, net, learner, seed=step)
-            store.save(state.replace(step=state.step + step), version=step)
-    return path
-
-
-def run_eval(*argv):
-    from launch import evaluate
-    parser = argparse.ArgumentParser()
-    evaluate.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["eval", *map(str, argv)])
-    return args.func(args)
+    return fresh_run(tmp_path_factory.mktemp("run"), "kuhn_poker")
 
 
 def rows(path):
@@ -73,8 +53,8 @@ def test_raw_policy_figure_is_the_exact_exploitability_of_the_network_policy(kuh
 
     from learners.checkpoint import load_value_function
     from sog.eval.aivat import network_policy
-    from sog.search.full_tree import exploitability
     from sog.games import load_game
+    from sog.search.full_tree import exploitability
 
     run = tmp_path / "run"
     shutil.copytree(kuhn_run, run)
