@@ -61,6 +61,7 @@ import math
 import time
 from typing import Sequence
 
+import numba
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, Game
@@ -103,7 +104,7 @@ class Gadget:
     prev_range: float [N] the opponent's range at the root in the previous search.
     alpha: the opponent range used is alpha * r_follow + (1 - alpha) * r_prev,
       both normalised to sum 1 over possible slots (the scale of the
-      opponent's range does not change our policy).
+      opponent's range does not change our policy); r_prev's part is fixed at construction.
     """
 
     player: int
@@ -114,26 +115,74 @@ class Gadget:
 
     def __post_init__(self):
         self.regrets = np.zeros((len(self.values), 2))   # [N, (terminate, follow)]
+        prev = self.prev_range * self.possible
+        prev_part = (1 - self.alpha) * (prev / prev.sum() if prev.sum() > 0 else prev)
+        # float64 copies for the numba loops (`_gadget_range`, `_gadget_update`)
+        self._prev_part = np.ascontiguousarray(prev_part, dtype=np.float64)
+        self._values = np.ascontiguousarray(self.values, dtype=np.float64)
+        self._possible = np.ascontiguousarray(self.possible, dtype=bool)
+        self._follow = np.empty(len(self.values))     # `follow` of the current regrets
+        self._f = np.empty(len(self.values))          # scratch of `opponent_range`
+        _gadget_follow(self.regrets, self._possible, self._follow)
 
     def follow(self) -> np.ndarray:
-        """float [N]: the current Follow probability of each opponent slot."""
-        legal = np.broadcast_to(self.possible[:, None], self.regrets.shape)
-        return regret_matching(self.regrets, legal, np.full((len(self.values), 1), 2.0))[:, 1]
+        """float [N]: the current Follow probability of each opponent slot (regret matching+ over
+        (terminate, follow), uniform where neither regret is positive, 0 at impossible slots);
+        read only, overwritten by `update`."""
+        return self._follow
 
     def opponent_range(self) -> np.ndarray:
-        """float [N]: the opponent's root range for this iteration."""
-        f = self.follow() * self.possible
-        prev = self.prev_range * self.possible
-        f = f / f.sum() if f.sum() > 0 else f
-        prev = prev / prev.sum() if prev.sum() > 0 else prev
-        return self.alpha * f + (1 - self.alpha) * prev
+        """float [N]: the opponent's root range for this iteration (a new array)."""
+        out = np.empty(len(self._follow))
+        _gadget_range(self._follow, self._possible, self.alpha, self._prev_part, self._f, out)
+        return out
 
     def update(self, follow_values: np.ndarray) -> None:
         """Regret-matching+ step given the opponent's Follow counterfactual values [N]."""
-        pf = self.follow()
-        ev = (1 - pf) * self.values + pf * follow_values
-        inst = np.stack([self.values - ev, follow_values - ev], -1) * self.possible[:, None]
-        self.regrets = np.maximum(self.regrets + inst, 0.0)
+        _gadget_update(self._follow, self._values, np.ascontiguousarray(follow_values, dtype=np.float64),
+                       self._possible, self.regrets)
+        _gadget_follow(self.regrets, self._possible, self._follow)
+
+
+@numba.njit(cache=True)
+def _gadget_follow(regrets, possible, follow):
+    """follow[s]: regret matching+ over the (terminate, follow) regrets [N, 2] at the possible slots
+    (bool [N]), 1/2 where neither is positive, 0 at impossible slots; numpy's elementwise
+    arithmetic (`sog.search.cfr.regret_matching`), so the bits agree."""
+    for s in range(len(possible)):
+        p0 = _max0(regrets[s, 0]) * possible[s]
+        p1 = _max0(regrets[s, 1]) * possible[s]
+        total = p0 + p1
+        follow[s] = p1 / total if total > 0 else possible[s] / 2.0
+
+
+@numba.njit(cache=True)
+def _gadget_range(follow, possible, alpha, prev_part, f, out):
+    """out [N] = alpha * r_follow + prev_part: r_follow the Follow probabilities [N] at the
+    possible slots normalised to sum 1 (as numpy sums: `expansion.pairwise_sum`), f [N] scratch."""
+    for s in range(len(f)):
+        f[s] = follow[s] * possible[s]
+    total = expansion.pairwise_sum(f, 0, len(f))
+    for s in range(len(f)):
+        out[s] = alpha * (f[s] / total if total > 0 else f[s]) + prev_part[s]
+
+
+@numba.njit(cache=True)
+def _gadget_update(follow, values, follow_values, possible, regrets):
+    """Regret matching+ at the possible slots, in place on regrets [N, 2]: the Follow and
+    Terminate values against their mix by the Follow probabilities follow [N]."""
+    for s in range(len(follow)):
+        ev = (1 - follow[s]) * values[s] + follow[s] * follow_values[s]
+        r0 = regrets[s, 0] + (values[s] - ev) * possible[s]
+        r1 = regrets[s, 1] + (follow_values[s] - ev) * possible[s]
+        regrets[s, 0] = _max0(r0)
+        regrets[s, 1] = _max0(r1)
+
+
+@numba.njit(cache=True)
+def _max0(x):
+    """np.maximum(x, 0.0) of a float (NaN stays NaN)."""
+    return x if x > 0.0 or np.isnan(x) else 0.0
 
 
 @dataclasses.dataclass
