@@ -66,10 +66,10 @@ import numpy as np
 
 from sog.games.api import CHANCE, DECISION, Game
 from sog.search import expansion, node_cfr
-from sog.search.cfr import Levels, full_policy, propagate_ranges, regret_matching
+from sog.search.cfr import regret_matching
 from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
-from sog.search.tree import PublicTree, compile_tree
+from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction, ValueSteps, drive
 
 PHASES = ("tree", "cfr", "value")
@@ -324,10 +324,7 @@ class GTCFR:
         leaves (none without frontier leaves)."""
         t0, v0 = time.perf_counter(), self.recorder.seconds
         self._ensure_capacity()
-        if self._view is None or self._view.version != self.tree.version:
-            self._view = TreeView(self.tree)
-            self._extend_payoffs()
-        view, n = self._view, self._view.n
+        view, n = self._current_view(), self._view.n
         t1 = time.perf_counter()
         passes = ((True, False), (False, True)) if self.settings.alternating else ((True, True),)
         for _ in range(iterations):
@@ -343,6 +340,14 @@ class GTCFR:
         self.timings["tree"] += t1 - t0
         self.timings["cfr"] += t2 - t1 - value
         self.timings["value"] += value
+
+    def _current_view(self) -> TreeView:
+        """The `TreeView` of the tree as it is now (made again, with the new terminals' payoffs,
+        when the tree has changed)."""
+        if self._view is None or self._view.version != self.tree.version:
+            self._view = TreeView(self.tree)
+            self._extend_payoffs()
+        return self._view
 
     def _extend_payoffs(self) -> None:
         """The dense payoff matrices [T, N, N] of the view's terminals (new terminals appended:
@@ -396,28 +401,29 @@ class GTCFR:
         n_legal = np.maximum(legal.sum(-1, keepdims=True), 1)
         return regret_matching(self.avg[node][None], legal[None], n_legal[None])[0]
 
-    def average_values(self, node: int) -> np.ndarray:
-        """float [2, N]: counterfactual values at a node averaged over the iterations since it
-        joined the tree (linear weights, as the average policy), each player's from the passes
-        that updated it: with alternating updates, the values the gadget of a later re-solve
-        compares these with are of the same kind."""
-        return self.value_sum[node] / max(self.value_weight[node], 1e-300)
+    def average_values(self, nodes: int | np.ndarray) -> np.ndarray:
+        """float [2, N] at a node (or [k, 2, N] at node ids int [k]): counterfactual values averaged
+        over the iterations since the node joined the tree (linear weights, as the average
+        policy), each player's from the passes that updated it: with alternating updates, the
+        values the gadget of a later re-solve compares these with are of the same kind."""
+        return self.value_sum[nodes] / np.maximum(self.value_weight[nodes], 1e-300)[..., None, None]
 
     def average_ranges(self) -> np.ndarray:
-        """float [size, 2, N]: every node's ranges under the average policy (node-indexed).
+        """float [size, 2, N]: every node's ranges under the average policy (node-indexed): one
+        down pass (`node_cfr.propagate_ranges`) with the average policy at every node's entries.
 
         The opponent's root range is the gadget's latest one when re-solving."""
-        ct = compile_tree(self.tree)
-        lv = Levels(ct)
-        sigma = np.stack([self.average_policy(int(v)) for v in ct.node_of[lv.dec]]) if len(lv.dec) \
-            else np.zeros((0, ct.num_states, ct.num_actions))
+        self._ensure_capacity()
+        view, n = self._current_view(), self.tree.size
+        entries = view.legal & view.present
+        sigma = regret_matching(self.avg[:n], entries, np.maximum(entries.sum(-1, keepdims=True), 1))
         root = self.root_ranges.copy()
         if self.gadget is not None:
             root[self.gadget.player] = self.gadget.opponent_range()
-        ranges = propagate_ranges(lv, full_policy(lv, sigma), root[None])
-        out = np.empty_like(ranges)
-        out[ct.node_of] = ranges
-        return out
+        ranges = np.empty((n, 2, self.game.spec.num_states))
+        node_cfr.propagate_ranges(root, view.possible, view.parent, view.edge_start, view.e_player, view.e_src,
+                                  view.e_dst, view.e_action, sigma, ranges)
+        return ranges
 
     def result(self) -> SearchResult:
         node = self.search_node
