@@ -72,6 +72,9 @@ from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction, ValueSteps, drive
 
+_SIMULTANEOUS = (np.array([True, True]),)                             # the players of an iteration's passes
+_ALTERNATING = (np.array([True, False]), np.array([False, True]))
+
 PHASES = ("tree", "cfr", "value")
 """The phases a search's time is split into (seconds): `tree` growing, compiling and reading the
 tree (expansion phases, recompiles, the result, the re-solving summaries), `cfr` the CFR passes
@@ -274,6 +277,7 @@ class GTCFR:
                                           dtype=np.float64)
         self._view: TreeView | None = None
         self._payoffs = np.zeros((0, N, N))   # the view's terminals' payoff matrices
+        self._no_leaves = np.zeros((0, 2, N))  # the leaf values of a tree without frontier
         self.timings = dict.fromkeys(PHASES, 0.0)
 
     # ---- node-indexed state -------------------------------------------------
@@ -324,18 +328,13 @@ class GTCFR:
         leaves (none without frontier leaves)."""
         t0, v0 = time.perf_counter(), self.recorder.seconds
         self._ensure_capacity()
-        view, n = self._current_view(), self._view.n
+        view = self._current_view()
         t1 = time.perf_counter()
-        passes = ((True, False), (False, True)) if self.settings.alternating else ((True, True),)
+        passes = _ALTERNATING if self.settings.alternating else _SIMULTANEOUS
         for _ in range(iterations):
             self.t += 1
-            for players in passes:
-                values = yield from self._pass(view, np.array(players))
-                for i in (0, 1):
-                    if players[i]:
-                        self.own[:n, i] = values[:n, i]
-            self.value_sum[:n] += self.t * self.own[:n]
-            self.value_weight[:n] += self.t
+            for k, players in enumerate(passes):
+                yield from self._pass(view, players, k == len(passes) - 1)
         t2, value = time.perf_counter(), self.recorder.seconds - v0
         self.timings["tree"] += t1 - t0
         self.timings["cfr"] += t2 - t1 - value
@@ -351,7 +350,7 @@ class GTCFR:
 
     def _extend_payoffs(self) -> None:
         """The dense payoff matrices [T, N, N] of the view's terminals (new terminals appended:
-        node ids only grow), or None for a game without dense payoffs."""
+        node ids only grow); none ([0, N, N]) for a game without dense payoffs."""
         if not self.game.dense_payoffs:
             return
         terminals = self._view.terminals
@@ -359,41 +358,40 @@ class GTCFR:
         if new:
             self._payoffs = np.concatenate([self._payoffs, np.stack(new)])
 
-    def _pass(self, view: TreeView, players: np.ndarray) -> ValueSteps[np.ndarray]:
+    def _pass(self, view: TreeView, players: np.ndarray, last: bool) -> ValueSteps[None]:
         """One CFR+ pass of the current policy with regret and average updates for `players`
-        (bool [2]); sets `ranges` and `q`, returns the values (float [>= n, 2, N], scratch)."""
-        g, n = self.gadget, view.n
+        (bool [2]), the last of its iteration or not: sets `ranges`, `values` (scratch), `q`,
+        the players' rows of `own`, and on the last pass adds the iteration to the averaged
+        values' sums (`node_cfr.down_pass`, the leaf values, `node_cfr.up_pass`)."""
+        g, values = self.gadget, self.values
         if g is not None:
             self.root_ranges[g.player] = g.opponent_range()
-        node_cfr.current_policy(view.kind, view.legal, view.present, self.regrets, self.sigma)
-        node_cfr.propagate_ranges(self.root_ranges, view.possible, view.parent, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, self.sigma, self.ranges)
-        values = self.values
-        values[:n] = 0.0
-        yield from self._leaf_values(view, values)
-        node_cfr.propagate_values(view.actor, view.first_child, view.next_sibling, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
-                                  self.sigma, values, self.q)
+        node_cfr.down_pass(self.root_ranges, view.kind, view.possible, view.parent, view.edge_start, view.e_player,
+                           view.e_src, view.e_dst, view.e_action, view.legal, view.present, self.regrets, self.sigma,
+                           self.ranges, view.terminals, self._payoffs, values)
+        leaf_values = yield from self._leaf_values(view, values)
+        node_cfr.up_pass(view.frontier, leaf_values, view.kind, view.actor, view.first_child, view.next_sibling,
+                         view.edge_start, view.e_player, view.e_src, view.e_dst, view.e_action, view.prob,
+                         view.possible, view.legal, view.present, self.sigma, players, self.t, last, self.ranges,
+                         values, self.q, self.regrets, self.avg, self.own, self.value_sum, self.value_weight)
         if g is not None and players[g.player]:
             g.update(values[self.root, g.player])
-        node_cfr.update_regrets(view.kind, view.actor, players, self.t, view.legal, view.present, self.sigma, self.q,
-                                values, self.ranges, self.regrets, self.avg)
-        return values
 
-    def _leaf_values(self, view: TreeView, values: np.ndarray) -> ValueSteps[None]:
-        """Terminal values (exact) and frontier values (one value request), into values."""
+    def _leaf_values(self, view: TreeView, values: np.ndarray) -> ValueSteps[np.ndarray]:
+        """The terminals' values from `Game.terminal_values` into values, for a game without dense
+        payoffs (`node_cfr.down_pass` sets them otherwise); the frontier's values (one value
+        request, the priors set from its logits), float64 [F, 2, N]."""
         terminals, ranges = view.terminals, self.ranges
-        if self.game.dense_payoffs:
-            node_cfr.terminal_values(terminals, self._payoffs, view.possible, ranges, values)
-        elif len(terminals):
+        if not self.game.dense_payoffs and len(terminals):
             values[terminals] = self.game.terminal_values([self.tree.pubs[t] for t in terminals],
                                                           ranges[terminals])
         f = view.frontier
-        if len(f):
-            pubs = self.tree.pubs
-            leaf_values, logits = yield from self.recorder.ask([pubs[p] for p in f.tolist()], ranges[f])
-            values[f] = leaf_values * view.possible[f]
-            self._set_priors(f, logits)
+        if not len(f):
+            return self._no_leaves
+        pubs = self.tree.pubs
+        leaf_values, logits = yield from self.recorder.ask([pubs[p] for p in f.tolist()], ranges[f])
+        self._set_priors(f, logits)
+        return np.asarray(leaf_values, dtype=np.float64)
 
     def average_policy(self, node: int) -> np.ndarray:
         """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
