@@ -61,15 +61,19 @@ import math
 import time
 from typing import Sequence
 
+import numba
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, Game
 from sog.search import expansion, node_cfr
-from sog.search.cfr import Levels, full_policy, propagate_ranges, regret_matching
+from sog.search.cfr import regret_matching
 from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
-from sog.search.tree import PublicTree, compile_tree
+from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction, ValueSteps, drive
+
+_SIMULTANEOUS = (np.array([True, True]),)                             # the players of an iteration's passes
+_ALTERNATING = (np.array([True, False]), np.array([False, True]))
 
 PHASES = ("tree", "cfr", "value")
 """The phases a search's time is split into (seconds): `tree` growing, compiling and reading the
@@ -103,7 +107,7 @@ class Gadget:
     prev_range: float [N] the opponent's range at the root in the previous search.
     alpha: the opponent range used is alpha * r_follow + (1 - alpha) * r_prev,
       both normalised to sum 1 over possible slots (the scale of the
-      opponent's range does not change our policy).
+      opponent's range does not change our policy); r_prev's part is fixed at construction.
     """
 
     player: int
@@ -114,26 +118,74 @@ class Gadget:
 
     def __post_init__(self):
         self.regrets = np.zeros((len(self.values), 2))   # [N, (terminate, follow)]
+        prev = self.prev_range * self.possible
+        prev_part = (1 - self.alpha) * (prev / prev.sum() if prev.sum() > 0 else prev)
+        # float64 copies for the numba loops (`_gadget_range`, `_gadget_update`)
+        self._prev_part = np.ascontiguousarray(prev_part, dtype=np.float64)
+        self._values = np.ascontiguousarray(self.values, dtype=np.float64)
+        self._possible = np.ascontiguousarray(self.possible, dtype=bool)
+        self._follow = np.empty(len(self.values))     # `follow` of the current regrets
+        self._f = np.empty(len(self.values))          # scratch of `opponent_range`
+        _gadget_follow(self.regrets, self._possible, self._follow)
 
     def follow(self) -> np.ndarray:
-        """float [N]: the current Follow probability of each opponent slot."""
-        legal = np.broadcast_to(self.possible[:, None], self.regrets.shape)
-        return regret_matching(self.regrets, legal, np.full((len(self.values), 1), 2.0))[:, 1]
+        """float [N]: the current Follow probability of each opponent slot (regret matching+ over
+        (terminate, follow), uniform where neither regret is positive, 0 at impossible slots);
+        read only, overwritten by `update`."""
+        return self._follow
 
     def opponent_range(self) -> np.ndarray:
-        """float [N]: the opponent's root range for this iteration."""
-        f = self.follow() * self.possible
-        prev = self.prev_range * self.possible
-        f = f / f.sum() if f.sum() > 0 else f
-        prev = prev / prev.sum() if prev.sum() > 0 else prev
-        return self.alpha * f + (1 - self.alpha) * prev
+        """float [N]: the opponent's root range for this iteration (a new array)."""
+        out = np.empty(len(self._follow))
+        _gadget_range(self._follow, self._possible, self.alpha, self._prev_part, self._f, out)
+        return out
 
     def update(self, follow_values: np.ndarray) -> None:
         """Regret-matching+ step given the opponent's Follow counterfactual values [N]."""
-        pf = self.follow()
-        ev = (1 - pf) * self.values + pf * follow_values
-        inst = np.stack([self.values - ev, follow_values - ev], -1) * self.possible[:, None]
-        self.regrets = np.maximum(self.regrets + inst, 0.0)
+        _gadget_update(self._follow, self._values, np.ascontiguousarray(follow_values, dtype=np.float64),
+                       self._possible, self.regrets)
+        _gadget_follow(self.regrets, self._possible, self._follow)
+
+
+@numba.njit(cache=True)
+def _gadget_follow(regrets, possible, follow):
+    """follow[s]: regret matching+ over the (terminate, follow) regrets [N, 2] at the possible slots
+    (bool [N]), 1/2 where neither is positive, 0 at impossible slots; numpy's elementwise
+    arithmetic (`sog.search.cfr.regret_matching`), so the bits agree."""
+    for s in range(len(possible)):
+        p0 = _max0(regrets[s, 0]) * possible[s]
+        p1 = _max0(regrets[s, 1]) * possible[s]
+        total = p0 + p1
+        follow[s] = p1 / total if total > 0 else possible[s] / 2.0
+
+
+@numba.njit(cache=True)
+def _gadget_range(follow, possible, alpha, prev_part, f, out):
+    """out [N] = alpha * r_follow + prev_part: r_follow the Follow probabilities [N] at the
+    possible slots normalised to sum 1 (as numpy sums: `expansion.pairwise_sum`), f [N] scratch."""
+    for s in range(len(f)):
+        f[s] = follow[s] * possible[s]
+    total = expansion.pairwise_sum(f, 0, len(f))
+    for s in range(len(f)):
+        out[s] = alpha * (f[s] / total if total > 0 else f[s]) + prev_part[s]
+
+
+@numba.njit(cache=True)
+def _gadget_update(follow, values, follow_values, possible, regrets):
+    """Regret matching+ at the possible slots, in place on regrets [N, 2]: the Follow and
+    Terminate values against their mix by the Follow probabilities follow [N]."""
+    for s in range(len(follow)):
+        ev = (1 - follow[s]) * values[s] + follow[s] * follow_values[s]
+        r0 = regrets[s, 0] + (values[s] - ev) * possible[s]
+        r1 = regrets[s, 1] + (follow_values[s] - ev) * possible[s]
+        regrets[s, 0] = _max0(r0)
+        regrets[s, 1] = _max0(r1)
+
+
+@numba.njit(cache=True)
+def _max0(x):
+    """np.maximum(x, 0.0) of a float (NaN stays NaN)."""
+    return x if x > 0.0 or np.isnan(x) else 0.0
 
 
 @dataclasses.dataclass
@@ -225,6 +277,7 @@ class GTCFR:
                                           dtype=np.float64)
         self._view: TreeView | None = None
         self._payoffs = np.zeros((0, N, N))   # the view's terminals' payoff matrices
+        self._no_leaves = np.zeros((0, 2, N))  # the leaf values of a tree without frontier
         self.timings = dict.fromkeys(PHASES, 0.0)
 
     # ---- node-indexed state -------------------------------------------------
@@ -275,29 +328,29 @@ class GTCFR:
         leaves (none without frontier leaves)."""
         t0, v0 = time.perf_counter(), self.recorder.seconds
         self._ensure_capacity()
-        if self._view is None or self._view.version != self.tree.version:
-            self._view = TreeView(self.tree)
-            self._extend_payoffs()
-        view, n = self._view, self._view.n
+        view = self._current_view()
         t1 = time.perf_counter()
-        passes = ((True, False), (False, True)) if self.settings.alternating else ((True, True),)
+        passes = _ALTERNATING if self.settings.alternating else _SIMULTANEOUS
         for _ in range(iterations):
             self.t += 1
-            for players in passes:
-                values = yield from self._pass(view, np.array(players))
-                for i in (0, 1):
-                    if players[i]:
-                        self.own[:n, i] = values[:n, i]
-            self.value_sum[:n] += self.t * self.own[:n]
-            self.value_weight[:n] += self.t
+            for k, players in enumerate(passes):
+                yield from self._pass(view, players, k == len(passes) - 1)
         t2, value = time.perf_counter(), self.recorder.seconds - v0
         self.timings["tree"] += t1 - t0
         self.timings["cfr"] += t2 - t1 - value
         self.timings["value"] += value
 
+    def _current_view(self) -> TreeView:
+        """The `TreeView` of the tree as it is now (made again, with the new terminals' payoffs,
+        when the tree has changed)."""
+        if self._view is None or self._view.version != self.tree.version:
+            self._view = TreeView(self.tree)
+            self._extend_payoffs()
+        return self._view
+
     def _extend_payoffs(self) -> None:
         """The dense payoff matrices [T, N, N] of the view's terminals (new terminals appended:
-        node ids only grow), or None for a game without dense payoffs."""
+        node ids only grow); none ([0, N, N]) for a game without dense payoffs."""
         if not self.game.dense_payoffs:
             return
         terminals = self._view.terminals
@@ -305,41 +358,40 @@ class GTCFR:
         if new:
             self._payoffs = np.concatenate([self._payoffs, np.stack(new)])
 
-    def _pass(self, view: TreeView, players: np.ndarray) -> ValueSteps[np.ndarray]:
+    def _pass(self, view: TreeView, players: np.ndarray, last: bool) -> ValueSteps[None]:
         """One CFR+ pass of the current policy with regret and average updates for `players`
-        (bool [2]); sets `ranges` and `q`, returns the values (float [>= n, 2, N], scratch)."""
-        g, n = self.gadget, view.n
+        (bool [2]), the last of its iteration or not: sets `ranges`, `values` (scratch), `q`,
+        the players' rows of `own`, and on the last pass adds the iteration to the averaged
+        values' sums (`node_cfr.down_pass`, the leaf values, `node_cfr.up_pass`)."""
+        g, values = self.gadget, self.values
         if g is not None:
             self.root_ranges[g.player] = g.opponent_range()
-        node_cfr.current_policy(view.kind, view.legal, view.present, self.regrets, self.sigma)
-        node_cfr.propagate_ranges(self.root_ranges, view.possible, view.parent, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, self.sigma, self.ranges)
-        values = self.values
-        values[:n] = 0.0
-        yield from self._leaf_values(view, values)
-        node_cfr.propagate_values(view.actor, view.first_child, view.next_sibling, view.edge_start, view.e_player,
-                                  view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
-                                  self.sigma, values, self.q)
+        node_cfr.down_pass(self.root_ranges, view.kind, view.possible, view.parent, view.edge_start, view.e_player,
+                           view.e_src, view.e_dst, view.e_action, view.legal, view.present, self.regrets, self.sigma,
+                           self.ranges, view.terminals, self._payoffs, values)
+        leaf_values = yield from self._leaf_values(view, values)
+        node_cfr.up_pass(view.frontier, leaf_values, view.kind, view.actor, view.first_child, view.next_sibling,
+                         view.edge_start, view.e_player, view.e_src, view.e_dst, view.e_action, view.prob,
+                         view.possible, view.legal, view.present, self.sigma, players, self.t, last, self.ranges,
+                         values, self.q, self.regrets, self.avg, self.own, self.value_sum, self.value_weight)
         if g is not None and players[g.player]:
             g.update(values[self.root, g.player])
-        node_cfr.update_regrets(view.kind, view.actor, players, self.t, view.legal, view.present, self.sigma, self.q,
-                                values, self.ranges, self.regrets, self.avg)
-        return values
 
-    def _leaf_values(self, view: TreeView, values: np.ndarray) -> ValueSteps[None]:
-        """Terminal values (exact) and frontier values (one value request), into values."""
+    def _leaf_values(self, view: TreeView, values: np.ndarray) -> ValueSteps[np.ndarray]:
+        """The terminals' values from `Game.terminal_values` into values, for a game without dense
+        payoffs (`node_cfr.down_pass` sets them otherwise); the frontier's values (one value
+        request, the priors set from its logits), float64 [F, 2, N]."""
         terminals, ranges = view.terminals, self.ranges
-        if self.game.dense_payoffs:
-            node_cfr.terminal_values(terminals, self._payoffs, view.possible, ranges, values)
-        elif len(terminals):
+        if not self.game.dense_payoffs and len(terminals):
             values[terminals] = self.game.terminal_values([self.tree.pubs[t] for t in terminals],
                                                           ranges[terminals])
         f = view.frontier
-        if len(f):
-            pubs = self.tree.pubs
-            leaf_values, logits = yield from self.recorder.ask([pubs[p] for p in f.tolist()], ranges[f])
-            values[f] = leaf_values * view.possible[f]
-            self._set_priors(f, logits)
+        if not len(f):
+            return self._no_leaves
+        pubs = self.tree.pubs
+        leaf_values, logits = yield from self.recorder.ask([pubs[p] for p in f.tolist()], ranges[f])
+        self._set_priors(f, logits)
+        return np.asarray(leaf_values, dtype=np.float64)
 
     def average_policy(self, node: int) -> np.ndarray:
         """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
@@ -347,28 +399,29 @@ class GTCFR:
         n_legal = np.maximum(legal.sum(-1, keepdims=True), 1)
         return regret_matching(self.avg[node][None], legal[None], n_legal[None])[0]
 
-    def average_values(self, node: int) -> np.ndarray:
-        """float [2, N]: counterfactual values at a node averaged over the iterations since it
-        joined the tree (linear weights, as the average policy), each player's from the passes
-        that updated it: with alternating updates, the values the gadget of a later re-solve
-        compares these with are of the same kind."""
-        return self.value_sum[node] / max(self.value_weight[node], 1e-300)
+    def average_values(self, nodes: int | np.ndarray) -> np.ndarray:
+        """float [2, N] at a node (or [k, 2, N] at node ids int [k]): counterfactual values averaged
+        over the iterations since the node joined the tree (linear weights, as the average
+        policy), each player's from the passes that updated it: with alternating updates, the
+        values the gadget of a later re-solve compares these with are of the same kind."""
+        return self.value_sum[nodes] / np.maximum(self.value_weight[nodes], 1e-300)[..., None, None]
 
     def average_ranges(self) -> np.ndarray:
-        """float [size, 2, N]: every node's ranges under the average policy (node-indexed).
+        """float [size, 2, N]: every node's ranges under the average policy (node-indexed): one
+        down pass (`node_cfr.propagate_ranges`) with the average policy at every node's entries.
 
         The opponent's root range is the gadget's latest one when re-solving."""
-        ct = compile_tree(self.tree)
-        lv = Levels(ct)
-        sigma = np.stack([self.average_policy(int(v)) for v in ct.node_of[lv.dec]]) if len(lv.dec) \
-            else np.zeros((0, ct.num_states, ct.num_actions))
+        self._ensure_capacity()
+        view, n = self._current_view(), self.tree.size
+        entries = view.legal & view.present
+        sigma = regret_matching(self.avg[:n], entries, np.maximum(entries.sum(-1, keepdims=True), 1))
         root = self.root_ranges.copy()
         if self.gadget is not None:
             root[self.gadget.player] = self.gadget.opponent_range()
-        ranges = propagate_ranges(lv, full_policy(lv, sigma), root[None])
-        out = np.empty_like(ranges)
-        out[ct.node_of] = ranges
-        return out
+        ranges = np.empty((n, 2, self.game.spec.num_states))
+        node_cfr.propagate_ranges(root, view.possible, view.parent, view.edge_start, view.e_player, view.e_src,
+                                  view.e_dst, view.e_action, sigma, ranges)
+        return ranges
 
     def result(self) -> SearchResult:
         node = self.search_node

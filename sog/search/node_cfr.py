@@ -205,3 +205,46 @@ def update_regrets(kind, actor, players, t, legal, present, sigma, q, values, ra
                 if legal[p, s, a] and present[p, s, a]:
                     regrets[p, s, a] = max(regrets[p, s, a] + (q[p, s, a] - values[p, i, s]), 0.0)
                     avg[p, s, a] = avg[p, s, a] + t * ranges[p, i, s] * sigma[p, s, a]
+
+
+@numba.njit(cache=True)
+def down_pass(root_ranges, kind, possible, parent, edge_start, e_player, e_src, e_dst, e_action, legal, present,
+              regrets, sigma, ranges, terminals, payoffs, values):
+    """A pass's work before its frontier values: the current policy (`current_policy`), the
+    ranges (`propagate_ranges`), values [>= n, 2, N] zeroed over the n nodes and the terminals'
+    values from their payoff matrices (`terminal_values`; payoffs float [T, N, N], or [0, N, N]
+    for a game without dense payoffs: its terminals are left zero)."""
+    current_policy(kind, legal, present, regrets, sigma)
+    propagate_ranges(root_ranges, possible, parent, edge_start, e_player, e_src, e_dst, e_action, sigma, ranges)
+    values[:len(kind)] = 0.0
+    if len(payoffs):
+        terminal_values(terminals, payoffs, possible, ranges, values)
+
+
+@numba.njit(cache=True)
+def up_pass(frontier, leaf_values, kind, actor, first_child, next_sibling, edge_start, e_player, e_src, e_dst,
+            e_action, prob, possible, legal, present, sigma, players, t, last, ranges, values, q, regrets, avg,
+            own, value_sum, value_weight):
+    """A pass's work after its frontier values (leaf_values float [F, 2, N], in `frontier`'s
+    order): frontier rows of values set (masked to the possible slots), values and q up
+    (`propagate_values`), CFR+ for `players` (`update_regrets`), their rows of values copied into
+    `own` [>= n, 2, N]; on the iteration's `last` pass, value_sum += t * own and value_weight += t
+    over the n nodes (the iteration-averaged values' sums)."""
+    for k in range(len(frontier)):
+        v = frontier[k]
+        for i in range(2):
+            for s in range(possible.shape[2]):
+                values[v, i, s] = leaf_values[k, i, s] * possible[v, i, s]
+    propagate_values(actor, first_child, next_sibling, edge_start, e_player, e_src, e_dst, e_action, prob, legal,
+                     present, sigma, values, q)
+    update_regrets(kind, actor, players, t, legal, present, sigma, q, values, ranges, regrets, avg)
+    n = len(kind)
+    for i in range(2):
+        if players[i]:
+            own[:n, i] = values[:n, i]
+    if last:
+        for v in range(n):
+            for i in range(2):
+                for s in range(own.shape[2]):
+                    value_sum[v, i, s] += t * own[v, i, s]
+            value_weight[v] += t

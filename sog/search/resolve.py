@@ -211,13 +211,8 @@ def carry(ranges: np.ndarray, state_maps: np.ndarray) -> np.ndarray:
 
 
 def summarize(search: GTCFR) -> Summary:
-    """The summary of a finished search (every node of its tree)."""
+    """The summary of a finished search (every public state of its tree, at its first node)."""
     tree = search.tree
-    ranges = search.average_ranges()
-    out = Summary({}, {})
-    for node in range(tree.size):
-        pub = tree.pubs[node]
-        if pub not in out.ranges:
-            out.ranges[pub] = ranges[node]
-            out.values[pub] = search.average_values(node)
-    return out
+    firsts = np.flatnonzero(tree.first[:tree.size] == np.arange(tree.size))
+    pubs = [tree.pubs[v] for v in firsts.tolist()]
+    return Summary(dict(zip(pubs, search.average_ranges()[firsts])), dict(zip(pubs, search.average_values(firsts))))
