@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from actors.batch_sizes import BatchSizes
-from networks.encoding import encode, to_game_units
+from networks.encoding import encode, to_game_units, value_scales
 from sog.games import load_game
 from sog.process import rss_mb
 
@@ -269,5 +269,5 @@ class InferenceClient:
         self.calls += 1
         self.queries += len(pubs)
         self.batch_sizes.add(len(pubs))
-        return (to_game_units(values, ranges, possible, spec.max_utility),
+        return (to_game_units(values, ranges, possible, value_scales(self.game, pubs)),
                 np.asarray(logits, dtype=np.float64))

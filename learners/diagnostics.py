@@ -57,7 +57,7 @@ import time
 
 import numpy as np
 
-from networks.encoding import encode, to_network_units
+from networks.encoding import encode, to_network_units, value_scales
 from networks.value_function import NetworkValueFunction
 from sog.games.api import TERMINAL, Game
 from sog.search.full_tree import full_tree
@@ -153,7 +153,7 @@ def exact_network_values(game: Game, pubs: list, ranges: np.ndarray,
                                 max_iterations=EXACT_MAX_ITERATIONS)
     unit = ranges / np.maximum(np.where(possible, ranges, 0.0).sum(-1, keepdims=True), 1e-300)
     values, _ = oracle.solve(pubs, unit)
-    exact, mask = to_network_units(values, unit, possible, spec.max_utility)
+    exact, mask = to_network_units(values, unit, possible, value_scales(game, pubs))
     return exact, mask, oracle.gap / (spec.max_utility * len(pubs))
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from networks.encoding import encode, to_network_units
+from networks.encoding import encode, to_network_units, value_scales
 from sog.games.api import DECISION, Game
 
 TRAIN_KEYS = ("inputs", "possible", "value_target", "value_mask", "policy_target", "policy_mask", "legal")
@@ -63,7 +63,7 @@ def make_batch(game: Game, pubs: Sequence, ranges: np.ndarray, values: np.ndarra
     if values is None:
         value_target, v_mask = np.zeros((b, 2, n), np.float32), np.zeros((b, 2, n), bool)
     else:
-        value_target, v_mask = to_network_units(values, ranges, possible, spec.max_utility)
+        value_target, v_mask = to_network_units(values, ranges, possible, value_scales(game, pubs))
         if value_mask is not None:
             v_mask &= value_mask
     if policies is None:

@@ -11,11 +11,13 @@ concatenated with the public features: float32 [B, 2N + F] laid out as
 Units. Counterfactual values of the game scale as
 `cfv_0(r0, c * r1) = c * cfv_0(r0, r1)` and do not change when r0 is scaled
 (the same for player 1 with the roles swapped). The network therefore
-predicts values for the normalised ranges in units of `spec.max_utility`
-("network units"), and
+predicts values for the normalised ranges in units of the public state's
+value scale `Game.value_scale(pub)` ("network units": `spec.max_utility` by
+default; hold'em's pot, as DeepStack normalises by the pot, so that the values
+early in a 200-big-blind hand are not thousandths of a unit), and
 
-    cfv_i = v_i * max_utility * sum(r_{1-i})          (to_game_units)
-    v_i   = cfv_i / (max_utility * sum(r_{1-i}))      (to_network_units)
+    cfv_i = v_i * scale * sum(r_{1-i})          (to_game_units)
+    v_i   = cfv_i / (scale * sum(r_{1-i}))      (to_network_units)
 
 where the sums run over the opponent's possible slots. Where the opponent's
 total reach is 0 the game value is 0 whatever the network says, so
@@ -98,23 +100,30 @@ def opponent_reach(ranges: np.ndarray, possible: np.ndarray) -> np.ndarray:
     return total[:, ::-1].astype(np.float64)
 
 
-def to_game_units(values: np.ndarray, ranges: np.ndarray, possible: np.ndarray,
-                  max_utility: float) -> np.ndarray:
-    """float64 [B, 2, N] counterfactual values from network values [B, 2, N]; 0 at impossible slots."""
-    scale = max_utility * opponent_reach(ranges, possible)[:, :, None]
+def value_scales(game: Game, pubs: Sequence) -> np.ndarray:
+    """float64 [B]: `game.value_scale(pub)` of each public state, the network's unit there."""
+    return np.array([game.value_scale(pub) for pub in pubs], dtype=np.float64)
+
+
+def to_game_units(values: np.ndarray, ranges: np.ndarray, possible: np.ndarray, scale) -> np.ndarray:
+    """float64 [B, 2, N] counterfactual values from network values [B, 2, N]; 0 at impossible slots.
+    scale: the unit, one number or one per row (float [B]: `value_scales`)."""
+    scale = np.reshape(np.asarray(scale, dtype=np.float64), (-1, 1, 1)) * opponent_reach(ranges, possible)[:, :, None]
     return np.where(possible, np.asarray(values, dtype=np.float64) * scale, 0.0)
 
 
 def to_network_units(values: np.ndarray, ranges: np.ndarray, possible: np.ndarray,
-                     max_utility: float) -> tuple[np.ndarray, np.ndarray]:
+                     scale) -> tuple[np.ndarray, np.ndarray]:
     """The exact inverse of `to_game_units` where it is invertible.
 
-    values: counterfactual values in game units [B, 2, N] for `ranges` [B, 2, N].
+    values: counterfactual values in game units [B, 2, N] for `ranges` [B, 2, N]; scale: the
+    unit, one number or float [B].
     Returns (network values float32 [B, 2, N], mask bool [B, 2, N]): mask is
     False at impossible slots and where the opponent's total reach is 0
     (there the value is 0 for every network output); values are 0 there.
     """
     opp = opponent_reach(ranges, possible)[:, :, None]
     mask = possible & (opp > 0)
-    scaled = np.asarray(values, dtype=np.float64) / (max_utility * np.where(mask, opp, 1.0))
+    unit = np.reshape(np.asarray(scale, dtype=np.float64), (-1, 1, 1))
+    scaled = np.asarray(values, dtype=np.float64) / (unit * np.where(mask, opp, 1.0))
     return np.where(mask, scaled, 0.0).astype(np.float32), mask

@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from networks.cvpn import make_model
-from networks.encoding import encode, to_game_units
+from networks.encoding import encode, to_game_units, value_scales
 from sog.config import NetworkConfig
 from sog.games.api import Game
 
@@ -95,4 +95,4 @@ class NetworkValueFunction:
         ranges = np.asarray(ranges, dtype=np.float64)
         inputs, possible = encode(self.game, pubs, ranges)
         values, logits = self.apply_padded(inputs, possible)
-        return to_game_units(values, ranges, possible, spec.max_utility), logits.astype(np.float64)
+        return to_game_units(values, ranges, possible, value_scales(self.game, pubs)), logits.astype(np.float64)

@@ -81,6 +81,7 @@ def test_hunl_samples_a_flop_without_building_the_others():
     held = set(game.deck.hands[0].tolist()) | set(game.deck.hands[1000].tolist())
     assert len(child.pub[-1]) == 3 and not held & set(child.pub[-1])
     assert ("children", pub) not in game._memo.get(("state_memo",), {})
+    assert game.value_scale(pub) == 2.0 and game.value_scale(game.root()) == 1.5   # the pot, in big blinds
     assert wide_chance(game, SearchSettings(), pub)                  # the game's own limit
     assert not wide_chance(game, SearchSettings(chance_limit=30000), pub)
     turn = child.pub + (1, 1)
@@ -143,7 +144,7 @@ def test_a_query_solver_solves_a_wide_chance_query_on_samples(game, samples):
                                     f"search.chance_samples={samples}"])
     solver = QuerySolver(game, cfg, ExactValueFunction(game, iterations=50), seed=0)
     pub, ranges = _deal_node(game), game.initial_ranges()
-    target = solver.solve([(pub, ranges)]).examples["value_target"][0] * game.spec.max_utility  # network units
+    target = solver.solve([(pub, ranges)]).examples["value_target"][0] * game.value_scale(pub)  # network units
     exact = ExactValueFunction(game, iterations=500).solve([pub], ranges[None])[0][0]
     assert np.isfinite(target).all()
     if samples == 28:

@@ -179,6 +179,11 @@ class Game(abc.ABC):
         """The OpenSpiel game string with the same rules, or None."""
         return None
 
+    def value_scale(self, pub) -> float:
+        """The unit of the network's values at public state `pub` (`networks.encoding`): by default
+        `spec.max_utility`; poker's pot (DeepStack's normalisation)."""
+        return self.spec.max_utility
+
     @property
     def network_family(self) -> str:
         """The name shared by the games whose networks this game can use: games that differ only

@@ -61,7 +61,16 @@ from math import comb
 
 import numpy as np
 
-from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, single_action_map
+from sog.games.api import (
+    CHANCE,
+    CHANCE_PLAYER,
+    DECISION,
+    TERMINAL,
+    Child,
+    Game,
+    GameSpec,
+    single_action_map,
+)
 from sog.games.holdem import betting as B
 from sog.games.holdem.cards import Deck
 from sog.games.holdem.params import SOG_PARAMETERS, Rules
@@ -320,6 +329,11 @@ class Holdem(Poker, Game):
     def _stacks(self, st: B.State) -> tuple[int, int]:
         """The hand's stacks (the largest ones while its setup is still to be drawn)."""
         return self.rules.stacks if st.setup is None else st.stacks
+
+    def value_scale(self, pub):
+        """The pot in big blinds (at least the blinds): values early in a deep-stacked hand are a
+        few big blinds, thousandths of the stack (`Game.value_scale`)."""
+        return self._state(pub).pot / self.big_blind
 
     def bet_fraction(self, pub) -> float | None:
         """The `sog` abstraction's bet fraction f of the hand at `pub` (None before the draw
