@@ -24,8 +24,7 @@ from pathlib import Path
 from launch.console import UserError, say
 from launch.values import register_sog_agent
 from sog.eval.elo import EloError, fit_elo
-from sog.eval.tournament import TournamentError, parse_config, run_tournament
-from sog.files import load_yaml
+from sog.eval.tournament import TournamentError, parse_config, read_raw, run_tournament
 
 ELO_DIR, ELO_CSV, ELO_PNG = "elo", "elo.csv", "elo.png"
 DEFAULT_SEARCH = "10,1"
@@ -33,15 +32,11 @@ DEFAULT_SEARCH = "10,1"
 
 def _pool(path: str) -> tuple[dict, list[str]]:
     """The pool YAML as a raw tournament mapping, and the pool's agent names."""
-    import yaml
-
     file = Path(path)
-    if not file.is_file():
-        raise UserError(f"no pool (tournament YAML) at {file}")
     try:
-        raw = load_yaml(file.read_text())
-    except yaml.YAMLError as e:
-        raise UserError(f"{file}: not valid YAML ({str(e).splitlines()[0]})") from None
+        raw = read_raw(file)
+    except TournamentError as e:
+        raise UserError(f"pool: {e}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("agents"), dict) or not raw["agents"]:
         raise UserError(f"{file}: a pool is a tournament YAML with 'game' and 'agents'")
     names = [str(n) for n in (raw.get("opponents") or raw["agents"])]

@@ -58,3 +58,11 @@ def test_bad_pools_fail_clearly(ttt_run, tmp_path, change, words):
     with pytest.raises(UserError) as info:
         run_eval("--run", ttt_run, "--pool", write_pool(tmp_path, {**POOL, **change}), "--search", "2,1")
     assert all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_a_missing_or_broken_pool_file_fails_clearly(ttt_run, tmp_path):
+    with pytest.raises(UserError, match="pool: no tournament config at"):
+        run_eval("--run", ttt_run, "--pool", tmp_path / "missing.yaml")
+    (tmp_path / "bad.yaml").write_text("game: [unclosed\n")
+    with pytest.raises(UserError, match="pool: .*not valid YAML"):
+        run_eval("--run", ttt_run, "--pool", tmp_path / "bad.yaml")

@@ -193,17 +193,23 @@ def parse_config(raw, source: str = "config") -> TournamentConfig:
         out=None if raw.get("out") is None else str(raw["out"]))
 
 
-def load_config(path: str | os.PathLike, overrides: dict | None = None) -> TournamentConfig:
-    """The TournamentConfig of a YAML file, with `overrides` ({key: value}) applied."""
+def read_raw(path: str | os.PathLike):
+    """The parsed YAML of a tournament file, unchecked; `TournamentError` if there is no such file
+    or it is not YAML."""
     import yaml
 
     path = Path(path)
     if not path.is_file():
         raise TournamentError(f"no tournament config at {path}")
     try:
-        raw = load_yaml(path.read_text())
+        return load_yaml(path.read_text())
     except yaml.YAMLError as e:
         raise TournamentError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+
+
+def load_config(path: str | os.PathLike, overrides: dict | None = None) -> TournamentConfig:
+    """The TournamentConfig of a YAML file, with `overrides` ({key: value}) applied."""
+    raw = read_raw(path)
     if isinstance(raw, dict):
         raw = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
     return parse_config(raw, str(path))
