@@ -44,16 +44,7 @@ def equity(deck: Deck, hand: Sequence[int], board: Sequence[int], board_total: i
            exact_limit: int = EXACT_LIMIT) -> float:
     """The equity of `hand` in [0, 1] (see the module docstring); `rng` is needed only when
     the pairs outnumber `exact_limit`."""
-    hand, board = [int(c) for c in hand], [int(c) for c in board]
-    dead = set(hand) | set(board)
-    if len(dead) != len(hand) + len(board) or not all(0 <= c < deck.size for c in dead):
-        raise ValueError(f"equity: hand {hand} and board {board} must be distinct cards of the deck")
-    k = board_total - len(board)
-    if k < 0:
-        raise ValueError(f"equity: the board {board} holds more than {board_total} cards")
-    left = np.array([c for c in range(deck.size) if c not in dead], dtype=np.int64)
-    if len(left) < deck.hole + k:
-        raise ValueError(f"equity: {len(left)} cards left cannot deal a hand of {deck.hole} and {k} board cards")
+    hand, board, dead, left, k = _cards_left("equity", deck, hand, board, board_total)
     hero_suits = deck.suit_masks(np.array([hand], dtype=np.int64))[0]                       # [4]
     if comb(len(left), k) * deck.num_hands <= exact_limit:
         return _exact(deck, hero_suits, board, left, k, dead)
@@ -79,19 +70,9 @@ def hand_equities(deck: Deck, hand: Sequence[int], board: Sequence[int], board_t
     most 0.5 / sqrt(that count); 1/2 if none does). Work: C(L, k) or `samples` times N hand
     ranks (`rank_cardsets`, numpy, in batches of `RANKS_PER_BATCH`).
     """
-    hand, board = [int(c) for c in hand], [int(c) for c in board]
-    dead = sorted(set(hand) | set(board))
-    if len(dead) != len(hand) + len(board) or not all(0 <= c < deck.size for c in dead):
-        raise ValueError(f"hand_equities: hand {hand} and board {board} must be distinct cards of the deck")
-    k = board_total - len(board)
-    if k < 0:
-        raise ValueError(f"hand_equities: the board {board} holds more than {board_total} cards")
-    left = np.array([c for c in range(deck.size) if c not in dead], dtype=np.int64)
-    if len(left) < deck.hole + k:
-        raise ValueError(f"hand_equities: {len(left)} cards left cannot deal a hand of {deck.hole} "
-                         f"and {k} board cards")
+    hand, board, dead, left, k = _cards_left("hand_equities", deck, hand, board, board_total)
     if comb(len(left), k) <= exact_runouts:
-        runouts = np.array(list(itertools.combinations(left.tolist(), k)), dtype=np.int64).reshape(comb(len(left), k), k)
+        runouts = _all_runouts(left, k)
     elif rng is None:
         raise ValueError("hand_equities: Monte Carlo (too many runouts to enumerate) needs an rng")
     elif samples < 1:
@@ -104,11 +85,7 @@ def hand_equities(deck: Deck, hand: Sequence[int], board: Sequence[int], board_t
     step = max(1, RANKS_PER_BATCH // n)
     for start in range(0, len(runouts), step):
         part = runouts[start:start + step]                                                     # [c, k]
-        boards = np.concatenate([np.broadcast_to(np.array(board, dtype=np.int64), (len(part), len(board))),
-                                 part], axis=1)                                                # [c, b]
-        board_suits = deck.suit_masks(boards)                                                  # [c, 4]
-        hero = rank_cardsets(board_suits | hero_suits)                                         # [c]
-        opp = rank_cardsets((board_suits[:, None, :] | deck.hand_suits[None]).reshape(-1, 4)).reshape(len(part), n)
+        hero, opp = _rank_runouts(deck, hero_suits, board, part)                               # [c], [c, N]
         miss = (deck.hand_masks[None, :] & deck.card_masks(part)[:, None]) == 0                 # [c, N]
         wins += np.where(miss, _score(hero[:, None], opp), 0.0).sum(0)
         counts += miss.sum(0)
@@ -117,15 +94,43 @@ def hand_equities(deck: Deck, hand: Sequence[int], board: Sequence[int], board_t
     return np.where(free, np.where(counts > 0, wins / np.maximum(counts, 1), 0.5), np.nan)
 
 
-def _exact(deck: Deck, hero_suits: np.ndarray, board: list[int], left: np.ndarray, k: int, dead: set) -> float:
-    runouts = np.array(list(itertools.combinations(left.tolist(), k)), dtype=np.int64).reshape(comb(len(left), k), k)  # [C, k]
+def _cards_left(who: str, deck: Deck, hand, board, board_total: int):
+    """(hand, board as int lists, dead: their sorted cards, left: int [L] the other cards, k: the
+    board cards to come), checked: ValueError naming `who` for cards that repeat or are not the
+    deck's, a board longer than `board_total`, or too few cards left for a hand and the rest."""
+    hand, board = [int(c) for c in hand], [int(c) for c in board]
+    dead = sorted(set(hand) | set(board))
+    if len(dead) != len(hand) + len(board) or not all(0 <= c < deck.size for c in dead):
+        raise ValueError(f"{who}: hand {hand} and board {board} must be distinct cards of the deck")
+    k = board_total - len(board)
+    if k < 0:
+        raise ValueError(f"{who}: the board {board} holds more than {board_total} cards")
+    left = np.array([c for c in range(deck.size) if c not in dead], dtype=np.int64)
+    if len(left) < deck.hole + k:
+        raise ValueError(f"{who}: {len(left)} cards left cannot deal a hand of {deck.hole} and {k} board cards")
+    return hand, board, dead, left, k
+
+
+def _all_runouts(left: np.ndarray, k: int) -> np.ndarray:
+    """int [C(L, k), k]: every k-set of the cards `left`, in `itertools.combinations` order."""
+    return np.array(list(itertools.combinations(left.tolist(), k)), dtype=np.int64).reshape(comb(len(left), k), k)
+
+
+def _rank_runouts(deck: Deck, hero_suits: np.ndarray, board: list[int], runouts: np.ndarray):
+    """(hero int [C], opp int [C, N]): the ACPC ranks of the hero (suit masks [4]) and of every
+    hand of the deck on `board` completed by each run-out (int [C, k])."""
     boards = np.concatenate([np.broadcast_to(np.array(board, dtype=np.int64), (len(runouts), len(board))),
                              runouts], axis=1)                                                    # [C, b]
     board_suits = deck.suit_masks(boards)                                                         # [C, 4]
     hero = rank_cardsets(board_suits | hero_suits)                                                # [C]
     opp = rank_cardsets((board_suits[:, None, :] | deck.hand_suits[None]).reshape(-1, 4))
-    opp = opp.reshape(len(runouts), deck.num_hands)                                               # [C, N]
-    dead_mask = deck.card_masks(np.array([sorted(dead)], dtype=np.int64))[0]
+    return hero, opp.reshape(len(runouts), deck.num_hands)
+
+
+def _exact(deck: Deck, hero_suits: np.ndarray, board: list[int], left: np.ndarray, k: int, dead: list[int]) -> float:
+    runouts = _all_runouts(left, k)                                                               # [C, k]
+    hero, opp = _rank_runouts(deck, hero_suits, board, runouts)                                   # [C], [C, N]
+    dead_mask = deck.card_masks(np.array([dead], dtype=np.int64))[0]
     taken = deck.card_masks(runouts) | dead_mask                                                  # [C]
     valid = (deck.hand_masks[None, :] & taken[:, None]) == 0                                      # [C, N]
     return float(_score(hero[:, None], opp)[valid].mean())
