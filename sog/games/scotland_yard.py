@@ -179,7 +179,8 @@ class ScotlandYard(Game):
         elif map == DEFAULT_MAP:
             name = "scotland_yard"
         else:
-            name = f"scotland_yard(map={os.fspath(map)}" + ("" if seed is None else f",seed={seed}") + ")"
+            name = (f"scotland_yard(map={os.fspath(map)}" + ("" if seed is None else f",seed={seed}")
+                    + (",drawn=1" if drawn else "") + ")")
         self.spec = GameSpec(name=name, num_states=n, num_actions=self.moves.num_actions,
                              feature_size=k * n + len(self.ticket_names) + 1 + (k + 1)
                              + int(self._has_double) + n, max_utility=1.0)
@@ -320,12 +321,6 @@ class ScotlandYard(Game):
         pick = int(rng.choice(m, p=np.full(m, (1 / m) / total)))
         draw = next(itertools.islice(itertools.combinations(self.map.detective_cards, self.num_detectives), pick, None))
         return self._start_children([draw])[0]
-
-    @property
-    def network_family(self):
-        """The name without the start's seed or draw: the features hold the detectives' stations,
-        so a network trained on drawn starts plays any fixed one."""
-        return self.spec.name.split("(")[0] if self.map.name == "london" else self.spec.name
 
     def utility(self, pub):
         """float [N, N] (read-only, shared by the terminals of one outcome): +1 if Mr X escaped."""
@@ -605,3 +600,9 @@ class ScotlandYardLondon(ScotlandYard):
         self.spec = dataclasses.replace(
             self.spec, name="scotland_yard_london" + ("(drawn=1)" if drawn else f"(seed={seed})" if seed else ""))
         self.search_chance_limit = 1000 if drawn else None
+
+    @property
+    def network_family(self):
+        """`scotland_yard_london` for every start (seeded or drawn): the features hold the
+        detectives' stations, so a network trained on drawn starts plays any fixed one."""
+        return "scotland_yard_london"
