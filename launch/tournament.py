@@ -20,6 +20,7 @@ funcs); both return a JSON-able dict; user errors raise `launch.console.UserErro
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from pathlib import Path
@@ -98,9 +99,11 @@ class ProgressBar:
 
 
 def aivat_values(cfg, game):
-    """The AIVAT value table {pub: float [N, N]} of a config (fixed before any game is played)."""
+    """The AIVAT values of a config, fixed before any game is played: a table {pub: float [N, N]},
+    or, for hold'em too big for tables, a picklable builder of the CVPN that the workers value
+    each hand with along its path; None for the check-down values (built by the workers)."""
 
-    if not cfg.aivat or cfg.aivat_value == CHECKDOWN:      # check-down values: built by the workers
+    if not cfg.aivat or cfg.aivat_value == CHECKDOWN:
         return None
     if cfg.aivat_value == "equilibrium":
         return equilibrium_values(game, cfg.aivat_iterations).table
@@ -109,6 +112,8 @@ def aivat_values(cfg, game):
         vf = make_value_function(cfg.aivat_value, game)
     except (ValueError, FileNotFoundError) as e:
         raise UserError(f"aivat_value: {e}") from None
+    if isinstance(game, Holdem) and not game.dense_payoffs:
+        return functools.partial(make_value_function, cfg.aivat_value)
     return network_world_values(game, vf, name=cfg.aivat_value).table
 
 

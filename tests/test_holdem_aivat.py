@@ -9,8 +9,9 @@ import pytest
 
 from sog.agents.poker_bots import CallAgent, EquityAgent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
-from sog.eval.aivat import play_recorded, summary
+from sog.eval.aivat import aivat_estimate, network_world_values, play_recorded, summary
 from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
+from sog.eval.holdem_network_aivat import NetworkPathValues
 from sog.eval.match import policy_pair_value
 from sog.eval.tournament import TournamentError, parse_config
 from sog.games import load_game
@@ -168,8 +169,9 @@ def test_tournament_config_chooses_and_checks_the_check_down_values():
     assert cfg.aivat and cfg.aivat_value == "checkdown"
     assert parse_config({"game": SMALL, "agents": bots}).aivat_value == "equilibrium"
     assert parse_config({"game": SMALL, "agents": bots, "aivat_value": "checkdown"}).aivat_value == "checkdown"
-    with pytest.raises(TournamentError, match="1326 hands are too many .* use aivat_value: checkdown"):
+    with pytest.raises(TournamentError, match="1326 hands are too many .* use aivat_value: checkdown or a CVPN"):
         parse_config({"game": "hunl", "agents": bots, "aivat_value": "equilibrium"})
+    assert parse_config({"game": "hunl", "agents": bots, "aivat_value": "fresh"}).aivat_value == "fresh"
     with pytest.raises(TournamentError, match="checkdown is for hold'em games, not leduc_poker"):
         parse_config({"game": "leduc_poker", "agents": bots, "aivat_value": "checkdown"})
     assert not parse_config({"game": "leduc_poker", "agents": bots, "aivat": False,
@@ -196,3 +198,71 @@ def test_sog_tournament_on_hunl_reports_aivat(tmp_path, capsys):
     assert cli_main(["tournament", "--config", str(config), "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "use aivat_value: checkdown" in err[0]
+
+
+# ---------------------------------------------------------------- the CVPN along played hands
+@pytest.fixture(scope="module")
+def fresh_network():
+    from launch.values import fresh_cvpn
+    return {name: (load_game(name), fresh_cvpn(load_game(name), seed=3)) for name in (SMALL, NOLIMIT, TWO_ROUNDS)}
+
+
+@pytest.mark.parametrize("name", [SMALL, NOLIMIT])
+def test_network_path_values_are_the_tabulated_network_values(name, fresh_network):
+    """With exact chance expectations and no exploration, the values computed along each hand
+    are `network_world_values`' table, so the estimate is `aivat_estimate`'s with it (dealt
+    slots only: records without full tables)."""
+    game, pvf = fresh_network[name]
+    table = network_world_values(game, pvf)
+    path = NetworkPathValues(game, pvf, exact_deals=10**6, explore=0.0)
+    records = all_records(game, (random_policy(game, 0), random_policy(game, 1)))
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(records), size=25, replace=False):
+        rec = records[i][1]
+        for known in ((True, True), (False, True)):
+            got = path.estimate(rec, known)
+            assert got.value == pytest.approx(aivat_estimate(game, rec, table, known), abs=1e-5)   # float32 net
+            assert got.skipped == 0 and got.applied > 0
+
+
+def test_network_estimate_exactly_unbiased_over_every_game(fresh_network):
+    """The probability-weighted estimate over every complete game is the exact value (policy
+    ranges with exploration; a cap that leaves out the decisions with a showdown child)."""
+    game, pvf = fresh_network[TWO_ROUNDS]
+    pi0, pi1 = random_policy(game, 0), random_policy(game, 1)
+    path = NetworkPathValues(game, pvf, max_boards=0, exact_deals=10**6)
+    records = all_records(game, (pi0, pi1))
+    estimates = [path.estimate(rec) for _, rec in records]
+    probs = np.array([p for p, _ in records])
+    assert float(probs @ [e.value for e in estimates]) == pytest.approx(policy_pair_value(game, pi0, pi1), abs=1e-10)
+    assert sum(e.skipped for e in estimates) > 0
+
+
+def test_sampled_deals_are_unbiased_for_the_exact_expectation(fresh_network):
+    """Deals drawn instead of enumerated: over many draws the estimate's mean is the exact one."""
+    game, pvf = fresh_network[SMALL]
+    records = all_records(game, (random_policy(game, 0), random_policy(game, 1)))
+    rec = max((r for _, r in records), key=lambda r: len(r["pubs"]))
+    exact = NetworkPathValues(game, pvf, exact_deals=10**6).estimate(rec).value
+    sampled = NetworkPathValues(game, pvf, exact_deals=1, deal_samples=1)
+    draws = [sampled.estimate(rec, rng=np.random.default_rng(k)).value for k in range(300)]
+    assert len(set(draws)) > 1
+    assert np.mean(draws) == pytest.approx(exact, abs=4 * np.std(draws) / np.sqrt(len(draws)))
+
+
+def test_network_values_on_hunl_hands():
+    """HUNL: a fresh CVPN values a hand's path (turn and river deals enumerated, the flop drawn)
+    in a few seconds; every chance event and the random agent's decisions are corrected."""
+    from launch.values import fresh_cvpn
+
+    game = load_game("hunl")
+    path = NetworkPathValues(game, fresh_cvpn(game))
+    for i in range(2):
+        rec = play_recorded(game, (RandomAgent(game), CallAgent(game)), derive_seed(11, i))
+        t0 = time.perf_counter()
+        e = path.estimate(rec, rng=np.random.default_rng(i))
+        assert time.perf_counter() - t0 < 30.0
+        assert math.isfinite(e.value)
+        chance = sum(game.kind(p) == CHANCE for p in rec["pubs"][:-1])
+        random_moves = sum(a == 0 for a in rec["actors"])
+        assert e.applied + e.skipped == 1 + chance + random_moves

@@ -73,8 +73,8 @@ from sog.search.cfr import full_policy, propagate_ranges
 from sog.search.full_tree import equilibrium_policy, full_tree, tabular_from_array
 from sog.seeding import derive_seed
 
-__all__ = ["AIVATError", "WorldValues", "aivat_estimate", "aivat_match", "equilibrium_policy",
-           "equilibrium_values", "network_policy", "network_world_values", "play_recorded",
+__all__ = ["AIVATError", "WorldValues", "additive_projection", "aivat_estimate", "aivat_match", "equilibrium_policy",
+           "equilibrium_values", "legal_softmax", "network_policy", "network_world_values", "play_recorded",
            "policy_world_values", "preserved", "probe_strategy_table", "strategy_table", "summary"]
 
 Z95 = 1.959963984540054
@@ -262,6 +262,16 @@ def equilibrium_values(game: Game, iterations: int = 1000) -> WorldValues:
     return policy_world_values(game, pi, pi, name=f"equilibrium (CFR+ {iterations})")
 
 
+def legal_softmax(logits: np.ndarray, legal: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """softmax of `logits` [..., A] over the `legal` actions (bool, same shape); rows with no
+    legal action keep `fallback` (same shape)."""
+    z = np.where(legal, logits, -np.inf)
+    top = np.max(z, axis=-1, keepdims=True)
+    e = np.where(legal, np.exp(z - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = e.sum(-1, keepdims=True)
+    return np.where(total > 0, e / np.where(total > 0, total, 1.0), fallback)
+
+
 def _network_pass(game: Game, pvf, temperature: float = 1.0):
     """(sigma_dec [m, N, A], ranges [n, 2, N], values [n, 2, N]) over the full tree: the network's
     prior policy at every decision node, queried breadth-first with the ranges it induces."""
@@ -287,12 +297,7 @@ def _network_pass(game: Game, pvf, temperature: float = 1.0):
         if len(rows):
             where = np.searchsorted(nodes, lv.dec[rows])
             lg = logits[where, lv.dec_actor[rows]] / temperature         # [r, N, A]
-            legal = lv.legal_dec[rows]
-            z = np.where(legal, lg, -np.inf)
-            top = np.max(np.where(legal, z, -np.inf), axis=-1, keepdims=True)
-            e = np.where(legal, np.exp(z - np.where(np.isfinite(top), top, 0.0)), 0.0)
-            total = e.sum(-1, keepdims=True)
-            sigma[rows] = np.where(total > 0, e / np.where(total > 0, total, 1.0), sigma[rows])
+            sigma[rows] = legal_softmax(lg, lv.legal_dec[rows], sigma[rows])
     ranges = propagate_ranges(lv, full_policy(lv, sigma), root)
     return sigma, ranges, values
 
@@ -303,6 +308,22 @@ def network_policy(game: Game, pvf, temperature: float = 1.0) -> TabularPolicy:
     (built breadth-first: ranges top-down under the network policy of the shallower states)."""
     sigma, _, _ = _network_pass(game, pvf, temperature)
     return tabular_from_array(game, sigma)
+
+
+def additive_projection(cw: np.ndarray, ranges: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(e0 [N], e1 [N], ebar): player 0's expected return given each slot of player 0 (e0) and
+    of player 1 (e1), and overall (ebar), from counterfactual values `values` [2, N] at ranges
+    `ranges` [2, N] with chance weights `cw` [N, N] (each value divided by the opponent's
+    reach through cw; slots the opponent cannot meet get ebar). Player 0's value of a slot
+    pair is then projected as e0[s0] + e1[s1] - ebar."""
+    r0, r1 = ranges
+    v0, v1 = values
+    n0, n1 = cw @ r1, r0 @ cw
+    e0 = np.where(n0 > 1e-12, v0 / np.where(n0 > 1e-12, n0, 1.0), 0.0)
+    e1 = np.where(n1 > 1e-12, -v1 / np.where(n1 > 1e-12, n1, 1.0), 0.0)
+    mass = r0 * n0
+    ebar = float(mass @ e0 / mass.sum()) if mass.sum() > 1e-12 else 0.0
+    return np.where(n0 > 1e-12, e0, ebar), np.where(n1 > 1e-12, e1, ebar), ebar
 
 
 def network_world_values(game: Game, pvf, temperature: float = 1.0, name: str = "network") -> WorldValues:
@@ -317,17 +338,9 @@ def network_world_values(game: Game, pvf, temperature: float = 1.0, name: str = 
         if ct.kind[pos] == TERMINAL:
             table[pub] = np.asarray(game.cached("utility", pub), dtype=np.float64)
             continue
-        r0, r1 = ranges[pos]
-        v0, v1 = values[pos]
         cw = game.chance_weights(pub)
+        e0, e1, ebar = additive_projection(cw, ranges[pos], values[pos])
         poss = ct.possible[pos]
-        n0, n1 = cw @ r1, r0 @ cw
-        e0 = np.where(n0 > 1e-12, v0 / np.where(n0 > 1e-12, n0, 1.0), 0.0)
-        e1 = np.where(n1 > 1e-12, -v1 / np.where(n1 > 1e-12, n1, 1.0), 0.0)
-        mass = r0 * n0
-        ebar = float(mass @ e0 / mass.sum()) if mass.sum() > 1e-12 else 0.0
-        e0 = np.where(n0 > 1e-12, e0, ebar)
-        e1 = np.where(n1 > 1e-12, e1, ebar)
         ok = poss[0][:, None] & poss[1][None, :] & (cw > 0)
         table[pub] = np.where(ok, e0[:, None] + e1[None, :] - ebar, 0.0).reshape(n, n)
     return WorldValues(table, name)

@@ -15,9 +15,11 @@ A tournament is described by a `TournamentConfig` (YAML, see `load_config`):
     duplicate: true               # default: true for games with private information
     workers: 2                    # processes (1: play in this process)
     aivat: true                   # default: true for poker games
-    aivat_value: equilibrium      # equilibrium (CFR+ world values), a CVPN checkpoint / run directory,
-                                  # or checkdown (hold'em: `sog.eval.holdem_aivat`; the default, and the
-                                  # only choice, for hold'em of more than 120 hands, e.g. HUNL)
+    aivat_value: equilibrium      # equilibrium (CFR+ world values), a CVPN checkpoint / run directory
+                                  # (or fresh), or checkdown (hold'em: `sog.eval.holdem_aivat`). Hold'em
+                                  # of more than 120 hands (HUNL) has no world-value tables: checkdown
+                                  # (the default) or a CVPN valued along each hand
+                                  # (`sog.eval.holdem_network_aivat`)
     aivat_iterations: 1000        # CFR+ iterations of the equilibrium value function
     openings: ["e2e4 e7e5", "d2d4 d7d5"]  # perfect-information games: opening lines (sog.eval.openings)
     random_opening_moves: 2       # then this many uniformly random moves, drawn from the seed
@@ -175,9 +177,10 @@ def parse_config(raw, source: str = "config") -> TournamentConfig:
     value = str(raw.get("aivat_value") or ("equilibrium" if tables else CHECKDOWN))
     if aivat and value == CHECKDOWN and not isinstance(game, Holdem):
         raise TournamentError(f"{source}: aivat_value checkdown is for hold'em games, not {game.spec.name}")
-    if aivat and value != CHECKDOWN and not tables:
-        raise TournamentError(f"{source}: aivat_value {value!r}: {game.spec.num_states} hands are too many for "
-                              f"world-state value tables (at most {DENSE_MAX_HANDS}); use aivat_value: checkdown")
+    if aivat and value == "equilibrium" and not tables:
+        raise TournamentError(f"{source}: aivat_value equilibrium: {game.spec.num_states} hands are too many for "
+                              f"world-state value tables (at most {DENSE_MAX_HANDS}); use aivat_value: checkdown "
+                              "or a CVPN")
     return TournamentConfig(
         game=game.spec.name if "(" not in str(raw["game"]) else str(raw["game"]).strip(), agents=clean, mode=mode,
         opponents=opponents,

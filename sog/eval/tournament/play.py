@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from sog.agents.api import AgentFailure
 from sog.agents.registry import make_agent
 from sog.eval.aivat import (
@@ -42,6 +44,7 @@ from sog.eval.aivat import (
 )
 from sog.eval.game_records import write_records
 from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
+from sog.eval.holdem_network_aivat import NetworkPathValues
 from sog.eval.openings import opening_actions, parse_line
 from sog.eval.tournament.config import (
     CHECKDOWN,
@@ -59,8 +62,10 @@ from sog.games.go import Go
 from sog.games.holdem import Holdem
 from sog.games.holdem.acpc import game_log_line
 from sog.games.world import IllegalActionError
+from sog.seeding import derive_seed
 
 CONFIG_FILE, GAMES_FILE, HANDS_FILE = "tournament.json", "games.jsonl", "hands.log"
+AIVAT_DRAWS = 0xA1FA     # the seed word of the network AIVAT's flop draws
 PGN_FILE, SGF_FILE = "games.pgn", "games.sgf"
 
 
@@ -157,7 +162,7 @@ class ResultStore:
 _WORKER: dict = {}
 
 
-def _init_worker(cfg_dict: dict, values_table: dict | None, setup: Callable[[], None] | None) -> None:
+def _init_worker(cfg_dict: dict, values_table: dict | Callable | None, setup: Callable[[], None] | None) -> None:
 
     _WORKER.clear()
     try:   # an initializer that raises makes a Pool respawn workers forever: fail in _play instead
@@ -167,6 +172,8 @@ def _init_worker(cfg_dict: dict, values_table: dict | None, setup: Callable[[], 
         game = load_game(cfg.game)
         if cfg.aivat and cfg.aivat_value == CHECKDOWN:
             values = CheckdownValues(game)
+        elif callable(values_table):                 # a CVPN's builder: values along each hand
+            values = NetworkPathValues(game, values_table(game))
         else:
             values = None if values_table is None else WorldValues(values_table, cfg.aivat_value)
         _WORKER.update(cfg=cfg, game=game, agents={}, lines=[parse_line(game, o) for o in cfg.openings],
@@ -213,6 +220,9 @@ def _play(task: dict) -> dict:
     if use:
         if isinstance(values, CheckdownValues):
             out["aivat_a"] = sign * checkdown_estimate(game, rec, values).value
+        elif isinstance(values, NetworkPathValues):    # its flop draws: a stream of their own
+            rng = np.random.default_rng(derive_seed(task["seed"], AIVAT_DRAWS))
+            out["aivat_a"] = sign * values.estimate(rec, rng=rng).value
         else:
             out["aivat_a"] = sign * aivat_estimate(game, rec, values)
         out["known"] = [all(rec["strategies"][j] is not None for j in range(len(rec["history"]))
@@ -226,8 +236,10 @@ def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: di
                    progress: Callable[[int, int, int], None] | None = None) -> dict:
     """Play the missing games of `cfg` into `out_dir`, then report (see module docstring).
 
-    values: the AIVAT value table {pub: float [N, N]} (None: no AIVAT, or `aivat_value:
-    checkdown`, whose values every worker builds itself); setup: a picklable
+    values: the AIVAT value table {pub: float [N, N]}, or a picklable builder of a CVPN
+    (`values(game) -> ValueFunction`) that every worker values its hands with along their
+    paths (`sog.eval.holdem_network_aivat`: hold'em too big for tables), or None (no AIVAT,
+    or `aivat_value: checkdown`, whose values every worker builds itself); setup: a picklable
     function every worker calls first (agent kinds registration); progress(done, total,
     played now) after every game. Returns the report (also written into out_dir).
     """
