@@ -195,3 +195,15 @@ def test_hunl_is_refused_before_building():
     assert game.public_tree_size() > 2_000_000_000
     with pytest.raises(TreeTooLarge, match="at least 2,707,294,201 public states"):
         refuse_too_large(game)
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", SMALL_LIMIT,
+                                  "holdem(numRanks=4,numSuits=2,numHoleCards=2,numRounds=1,numBoardCards=0)", "hunl"])
+def test_opponent_reach_is_the_chance_weights_product(name):
+    """`Poker.opponent_reach` (per-card sums, O(N h)) is chance_weights @ reach, with one- and
+    two-card hands and with hands blocked (zero reach)."""
+    game = load_game(name)
+    cw = game.chance_weights(game.root())
+    rng = np.random.default_rng(0)
+    for reach in (rng.random(cw.shape[0]), np.where(rng.random(cw.shape[0]) < 0.3, 0.0, 1.0)):
+        np.testing.assert_allclose(game.opponent_reach(reach), cw @ reach, rtol=1e-12, atol=1e-12)

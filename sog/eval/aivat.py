@@ -310,15 +310,15 @@ def network_policy(game: Game, pvf, temperature: float = 1.0) -> TabularPolicy:
     return tabular_from_array(game, sigma)
 
 
-def additive_projection(cw: np.ndarray, ranges: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def additive_projection(ranges: np.ndarray, values: np.ndarray, n0: np.ndarray, n1: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, float]:
     """(e0 [N], e1 [N], ebar): player 0's expected return given each slot of player 0 (e0) and
     of player 1 (e1), and overall (ebar), from counterfactual values `values` [2, N] at ranges
-    `ranges` [2, N] with chance weights `cw` [N, N] (each value divided by the opponent's
-    reach through cw; slots the opponent cannot meet get ebar). Player 0's value of a slot
-    pair is then projected as e0[s0] + e1[s1] - ebar."""
+    `ranges` [2, N]; n0 = chance_weights @ r1 and n1 = r0 @ chance_weights [N], the
+    opponent's reach each value is divided by (slots the opponent cannot meet get ebar).
+    Player 0's value of a slot pair is then projected as e0[s0] + e1[s1] - ebar."""
     r0, r1 = ranges
     v0, v1 = values
-    n0, n1 = cw @ r1, r0 @ cw
     e0 = np.where(n0 > 1e-12, v0 / np.where(n0 > 1e-12, n0, 1.0), 0.0)
     e1 = np.where(n1 > 1e-12, -v1 / np.where(n1 > 1e-12, n1, 1.0), 0.0)
     mass = r0 * n0
@@ -339,7 +339,8 @@ def network_world_values(game: Game, pvf, temperature: float = 1.0, name: str = 
             table[pub] = np.asarray(game.cached("utility", pub), dtype=np.float64)
             continue
         cw = game.chance_weights(pub)
-        e0, e1, ebar = additive_projection(cw, ranges[pos], values[pos])
+        r0, r1 = ranges[pos]
+        e0, e1, ebar = additive_projection(ranges[pos], values[pos], cw @ r1, r0 @ cw)
         poss = ct.possible[pos]
         ok = poss[0][:, None] & poss[1][None, :] & (cw > 0)
         table[pub] = np.where(ok, e0[:, None] + e1[None, :] - ebar, 0.0).reshape(n, n)

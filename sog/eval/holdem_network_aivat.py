@@ -84,12 +84,12 @@ class NetworkPathValues:
         self.terminal = CheckdownValues(game, max_boards)
         self.exact_deals, self.deal_samples = exact_deals, deal_samples
         self.explore, self.temperature = explore, temperature
-        self.cw = np.asarray(game.chance_weights(game.root()), dtype=np.float64)
 
     def _query(self, pubs: list, ranges: np.ndarray) -> tuple[list, np.ndarray]:
         """([(e0 [N], e1 [N], ebar)] per pub, logits [B, 2, N, A]) from one network call."""
         values, logits = self.pvf.evaluate(pubs, ranges)
-        return [additive_projection(self.cw, r, v) for r, v in zip(ranges, values)], logits
+        reach = self.game.opponent_reach
+        return [additive_projection(r, v, reach(r[1]), reach(r[0])) for r, v in zip(ranges, values)], logits
 
     def _policy(self, pub, logits: np.ndarray) -> np.ndarray:
         """float [N, A]: the actor's path policy at decision `pub` from its logits [2, N, A]."""

@@ -84,6 +84,15 @@ class Poker(abc.ABC):
     deal_weight: float
     """`chance_weights` of two hands that share no card (those that share one weigh 0)."""
 
+    def opponent_reach(self, reach: np.ndarray) -> np.ndarray:
+        """float [N]: `chance_weights @ reach` (reach float [N], a player's range) in O(N h): for
+        each hand, the deal weight times the reach of the hands sharing none of its cards (the
+        total less the per-card sums; a two-card hand itself is in both of its cards' sums)."""
+        hands = self.hand_cards
+        h = hands.shape[1]
+        per_card = np.bincount(hands.ravel(), weights=np.repeat(reach, h), minlength=int(hands.max()) + 1)
+        return float(self.deal_weight) * (reach.sum() - per_card[hands].sum(1) + (h - 1) * reach)
+
     @abc.abstractmethod
     def betting(self, pub: Hashable) -> Betting:
         """The action roles at decision public state `pub`."""
