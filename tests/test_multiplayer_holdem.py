@@ -1,0 +1,141 @@
+"""N-player hold'em (`sog.multiplayer.holdem`) against OpenSpiel's `universal_poker` on random
+playouts: at every state the player to move, the chance outcomes, the legal actions, every
+player's information-state string, and at the end the returns (side pots and split pots
+included, counted so that a run that never met them fails)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sog.multiplayer import CHANCE, TERMINAL, Holdem, PlayersError, UnknownGameError, load_game
+from sog.multiplayer.holdem import CALL
+
+pyspiel = pytest.importorskip("pyspiel")
+
+SMALL = {"numRanks": 4, "numSuits": 2}
+FULL = {"numRanks": 13, "numSuits": 4, "numRounds": 4, "numHoleCards": 2, "numBoardCards": "0 3 1 1",
+        "firstPlayer": "3 1 1 1"}
+CONFIGS = {   # players, parameters; unequal stacks everywhere in no-limit, for side pots
+    "3p-small-fcpa": (3, {**SMALL, "blind": "50 100 0", "stack": "300 500 1000", "firstPlayer": "3 1"}),
+    "3p-small-limit": (3, {**SMALL, "betting": "limit", "blind": "5 10 0", "raiseSize": "10 20",
+                           "maxRaises": "2 2", "firstPlayer": "3 1"}),
+    "4p-small-fullgame": (4, {"numRanks": 5, "numSuits": 2, "bettingAbstraction": "fullgame",
+                              "blind": "50 100 0 0", "stack": "150 400 1000 250", "firstPlayer": "3 1"}),
+    "4p-52-limit": (4, {**FULL, "betting": "limit", "blind": "5 10 0 0", "raiseSize": "10 10 20 20",
+                        "maxRaises": "3 4 4 4"}),
+    "6p-small-fcpa": (6, {"numRanks": 5, "numSuits": 2, "blind": "50 100 0 0 0 0",
+                          "stack": "200 700 500 120 1000 350", "firstPlayer": "3 1"}),
+    "6p-52-fcpa": (6, {**FULL, "blind": "50 100 0 0 0 0", "stack": "400 1000 2000 300 10000 800"}),
+}
+
+
+def _playouts(game: Holdem, playouts: int, seed: int) -> dict:
+    """Play both implementations in lockstep (actions: call half the time, else uniform);
+    returns counts of states, showdowns, side pots and split pots seen."""
+    os_game = pyspiel.load_game(game.name, game.openspiel_params())
+    rng = np.random.default_rng(seed)
+    seen = {"states": 0, "showdowns": 0, "side_pots": 0, "splits": 0}
+    for _ in range(playouts):
+        ours, theirs = game.initial_state(), os_game.new_initial_state()
+        while True:
+            seen["states"] += 1
+            player = ours.current_player()
+            assert player == theirs.current_player(), (ours, str(theirs))
+            for p in range(game.num_players):
+                assert ours.openspiel_information_state(p) == theirs.information_state_string(p), (ours, p)
+            if player == TERMINAL:
+                returns = ours.returns()
+                np.testing.assert_allclose(returns, theirs.returns(), rtol=0, atol=1e-9)
+                assert abs(returns.sum()) < 1e-9
+                live = [p for p in range(game.num_players) if not ours.folded[p]]
+                if len(live) > 1:
+                    ranks = game.rank_hands([ours.hole[p] + ours.board for p in live])
+                    seen["showdowns"] += 1
+                    seen["side_pots"] += len({ours.spent[p] for p in live}) > 1   # one all-in for less
+                    seen["splits"] += int((ranks == ranks.max()).sum()) > 1
+                break
+            if player == CHANCE:
+                outcomes = ours.chance_outcomes()
+                assert outcomes == tuple(theirs.chance_outcomes())
+                a = outcomes[rng.integers(len(outcomes))][0]
+            else:
+                actions = ours.legal_actions()
+                assert list(actions) == theirs.legal_actions()
+                a = CALL if rng.random() < 0.5 else actions[rng.integers(len(actions))]
+            ours, theirs = ours.child(a), theirs.child(a)
+    return seen
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_holdem_matches_universal_poker(config):
+    players, params = CONFIGS[config]
+    seen = _playouts(Holdem(players, **params), 150, seed=len(config))
+    assert seen["showdowns"] > 20 and ("limit" in config or seen["side_pots"] > 5), seen
+
+
+def test_small_decks_split_pots():
+    seen = _playouts(Holdem(3, numRanks=2, numSuits=4, blind="1 2 0", stack="10 6 20"), 200, seed=7)
+    assert seen["splits"] > 5 and seen["side_pots"] > 5, seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", CONFIGS)
+def test_holdem_matches_universal_poker_at_length(config):
+    players, params = CONFIGS[config]
+    _playouts(Holdem(players, **params), 3000, seed=100 + len(config))
+
+
+def test_default_tables_match_universal_poker():
+    for players in (2, 3, 5):
+        _playouts(Holdem(players), 100, seed=players)
+
+
+def test_keys_are_perfect_recall_where_several_rounds_deal_board_cards():
+    game = Holdem(3, **{**FULL, "blind": "50 100 0", "stack": "1000 1000 1000"})
+    preflop = game.initial_state()
+    for a in (0, 1, 2, 3, 4, 5):    # hole cards
+        preflop = preflop.child(a)
+    s = preflop.child(CALL).child(CALL).child(CALL).child(51).child(47).child(43)   # flop As Ks Qs
+    turn = s.child(CALL).child(CALL).child(CALL).child(23)                           # turn 7s
+    assert "[Public: AsKsQs|7s]" in turn.information_state(0)
+    assert "[Public: AsKsQs7s]" in turn.openspiel_information_state(0)
+    river = turn.child(CALL).child(CALL).child(CALL).child(30)
+    assert preflop.prunable() and turn.prunable() and not river.prunable()
+
+
+def test_unequal_all_ins_make_side_pots():
+    # 4 cards of one suit: 5 beats 4 beats 3 beats 2; player 2 (the deepest) holds the worst card
+    game = Holdem(3, numRanks=4, numSuits=1, blind="50 100 0", stack="300 500 1000", firstPlayer="3 1")
+    s = game.initial_state().child(3).child(2).child(0)      # hole cards 5, 4, 2
+    s = s.child(3).child(CALL).child(CALL)      # player 2 all-in for 1000, called by 300 and 500
+    s = s.child(1)                              # the board: 3
+    assert s.current_player() == TERMINAL
+    # main pot 3 x 300 to player 0, side pot 2 x 200 to player 1; player 2's last 500 comes back
+    np.testing.assert_array_equal(s.returns(), [600.0, -100.0, -500.0])
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"blind": "50 100"}, "3 blinds"),
+    ({"stack": "100 100"}, "3 stacks"),
+    ({"numPlayers": 4}, "numPlayers=4 but players=3"),
+    ({"bettingAbstraction": "sog"}, "two players"),
+    ({"numRanks": 2, "numSuits": 1}, "more cards than the deck"),
+    ({"firstPlayer": "4 1"}, "firstPlayer"),
+    ({"blind": "50 100 10", "stack": "50 100 10"}, "no player could act"),
+    ({"bogus": 1}, "unknown parameter"),
+])
+def test_bad_parameters_are_refused(params, match):
+    with pytest.raises(ValueError, match=match):
+        Holdem(3, **params)
+
+
+def test_load_game_and_player_counts():
+    game = load_game("holdem(numRanks=4,numSuits=2,blind=50 100 0,stack=300 500 1000)", 3)
+    assert game.num_players == 3 and game.num_actions == 4 and game.max_utility == 800.0
+    assert load_game("universal_poker", 4).rules.blinds == (50, 100, 0, 0)
+    with pytest.raises(UnknownGameError, match="3 blinds"):
+        load_game("holdem(blind=1 2)", 3)
+    with pytest.raises(UnknownGameError, match="no parameters"):
+        load_game("kuhn_poker(players=3)", 3)
+    with pytest.raises(PlayersError, match="between 2 and 6"):
+        Holdem(7)
