@@ -1,14 +1,19 @@
 """N-player hold'em (`sog.multiplayer.holdem`) against OpenSpiel's `universal_poker` on random
 playouts: at every state the player to move, the chance outcomes, the legal actions, every
 player's information-state string, and at the end the returns (side pots and split pots
-included, counted so that a run that never met them fails)."""
+included, counted so that a run that never met them fails). Then the n-player solvers on a
+three-player limit hold'em small enough for the exact NashConv, and Pluribus' pruning hook."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from launch.cli import main
 from sog.multiplayer import CHANCE, TERMINAL, Holdem, PlayersError, UnknownGameError, load_game
+from sog.multiplayer.best_response import Evaluator
 from sog.multiplayer.holdem import CALL
+from sog.multiplayer.mccfr import ExternalSamplingMCCFR
+from sog.multiplayer.policy import completed
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -27,6 +32,9 @@ CONFIGS = {   # players, parameters; unequal stacks everywhere in no-limit, for 
                           "stack": "200 700 500 120 1000 350", "firstPlayer": "3 1"}),
     "6p-52-fcpa": (6, {**FULL, "blind": "50 100 0 0 0 0", "stack": "400 1000 2000 300 10000 800"}),
 }
+# three players, 4 cards (the board is the card nobody holds), one raise a round: 5,753 histories
+TINY_LIMIT = {"betting": "limit", "numRanks": 4, "numSuits": 1, "blind": "1 2 0", "raiseSize": "2 4",
+              "maxRaises": "1 1", "firstPlayer": "3 1"}
 
 
 def _playouts(game: Holdem, playouts: int, seed: int) -> dict:
@@ -49,7 +57,7 @@ def _playouts(game: Holdem, playouts: int, seed: int) -> dict:
                 assert abs(returns.sum()) < 1e-9
                 live = [p for p in range(game.num_players) if not ours.folded[p]]
                 if len(live) > 1:
-                    ranks = game.rank_hands([ours.hole[p] + ours.board for p in live])
+                    ranks = np.array([game.rank(tuple(sorted(ours.hole[p] + ours.board))) for p in live])
                     seen["showdowns"] += 1
                     seen["side_pots"] += len({ours.spent[p] for p in live}) > 1   # one all-in for less
                     seen["splits"] += int((ranks == ranks.max()).sum()) > 1
@@ -139,3 +147,49 @@ def test_load_game_and_player_counts():
         load_game("kuhn_poker(players=3)", 3)
     with pytest.raises(PlayersError, match="between 2 and 6"):
         Holdem(7)
+
+
+def test_nash_conv_matches_openspiel_on_holdem():
+    game = Holdem(3, **TINY_LIMIT)
+    ev = Evaluator(game)
+    rng = np.random.default_rng(0)
+    policy = {}
+    for r, key in enumerate(ev.tree.row_key):
+        w = rng.random(len(ev.tree.row_actions[r]))
+        policy[key] = list(zip(ev.tree.row_actions[r], w / w.sum()))
+    os_game = pyspiel.load_game(game.name, game.openspiel_params())
+    assert ev.nash_conv(policy) == pytest.approx(pyspiel.nash_conv(os_game, policy), abs=1e-9)
+
+
+def test_mccfr_on_three_player_limit_holdem():
+    game = Holdem(3, **TINY_LIMIT)
+    ev = Evaluator(game)
+    solver = ExternalSamplingMCCFR(game, seed=1, linear_until=10**6, discount_interval=100)
+    curve = []
+    for n in (100, 1000, 3000):
+        solver.run(n - solver.iterations)
+        curve.append(ev.nash_conv(completed(ev.tree, solver.average_policy())))
+    assert curve[0] > curve[1] > curve[2] and curve[2] < 0.6, curve
+
+
+def test_no_pruning_on_the_last_betting_round():
+    game = Holdem(3, **TINY_LIMIT)
+    solver = ExternalSamplingMCCFR(game, seed=2, prune_after=0, prune_prob=0.0, prune_threshold=-1e6,
+                                   regret_floor=-2e6)
+    solver.run(50)        # every traversal may prune; no regret is anywhere near the threshold yet
+    tree = solver.tree
+    assert solver.skipped_actions == 0
+    last = sorted({tree.row[v] for v in range(tree.num_nodes) if tree.row[v] >= 0 and not tree.prunable[v]})
+    earlier = sorted(set(range(tree.num_rows)) - set(last))
+    assert last and earlier and all("[Round 1]" in tree.row_key[r] for r in last)
+    solver.regret[last] = -1.5e6      # below the threshold, but on the last round: explored still
+    solver.run(20)
+    assert solver.skipped_actions == 0
+    solver.regret[earlier] = -1.5e6   # earlier rounds: their non-terminal actions are skipped
+    solver.run(20)
+    assert solver.skipped_actions > 0
+
+
+def test_bench_refuses_bad_holdem_parameters(capsys):
+    assert main(["bench", "multiplayer", "--game", "holdem(blind=1 2)", "--players", "3", "--seconds", "1"]) == 2
+    assert "3 blinds" in capsys.readouterr().err

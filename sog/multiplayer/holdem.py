@@ -31,6 +31,8 @@ abstraction `fcpa` or `fullgame`; see there for a table's defaults). Bad paramet
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from sog.games.holdem.cards import MAX_SUITS, Deck, rank_cardsets
@@ -39,6 +41,7 @@ from sog.multiplayer.api import CHANCE, MAX_PLAYERS, TERMINAL, Game, State, chec
 
 FOLD, CALL, BET, ALL_IN = 0, 1, 2, 3
 MAX_NUM_ACTIONS = 64   # the ACPC server's actions per round: no raise once n more would exceed it
+RANK_CACHE = 1 << 18   # card sets whose ACPC rank a game keeps
 
 
 class HoldemState(State):
@@ -219,9 +222,8 @@ class HoldemState(State):
         if sum(self.folded) + 1 == n:
             total = sum(self.spent)
             return np.array([-s if f else total - s for s, f in zip(self.spent, self.folded)], dtype=float)
-        ranks = self.g.rank_hands([h + self.board for h in self.hole])
         live = [p for p in range(n) if self.spent[p] > 0]
-        rank = {p: -1 if self.folded[p] else int(ranks[p]) for p in live}
+        rank = {p: -1 if self.folded[p] else self.g.rank(tuple(sorted(self.hole[p] + self.board))) for p in live}
         left = {p: self.spent[p] for p in live}
         out = np.zeros(n)
         while len(left) > 1:      # the side pots, smallest commitment first
@@ -243,18 +245,18 @@ class HoldemState(State):
         seq = "|".join("".join(k + (str(z) if k == "r" and not g.rules.limit else "") for k, z, _ in moves)
                        for moves in self.moves[:self.round + 1])
         return (f"[Round {self.round}][Player: {self.cur}][Pot: {pot}][Money: {money}]"
-                f"[Private: {g.deck.cards_name(self.hole[player])}][Public: {board}][Sequences: {seq}]")
+                f"[Private: {g.cards_name(self.hole[player])}][Public: {board}][Sequences: {seq}]")
 
     def openspiel_information_state(self, player: int) -> str:
         """universal_poker's information_state_string(player) (the board as one set)."""
-        return self._text(player, self.g.deck.cards_name(self.board))
+        return self._text(player, self.g.cards_name(self.board))
 
     def information_state(self, player: int) -> str:
         if self.g.openspiel_recall:
             return self.openspiel_information_state(player)
         cuts = self.g.board_due
         rounds = [self.board[a:b] for a, b in zip((0,) + cuts, cuts) if b > a]
-        return self._text(player, "|".join(self.g.deck.cards_name(r) for r in rounds if r))
+        return self._text(player, "|".join(self.g.cards_name(r) for r in rounds if r))
 
     def prunable(self) -> bool:
         """Pluribus never prunes on the last betting round."""
@@ -275,7 +277,9 @@ class Holdem(Game):
             raise HoldemParameterError(f"holdem: numPlayers={params['numPlayers']!r} but players={n}")
         self.rules = rules = Rules.parse_table({**params, "numPlayers": n}, MAX_PLAYERS)
         self.params = params
-        self.deck = Deck(rules.num_ranks, rules.num_suits, 1)
+        deck = Deck(rules.num_ranks, rules.num_suits, 1)
+        self.card_names = tuple(deck.card_name(c) for c in range(deck.size))
+        self.rank = functools.lru_cache(maxsize=RANK_CACHE)(self._rank)
         self.stacks = rules.stacks
         # board cards on the table once round r is open (cumulative), per round
         self.board_due = tuple(int(x) for x in np.cumsum(rules.board_cards))
@@ -289,14 +293,16 @@ class Holdem(Game):
     def initial_state(self) -> HoldemState:
         return HoldemState.initial(self)
 
-    def rank_hands(self, hands: list[list[int]]) -> np.ndarray:
-        """int64 [len(hands)]: ACPC's rank of each card set (card ids), larger is better."""
-        suits = np.zeros((len(hands), MAX_SUITS), dtype=np.int64)
-        s = self.rules.num_suits
-        for i, cards in enumerate(hands):
-            for c in cards:
-                suits[i, c % s] |= 1 << (c // s)
-        return rank_cardsets(suits)
+    def cards_name(self, cards) -> str:
+        """OpenSpiel's CardSet string: highest rank first, suits s, h, d, c within a rank."""
+        return "".join(self.card_names[c] for c in sorted(cards, reverse=True))
+
+    def _rank(self, cards: tuple[int, ...]) -> int:
+        """ACPC's rank of a card set (card ids, sorted; `rank` memoises it), larger is better."""
+        suits = np.zeros((1, MAX_SUITS), dtype=np.int64)
+        for c in cards:
+            suits[0, c % self.rules.num_suits] |= 1 << (c // self.rules.num_suits)
+        return int(rank_cardsets(suits)[0])
 
     def openspiel_params(self) -> dict:
         """universal_poker's parameters, every one explicit (lists as space-separated strings)."""
