@@ -11,7 +11,8 @@ import pytest
 from launch.cli import main
 from sog.multiplayer import CHANCE, TERMINAL, Holdem, PlayersError, UnknownGameError, load_game
 from sog.multiplayer.best_response import Evaluator
-from sog.multiplayer.holdem import CALL
+from sog.games.holdem.action_abstraction import BetSizes
+from sog.multiplayer.holdem import BET, CALL
 from sog.multiplayer.mccfr import ExternalSamplingMCCFR
 from sog.multiplayer.policy import completed
 
@@ -31,6 +32,11 @@ CONFIGS = {   # players, parameters; unequal stacks everywhere in no-limit, for 
     "6p-small-fcpa": (6, {"numRanks": 5, "numSuits": 2, "blind": "50 100 0 0 0 0",
                           "stack": "200 700 500 120 1000 350", "firstPlayer": "3 1"}),
     "6p-52-fcpa": (6, {**FULL, "blind": "50 100 0 0 0 0", "stack": "400 1000 2000 300 10000 800"}),
+    # Pluribus' bet sizes, checked against the fullgame game underneath
+    "3p-small-pluribus": (3, {**SMALL, "bettingAbstraction": "pluribus", "blind": "50 100 0",
+                              "stack": "3000 500 1800", "firstPlayer": "3 1"}),
+    "6p-52-pluribus": (6, {**FULL, "bettingAbstraction": "pluribus", "blind": "50 100 0 0 0 0",
+                           "stack": "10000 8000 12000 3000 10000 600"}),
 }
 # three players, 4 cards (the board is the card nobody holds), one raise a round: 5,753 histories
 TINY_LIMIT = {"betting": "limit", "numRanks": 4, "numSuits": 1, "blind": "1 2 0", "raiseSize": "2 4",
@@ -38,8 +44,9 @@ TINY_LIMIT = {"betting": "limit", "numRanks": 4, "numSuits": 1, "blind": "1 2 0"
 
 
 def _playouts(game: Holdem, playouts: int, seed: int) -> dict:
-    """Play both implementations in lockstep (actions: call half the time, else uniform);
-    returns counts of states, showdowns, side pots and split pots seen."""
+    """Play both implementations in lockstep (actions: call half the time, else uniform; the
+    `pluribus` abstraction's raises as the fullgame raises of their chips, a subset of
+    OpenSpiel's legal actions); returns counts of states, showdowns, side pots and split pots."""
     os_game = pyspiel.load_game(game.name, game.openspiel_params())
     rng = np.random.default_rng(seed)
     seen = {"states": 0, "showdowns": 0, "side_pots": 0, "splits": 0}
@@ -65,12 +72,18 @@ def _playouts(game: Holdem, playouts: int, seed: int) -> dict:
             if player == CHANCE:
                 outcomes = ours.chance_outcomes()
                 assert outcomes == tuple(theirs.chance_outcomes())
-                a = outcomes[rng.integers(len(outcomes))][0]
+                a = a_theirs = outcomes[rng.integers(len(outcomes))][0]
             else:
-                actions = ours.legal_actions()
-                assert list(actions) == theirs.legal_actions()
-                a = CALL if rng.random() < 0.5 else actions[rng.integers(len(actions))]
-            ours, theirs = ours.child(a), theirs.child(a)
+                actions, raises = ours.legal_actions(), ours.raise_options()
+                if game.abstraction == "pluribus":
+                    as_theirs = [b if b < BET else raises[b] for b in actions]
+                    assert set(as_theirs) <= set(theirs.legal_actions())
+                else:
+                    as_theirs = list(actions)
+                    assert as_theirs == theirs.legal_actions()
+                j = actions.index(CALL) if rng.random() < 0.5 else rng.integers(len(actions))
+                a, a_theirs = actions[j], as_theirs[j]
+            ours, theirs = ours.child(a), theirs.child(a_theirs)
     return seen
 
 
@@ -126,7 +139,9 @@ def test_unequal_all_ins_make_side_pots():
     ({"blind": "50 100"}, "3 blinds"),
     ({"stack": "100 100"}, "3 stacks"),
     ({"numPlayers": 4}, "numPlayers=4 but players=3"),
-    ({"bettingAbstraction": "sog"}, "two players"),
+    ({"bettingAbstraction": "sog"}, "fcpa, fullgame or pluribus"),
+    ({"bettingAbstraction": "pluribus", "betting": "limit"}, "no-limit"),
+    ({"bettingAbstraction": "pluribus", "numRounds": 5}, "numRounds"),
     ({"numRanks": 2, "numSuits": 1}, "more cards than the deck"),
     ({"firstPlayer": "4 1"}, "firstPlayer"),
     ({"blind": "50 100 10", "stack": "50 100 10"}, "no player could act"),
@@ -135,6 +150,22 @@ def test_unequal_all_ins_make_side_pots():
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
         Holdem(3, **params)
+
+
+def test_pluribus_bet_sizes():
+    game = Holdem(3, bettingAbstraction="pluribus", blind="50 100 0", stack="10000 10000 10000")
+    s = game.initial_state().child(0).child(1).child(2)
+    # player 2 first: pot 150, 100 to call; the preflop's first sizes f give 100 + f x 250 chips
+    assert s.raise_options() == {2: 225, 3: 288, 4: 350, 5: 475, 6: 600, 7: 850, 8: 1350, 9: 2600, 10: 10000}
+    assert s.legal_actions() == (0, 1, *range(2, 11)) and game.num_actions == 11
+    s = s.child(4)       # to 350; player 0 re-raises: sizes 0.5, 1, 2 x (pot 500 + 300 to call)
+    assert s.raise_options() == {2: 750, 3: 1150, 4: 1950, 10: 10000}
+    with pytest.raises(ValueError, match="not legal"):
+        s.child(5)
+    with pytest.raises(ValueError, match="the game has 2"):
+        Holdem(3, bet_sizes=BetSizes(sizes=(((1.0,),),)), bettingAbstraction="pluribus")
+    with pytest.raises(ValueError, match="needs bettingAbstraction=pluribus"):
+        Holdem(3, bet_sizes=BetSizes())
 
 
 def test_load_game_and_player_counts():

@@ -3,7 +3,7 @@
 `Holdem(players, **params)` takes universal_poker's parameters (`numRanks=4`,
 `blind="50 100 0"`, ...; `sog.games.holdem.params.Rules.parse_table` checks them:
 blinds and stacks per player, `firstPlayer` per round, limit or no-limit, betting
-abstraction `fcpa` or `fullgame`; see there for a table's defaults). Bad parameters raise
+abstraction `fcpa` or `fullgame`, or ours, `pluribus`; see there for a table's defaults). Bad parameters raise
 `HoldemParameterError` (a ValueError), a bad player count `PlayersError`.
 
 * Chance deals one card at a time (chance outcomes: every card left in the deck, ids
@@ -17,12 +17,20 @@ abstraction `fcpa` or `fullgame`; see there for a table's defaults). Bad paramet
   facing a bet), 1 check / call, then limit 2 raise; `fcpa` 2 raise to the pot (all chips in
   plus twice the bet to match less one's own, when that size is legal), 3 all-in (unless
   the pot raise is all-in); `fullgame` k >= 2 raise to k chips.
+* `bettingAbstraction=pluribus` (ours, no-limit): Pluribus-style bet sizes
+  (`sog.games.holdem.action_abstraction.BetSizes`, per round and raise level; `bet_sizes=`,
+  default `PLURIBUS_BET_SIZES`): 2 + j raises by the level's j-th pot fraction f, to the bet
+  to match plus f x (the pot after calling), rounded half up, where that is at least the
+  minimum raise and short of the stack (a size giving the same chips as a smaller one is
+  left out), and 2 + K (K the longest size list) goes all-in. The game underneath is
+  `fullgame` (`openspiel_params`; `raise_options()` gives each raise's chips, its
+  universal_poker action id).
 * Returns (chips, float [n]): the ACPC server's `valueOfState`, side pots included: pots
   are cut at each distinct commitment, each split among the best live hands in it (ACPC's
   hand ranking, `cards.rank_cardsets`), a folded player losing what it put in.
 * `information_state(p)`: universal_poker's `information_state_string(p)`, "[Round r]
   [Player: q][Pot: x][Money: m0 m1 ...][Private: cards][Public: cards][Sequences: ...]"
-  (x is the bet to match times the players not folded; money is stack less chips in),
+  (x is the largest commitment times the players not folded; money: stack less chips in),
   except where more than one round deals board cards: OpenSpiel writes the board as one
   set and so merges histories whose cards came in different rounds; ours writes the board
   per round ("[Public: KdQc8h|Ac]"), so keys are perfect-recall information sets
@@ -32,10 +40,12 @@ abstraction `fcpa` or `fullgame`; see there for a table's defaults). Bad paramet
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
-from sog.games.holdem.cards import MAX_SUITS, Deck, rank_cardsets
+from sog.games.holdem.action_abstraction import BetSizes, bet_chips
+from sog.games.holdem.cards import MAX_SUITS, RANK_CHARS, SUIT_CHARS, rank_cardsets
 from sog.games.holdem.params import HoldemParameterError, Rules
 from sog.multiplayer.api import CHANCE, MAX_PLAYERS, TERMINAL, Game, State, check_players
 
@@ -130,8 +140,34 @@ class HoldemState(State):
             return None if self.max_spent >= stack else (stack, stack)
         return self.min_raise_to, stack
 
-    def _pot_raise_to(self) -> int:
-        return sum(self.spent) + 2 * self.max_spent - self.spent[self.cur]
+    def raise_options(self) -> dict[int, int]:
+        """The actor's raise actions, in id order: id -> raise-to chips (limit: {2: 0}); empty if
+        it may not raise."""
+        rng = self.raise_range()
+        if rng is None:
+            return {}
+        lo, hi = rng
+        g = self.g
+        if g.rules.limit:
+            return {BET: 0}
+        if g.abstraction == "fullgame":
+            return {k: k for k in range(lo, hi + 1)}
+        pot, to_call = sum(self.spent), self.max_spent - self.spent[self.cur]
+        if g.abstraction == "fcpa":
+            pot_raise = self.max_spent + pot + to_call
+            out = {BET: pot_raise} if lo <= pot_raise <= hi else {}
+            return out | ({ALL_IN: hi} if pot_raise != hi else {})
+        out, last = {}, 0
+        level = sum(m[0] == "r" for m in self.moves[self.round])
+        for j, f in enumerate(g.bet_sizes.for_round(self.round, level)):
+            to = self.max_spent + math.floor(bet_chips(pot, to_call, f) + 0.5)
+            if lo <= to < hi and to > last:
+                out[BET + j] = last = to
+        return out | ({g.all_in_action: hi} if g.bet_sizes.all_in else {})
+
+    def _may_fold(self) -> bool:
+        p = self.cur
+        return self.spent[p] != self.max_spent and self.spent[p] != self.g.stacks[p]
 
     # ---- the State API -------------------------------------------------------------------
     def current_player(self) -> int:
@@ -146,24 +182,7 @@ class HoldemState(State):
     def legal_actions(self):
         if self.cur < 0:
             return ()
-        p, rules = self.cur, self.g.rules
-        out = [FOLD] if self.spent[p] != self.max_spent and self.spent[p] != self.g.stacks[p] else []
-        out.append(CALL)
-        rng = self.raise_range()
-        if rng is None:
-            return tuple(out)
-        lo, hi = rng
-        if rules.limit:
-            out.append(BET)
-        elif rules.abstraction == "fullgame":
-            out.extend(range(lo, hi + 1))
-        else:
-            pot = self._pot_raise_to()
-            if lo <= pot <= hi:
-                out.append(BET)
-            if pot != hi:
-                out.append(ALL_IN)
-        return tuple(out)
+        return ((FOLD, CALL) if self._may_fold() else (CALL,)) + tuple(self.raise_options())
 
     def child(self, action: int) -> HoldemState:
         s = self._copy()
@@ -185,7 +204,8 @@ class HoldemState(State):
             self.board.append(card)
 
     def _bet(self, action: int) -> None:
-        if self.cur < 0 or action not in self.legal_actions():
+        raises = self.raise_options() if self.cur >= 0 and action >= BET else {}
+        if self.cur < 0 or not (action == CALL or (action == FOLD and self._may_fold()) or action in raises):
             raise ValueError(f"holdem: action {action} is not legal here ({self!r})")
         g, p = self.g, self.cur
         if action == FOLD:
@@ -195,8 +215,7 @@ class HoldemState(State):
         elif g.rules.limit:
             self.max_spent, size = min(self.max_spent + g.rules.raise_sizes[self.round], g.stacks[p]), 0
         else:
-            size = action if g.rules.abstraction == "fullgame" else (
-                self._pot_raise_to() if action == BET else g.stacks[p])
+            size = raises[action]
             self.min_raise_to = max(self.min_raise_to, 2 * size - self.max_spent)
             self.max_spent = size
         if action >= BET:
@@ -267,24 +286,42 @@ class HoldemState(State):
 
 
 class Holdem(Game):
-    """`Holdem(players, **params)`: universal_poker for 2..6 players (see the module docstring)."""
+    """`Holdem(players, bet_sizes=None, **params)`: universal_poker for 2..6 players, or its
+    `pluribus` abstraction with `bet_sizes` (see the module docstring)."""
 
     name = "universal_poker"
 
-    def __init__(self, players: int = 2, **params):
+    def __init__(self, players: int = 2, bet_sizes: BetSizes | None = None, **params):
         self.num_players = n = check_players(players)
         if "numPlayers" in params and str(params["numPlayers"]).strip() != str(n):
             raise HoldemParameterError(f"holdem: numPlayers={params['numPlayers']!r} but players={n}")
-        self.rules = rules = Rules.parse_table({**params, "numPlayers": n}, MAX_PLAYERS)
-        self.params = params
-        deck = Deck(rules.num_ranks, rules.num_suits, 1)
-        self.card_names = tuple(deck.card_name(c) for c in range(deck.size))
+        self.abstraction = params.get("bettingAbstraction", "fcpa")
+        if self.abstraction not in ("fcpa", "fullgame", "pluribus"):
+            raise HoldemParameterError(f"holdem: bettingAbstraction={self.abstraction!r} must be fcpa, fullgame "
+                                       "or pluribus")
+        underneath = {**params, "numPlayers": n}
+        if self.abstraction == "pluribus":
+            if params.get("betting") == "limit":
+                raise HoldemParameterError("holdem: bettingAbstraction=pluribus is for no-limit betting")
+            underneath["bettingAbstraction"] = "fullgame"
+        elif bet_sizes is not None:
+            raise HoldemParameterError("holdem: bet_sizes needs bettingAbstraction=pluribus")
+        self.rules = rules = Rules.parse_table(underneath, MAX_PLAYERS)
+        self.params, self.bet_sizes = params, bet_sizes or BetSizes()
+        if self.abstraction == "pluribus" and len(self.bet_sizes.sizes) < rules.num_rounds:
+            raise HoldemParameterError(f"holdem: bet sizes for {len(self.bet_sizes.sizes)} rounds, the game has "
+                                       f"{rules.num_rounds}")
+        widest = max(len(sizes) for levels in self.bet_sizes.sizes for sizes in levels)
+        self.all_in_action = BET + widest          # the pluribus abstraction's all-in
+        self.card_names = tuple(RANK_CHARS[c // rules.num_suits] + SUIT_CHARS[c % rules.num_suits]
+                                for c in range(rules.deck_size))
         self.rank = functools.lru_cache(maxsize=RANK_CACHE)(self._rank)
         self.stacks = rules.stacks
         # board cards on the table once round r is open (cumulative), per round
         self.board_due = tuple(int(x) for x in np.cumsum(rules.board_cards))
         self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
-        self.num_actions = (3 if rules.limit else 4 if rules.abstraction == "fcpa" else max(rules.stacks) + 1)
+        self.num_actions = (3 if rules.limit else 4 if self.abstraction == "fcpa" else
+                            self.all_in_action + 1 if self.abstraction == "pluribus" else max(rules.stacks) + 1)
         if rules.limit:
             self.max_utility = float(rules.max_commitment * (n - 1))
         else:
