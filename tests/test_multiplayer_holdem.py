@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from launch.bench_multiplayer import bench_multiplayer
 from launch.cli import main
 from sog.multiplayer import CHANCE, TERMINAL, Holdem, PlayersError, UnknownGameError, load_game
 from sog.multiplayer.best_response import Evaluator
@@ -64,7 +65,7 @@ def _playouts(game: Holdem, playouts: int, seed: int) -> dict:
                 assert abs(returns.sum()) < 1e-9
                 live = [p for p in range(game.num_players) if not ours.folded[p]]
                 if len(live) > 1:
-                    ranks = np.array([game.rank(tuple(sorted(ours.hole[p] + ours.board))) for p in live])
+                    ranks = np.array(game.ranks([tuple(sorted(ours.hole[p] + ours.board)) for p in live]))
                     seen["showdowns"] += 1
                     seen["side_pots"] += len({ours.spent[p] for p in live}) > 1   # one all-in for less
                     seen["splits"] += int((ranks == ranks.max()).sum()) > 1
@@ -219,6 +220,13 @@ def test_no_pruning_on_the_last_betting_round():
     solver.regret[earlier] = -1.5e6   # earlier rounds: their non-terminal actions are skipped
     solver.run(20)
     assert solver.skipped_actions > 0
+
+
+def test_bench_races_openspiel_on_holdem(capfd):
+    out = bench_multiplayer(Holdem(3, **TINY_LIMIT), seconds=0.6, checkpoints=1, log=lambda *a, **k: None)
+    assert out["game"] == "universal_poker" and out["solvers"]["openspiel"]["iterations"] > 0
+    assert all(0 < r["nash_conv"] < 10 for r in out["solvers"].values())
+    assert "unimplemented" not in capfd.readouterr().err    # OpenSpiel's line per key it never met
 
 
 def test_bench_refuses_bad_holdem_parameters(capsys):

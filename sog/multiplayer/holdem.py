@@ -39,7 +39,6 @@ abstraction `fcpa` or `fullgame`, or ours, `pluribus`; see there for a table's d
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -55,8 +54,10 @@ RANK_CACHE = 1 << 18   # card sets whose ACPC rank a game keeps
 
 
 class HoldemState(State):
-    """The ACPC server's `State` for n players; `moves[r]` lists round r's (kind, size, actor),
-    kind 'f' / 'c' / 'r', size the raise-to chips of a no-limit raise (else 0)."""
+    """The ACPC server's `State` for n players. Tuples, shared between a state and its children:
+    `moves[r]` round r's (kind, size, actor), kind 'f' / 'c' / 'r', size the raise-to chips of a
+    no-limit raise (else 0); `hole[p]` player p's cards, `board` the board cards as dealt,
+    `deck` the cards left (increasing). Lists, copied: `spent` (chips in), `folded`."""
 
     __slots__ = ("board", "cur", "deck", "finished", "folded", "g", "hole", "max_spent", "min_raise_to",
                  "moves", "round", "spent")
@@ -70,9 +71,9 @@ class HoldemState(State):
         s.max_spent = max(rules.blinds)
         s.min_raise_to = 0 if rules.limit else 2 * s.max_spent
         s.folded = [False] * g.num_players
-        s.moves = [[] for _ in range(rules.num_rounds)]
-        s.hole, s.board = [[] for _ in range(g.num_players)], []
-        s.deck = list(range(rules.deck_size))
+        s.moves = [()] * rules.num_rounds
+        s.hole, s.board = [()] * g.num_players, ()
+        s.deck = tuple(range(rules.deck_size))
         s._settle()
         return s
 
@@ -80,9 +81,8 @@ class HoldemState(State):
         s = HoldemState.__new__(HoldemState)
         s.g, s.round, s.finished, s.cur = self.g, self.round, self.finished, self.cur
         s.max_spent, s.min_raise_to = self.max_spent, self.min_raise_to
-        s.spent, s.folded, s.board, s.deck = self.spent[:], self.folded[:], self.board[:], self.deck[:]
-        s.moves = [m[:] for m in self.moves]
-        s.hole = [h[:] for h in self.hole]
+        s.spent, s.folded, s.board, s.deck = self.spent[:], self.folded[:], self.board, self.deck
+        s.moves, s.hole = self.moves[:], self.hole[:]
         return s
 
     # ---- the ACPC server's predicates ----------------------------------------------
@@ -196,12 +196,13 @@ class HoldemState(State):
     def _deal(self, card: int) -> None:
         if card not in self.deck:
             raise ValueError(f"holdem: card {card} is not in the deck")
-        self.deck.remove(card)
+        i = self.deck.index(card)
+        self.deck = self.deck[:i] + self.deck[i + 1:]
         hole, dealt = self.g.rules.hole, sum(map(len, self.hole))
         if dealt < self.g.num_players * hole:
-            self.hole[dealt // hole].append(card)
+            self.hole[dealt // hole] += (card,)
         else:
-            self.board.append(card)
+            self.board += (card,)
 
     def _bet(self, action: int) -> None:
         raises = self.raise_options() if self.cur >= 0 and action >= BET else {}
@@ -220,7 +221,7 @@ class HoldemState(State):
             self.max_spent = size
         if action >= BET:
             self.spent[p] = self.max_spent
-        self.moves[self.round].append(("fcr"[min(action, BET)], size, p))
+        self.moves[self.round] += (("fcr"[min(action, BET)], size, p),)
         acting = sum(self._can_act(q) for q in range(g.num_players))
         if sum(self.folded) + 1 >= g.num_players:
             self.finished = True
@@ -242,7 +243,9 @@ class HoldemState(State):
             total = sum(self.spent)
             return np.array([-s if f else total - s for s, f in zip(self.spent, self.folded)], dtype=float)
         live = [p for p in range(n) if self.spent[p] > 0]
-        rank = {p: -1 if self.folded[p] else self.g.rank(tuple(sorted(self.hole[p] + self.board))) for p in live}
+        shown = [p for p in live if not self.folded[p]]
+        rank = dict.fromkeys(live, -1)
+        rank.update(zip(shown, self.g.ranks([tuple(sorted(self.hole[p] + self.board)) for p in shown])))
         left = {p: self.spent[p] for p in live}
         out = np.zeros(n)
         while len(left) > 1:      # the side pots, smallest commitment first
@@ -315,7 +318,7 @@ class Holdem(Game):
         self.all_in_action = BET + widest          # the pluribus abstraction's all-in
         self.card_names = tuple(RANK_CHARS[c // rules.num_suits] + SUIT_CHARS[c % rules.num_suits]
                                 for c in range(rules.deck_size))
-        self.rank = functools.lru_cache(maxsize=RANK_CACHE)(self._rank)
+        self._ranks: dict[tuple[int, ...], int] = {}
         self.stacks = rules.stacks
         # board cards on the table once round r is open (cumulative), per round
         self.board_due = tuple(int(x) for x in np.cumsum(rules.board_cards))
@@ -334,12 +337,19 @@ class Holdem(Game):
         """OpenSpiel's CardSet string: highest rank first, suits s, h, d, c within a rank."""
         return "".join(self.card_names[c] for c in sorted(cards, reverse=True))
 
-    def _rank(self, cards: tuple[int, ...]) -> int:
-        """ACPC's rank of a card set (card ids, sorted; `rank` memoises it), larger is better."""
-        suits = np.zeros((1, MAX_SUITS), dtype=np.int64)
-        for c in cards:
-            suits[0, c % self.rules.num_suits] |= 1 << (c // self.rules.num_suits)
-        return int(rank_cardsets(suits)[0])
+    def ranks(self, sets: list[tuple[int, ...]]) -> list[int]:
+        """ACPC's rank of each card set (sorted card ids), larger is better; memoised (the memo
+        starts over past RANK_CACHE sets), the new ones ranked in one `rank_cardsets` call."""
+        new = [cards for cards in dict.fromkeys(sets) if cards not in self._ranks]
+        if new:
+            suits = np.zeros((len(new), MAX_SUITS), dtype=np.int64)
+            for i, cards in enumerate(new):
+                for c in cards:
+                    suits[i, c % self.rules.num_suits] |= 1 << (c // self.rules.num_suits)
+            if len(self._ranks) + len(new) > RANK_CACHE:
+                self._ranks.clear()
+            self._ranks.update(zip(new, rank_cardsets(suits).tolist()))
+        return [self._ranks[cards] for cards in sets]
 
     def openspiel_params(self) -> dict:
         """universal_poker's parameters, every one explicit (lists as space-separated strings)."""
