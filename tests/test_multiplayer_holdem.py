@@ -204,6 +204,20 @@ def test_mccfr_on_three_player_limit_holdem():
     assert curve[0] > curve[1] > curve[2] and curve[2] < 0.6, curve
 
 
+@pytest.mark.slow
+def test_mccfr_on_six_card_limit_holdem():
+    """The README's figures: 3 players, 6 cards, 58,477 histories; about a minute."""
+    game = Holdem(3, betting="limit", numRanks=3, numSuits=2, blind="1 1 1", raiseSize="2 4", maxRaises="1 1",
+                  firstPlayer="1 1")
+    ev = Evaluator(game)
+    solver = ExternalSamplingMCCFR(game, seed=1)
+    curve = []
+    for n in (100, 1000, 10000):
+        solver.run(n - solver.iterations)
+        curve.append(ev.nash_conv(completed(ev.tree, solver.average_policy())))
+    assert curve == pytest.approx([5.49759, 3.12058, 0.94463], abs=1e-4)
+
+
 def test_no_pruning_on_the_last_betting_round():
     game = Holdem(3, **TINY_LIMIT)
     solver = ExternalSamplingMCCFR(game, seed=2, prune_after=0, prune_prob=0.0, prune_threshold=-1e6,
