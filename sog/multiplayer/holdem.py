@@ -302,20 +302,18 @@ class Holdem(Game):
         if self.abstraction not in ("fcpa", "fullgame", "pluribus"):
             raise HoldemParameterError(f"holdem: bettingAbstraction={self.abstraction!r} must be fcpa, fullgame "
                                        "or pluribus")
-        underneath = {**params, "numPlayers": n}
-        if self.abstraction == "pluribus":
-            if params.get("betting") == "limit":
-                raise HoldemParameterError("holdem: bettingAbstraction=pluribus is for no-limit betting")
-            underneath["bettingAbstraction"] = "fullgame"
-        elif bet_sizes is not None:
+        pluribus = self.abstraction == "pluribus"
+        if pluribus and params.get("betting") == "limit":
+            raise HoldemParameterError("holdem: bettingAbstraction=pluribus is for no-limit betting")
+        if bet_sizes is not None and not pluribus:
             raise HoldemParameterError("holdem: bet_sizes needs bettingAbstraction=pluribus")
+        underneath = {**params, "numPlayers": n} | ({"bettingAbstraction": "fullgame"} if pluribus else {})
         self.rules = rules = Rules.parse_table(underneath, MAX_PLAYERS)
-        self.params, self.bet_sizes = params, bet_sizes or BetSizes()
-        if self.abstraction == "pluribus" and len(self.bet_sizes.sizes) < rules.num_rounds:
+        self.params = params
+        self.bet_sizes = (bet_sizes or BetSizes()) if pluribus else None
+        if pluribus and len(self.bet_sizes.sizes) < rules.num_rounds:
             raise HoldemParameterError(f"holdem: bet sizes for {len(self.bet_sizes.sizes)} rounds, the game has "
                                        f"{rules.num_rounds}")
-        widest = max(len(sizes) for levels in self.bet_sizes.sizes for sizes in levels)
-        self.all_in_action = BET + widest          # the pluribus abstraction's all-in
         self.card_names = tuple(RANK_CHARS[c // rules.num_suits] + SUIT_CHARS[c % rules.num_suits]
                                 for c in range(rules.deck_size))
         self._ranks: dict[tuple[int, ...], int] = {}
@@ -323,8 +321,13 @@ class Holdem(Game):
         # board cards on the table once round r is open (cumulative), per round
         self.board_due = tuple(int(x) for x in np.cumsum(rules.board_cards))
         self.openspiel_recall = sum(k > 0 for k in rules.board_cards) <= 1
-        self.num_actions = (3 if rules.limit else 4 if self.abstraction == "fcpa" else
-                            self.all_in_action + 1 if self.abstraction == "pluribus" else max(rules.stacks) + 1)
+        if rules.limit:
+            self.num_actions = 3
+        elif pluribus:          # all-in follows the longest list of sizes
+            self.all_in_action = BET + max(len(sizes) for levels in self.bet_sizes.sizes for sizes in levels)
+            self.num_actions = self.all_in_action + 1
+        else:
+            self.num_actions = 4 if self.abstraction == "fcpa" else max(rules.stacks) + 1
         if rules.limit:
             self.max_utility = float(rules.max_commitment * (n - 1))
         else:
