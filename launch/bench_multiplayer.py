@@ -25,7 +25,9 @@ function behind both.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import time
 
 from launch.bench_mccfr import race
@@ -65,6 +67,7 @@ class _OpenSpiel:
     def __init__(self, pyspiel, game, seed: int):
         self.solver = pyspiel.ExternalSamplingMCCFRSolver(
             pyspiel.load_game(game.name, game.openspiel_params()), seed=seed)
+        self.unmet = pyspiel.SpielError    # what its default policy answers a key it never met with
         self.iterations = 0
 
     def step(self, seconds: float) -> None:
@@ -76,8 +79,31 @@ class _OpenSpiel:
             self.iterations += 16
 
     def policy(self, tree) -> dict:
-        avg = self.solver.average_policy()
-        return {key: avg.get_state_policy(key) for key in tree.row_key}
+        """The average policy at the information states the solver has met; the others (where
+        OpenSpiel's uniform default policy answers only for a State, and prints a line for
+        each key it is asked) are left to the evaluator, which plays them uniformly too."""
+        avg, out = self.solver.average_policy(), {}
+        with _quiet_stderr():
+            for key in tree.row_key:
+                try:
+                    out[key] = avg.get_state_policy(key)
+                except self.unmet:
+                    continue
+        return out
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 sent to /dev/null (C++ writes there directly) for the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def bench_multiplayer(game, seconds: float, checkpoints: int = 4, seed: int = 0, log=say) -> dict:

@@ -3,29 +3,43 @@
 The two-player public-tree API (`sog.games.api`) stays the platform's main
 interface; this package is a separate, small one for games of 2 to 6 players
 (`api`): Kuhn and Leduc poker with OpenSpiel's n-player rules (`kuhn`,
-`leduc`), a lazily grown flat world-state tree (`tree`), external-sampling
-MCCFR with Pluribus' linear weighting and negative-regret pruning (`mccfr`),
-and exact n-player best responses and NashConv on the full tree
-(`best_response`).
+`leduc`), hold'em with universal_poker's parameters and rules (`holdem`), a
+lazily grown flat world-state tree (`tree`), external-sampling MCCFR with
+Pluribus' linear weighting and negative-regret pruning (`mccfr`), and exact
+n-player best responses and NashConv on the full tree (`best_response`).
 """
 from __future__ import annotations
 
+from sog.games import parse_game_string
+from sog.games.holdem.params import HoldemParameterError
 from sog.multiplayer.api import CHANCE, TERMINAL, Game, PlayersError, State
+from sog.multiplayer.holdem import Holdem
 from sog.multiplayer.kuhn import KuhnPoker
 from sog.multiplayer.leduc import LeducPoker
 
-__all__ = ["CHANCE", "TERMINAL", "Game", "KuhnPoker", "LeducPoker", "PlayersError", "State", "UnknownGameError",
-           "load_game"]
+__all__ = ["CHANCE", "TERMINAL", "Game", "Holdem", "KuhnPoker", "LeducPoker", "PlayersError", "State",
+           "UnknownGameError", "load_game"]
 
-GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker}
+GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "holdem": Holdem, "universal_poker": Holdem}
 
 
 class UnknownGameError(ValueError):
-    """A game name this package does not implement."""
+    """A game name this package does not implement, or parameters the game refuses."""
 
 
-def load_game(name: str, players: int) -> Game:
-    """The n-player game called `name` (OpenSpiel's short name: kuhn_poker, leduc_poker)."""
+def load_game(text: str, players: int) -> Game:
+    """The n-player game `text` names: kuhn_poker, leduc_poker, or hold'em with universal_poker's
+    parameters, `holdem(numRanks=4,blind=50 100 0,...)` (`universal_poker` is the same game);
+    PlayersError for a bad player count, UnknownGameError for anything else wrong."""
+    try:
+        name, params = parse_game_string(text)
+    except ValueError as e:
+        raise UnknownGameError(str(e)) from None
     if name not in GAMES:
         raise UnknownGameError(f"unknown n-player game {name!r}; choose from {', '.join(GAMES)}")
-    return GAMES[name](players)
+    if params and GAMES[name] is not Holdem:
+        raise UnknownGameError(f"{name} takes no parameters here, got {text!r}")
+    try:
+        return GAMES[name](players, **params)
+    except HoldemParameterError as e:
+        raise UnknownGameError(str(e)) from None

@@ -15,7 +15,11 @@ shows them. A `State` is immutable: `child(action)` returns a new one.
   interface assumes so.
 * `information_state(player)`: the player's information-state key, a string
   equal to OpenSpiel's `information_state_string(player)`, so that policies
-  keyed by it are OpenSpiel tabular policies as they stand.
+  keyed by it are OpenSpiel tabular policies as they stand (hold'em with
+  several board-dealing rounds writes its board per round: see `holdem`).
+* `prunable()`: at a decision, whether a pruning solver may skip the actor's
+  actions here (True unless the game says otherwise: Pluribus never prunes on
+  hold'em's last betting round).
 
 Bad construction arguments (players outside 2..6) raise `PlayersError`, a
 `ValueError`.
@@ -76,6 +80,10 @@ class State(abc.ABC):
     @abc.abstractmethod
     def information_state(self, player: int) -> str:
         """`player`'s information-state key: OpenSpiel's information_state_string(player)."""
+
+    def prunable(self) -> bool:
+        """Whether a pruning solver may skip the actor's actions at this decision."""
+        return True
 
 
 class Game(abc.ABC):

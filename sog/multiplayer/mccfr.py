@@ -12,8 +12,8 @@ player p = 0..n-1 in turn, each from a fresh sampled deal:
 * Pruning (`prune_after`: None turns it off): once t > prune_after, a traversal
   is unpruned with probability `prune_prob` (Pluribus: 0.05) and otherwise
   skips p's actions with R(I, a) <= `prune_threshold` unless they end the game
-  at once (Pluribus also never prunes on the last betting round; that
-  poker-specific exception is not applied here); skipped actions get no regret
+  at once or the game's state says not to prune there (`State.prunable()`:
+  hold'em's last betting round, as Pluribus); skipped actions get no regret
   update and no weight in v(h). With pruning on, regrets are floored at
   `regret_floor` (Pluribus: -310M against a threshold of -300M; here by
   default -310 and -300 times the game's utility bound).
@@ -160,8 +160,9 @@ class ExternalSamplingMCCFR:
         values = [0.0] * k
         explored = [True] * k
         v = 0.0
+        skip = prune and tree.prunable[node]
         for j in range(k):
-            if prune and regret[j] <= self.prune_threshold and tree.player[first + j] != TERMINAL:
+            if skip and regret[j] <= self.prune_threshold and tree.player[first + j] != TERMINAL:
                 explored[j] = False
                 self.skipped_actions += 1
                 continue

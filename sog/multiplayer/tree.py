@@ -11,6 +11,7 @@ solver indexes them one node at a time; lists beat numpy scalars there):
   actions[node]  the legal actions, or the chance outcomes, in OpenSpiel's order
   cum[node]      chance nodes: cumulative outcome probabilities (tuple); else None
   row[node]      decision nodes: the information-set row; else -1
+  prunable[node] decision nodes: `State.prunable()` (may a pruning solver skip actions here); else False
   utility[node]  terminals: tuple of n returns (chips); else None
 
 Information sets get rows in the order they are met: `rows` maps an
@@ -42,6 +43,7 @@ class WorldTree:
         self.actions: list[tuple] = []
         self.cum: list = []
         self.row: list[int] = []
+        self.prunable: list[bool] = []
         self.utility: list = []
         self._state: list = []          # the State of a node until it is expanded
         self.rows: dict[str, int] = {}
@@ -67,6 +69,7 @@ class WorldTree:
             self.actions.append(())
             self.cum.append(None)
             self.row.append(-1)
+            self.prunable.append(False)
             self.utility.append(tuple(float(x) for x in state.returns()))
             self._state.append(None)
             return
@@ -77,6 +80,7 @@ class WorldTree:
             self.actions.append(tuple(a for a, _ in outcomes))
             self.cum.append(tuple(itertools.accumulate(q for _, q in outcomes)))
             self.row.append(-1)
+            self.prunable.append(False)
             return
         actions = tuple(state.legal_actions())
         key = state.information_state(p)
@@ -92,6 +96,7 @@ class WorldTree:
         self.actions.append(actions)
         self.cum.append(None)
         self.row.append(r)
+        self.prunable.append(state.prunable())
 
     def expand(self, node: int) -> int:
         """Create the children of `node` (not a terminal; idempotent); returns `first[node]`."""

@@ -12,6 +12,13 @@ and `stackSteps` (`k`: the hand's stacks drawn among `j / k` x `stack` (chips, r
 down), j = 1..k, those below k above both blinds; default 1, the given stacks). See `sog.games.holdem.game` for how the
 draw is a public chance event at the root.
 
+`Rules.parse` is the two-player game's (numPlayers=2); `Rules.parse_table(params, max_players)`
+reads games of 2..max_players players (`sog.multiplayer.holdem`): `blind` and `stack` then list
+one value per player, and a table of 3 or more players given no `blind`, `stack` or `firstPlayer`
+gets the ACPC server's ring-game layout (`table_defaults`): small blind 50, big blind 100,
+the others 0, 1200 chips each (universal_poker's stack), the player after the big blind first
+before the flop and player 1 first after it. The `sog` abstraction is two-player only.
+
 Per-round lists (`raiseSize`, `firstPlayer`, `maxRaises`, `numBoardCards`) are read for
 the first `numRounds` rounds; `firstPlayer` and `maxRaises` default per round to 1 and
 255 (the ACPC server's defaults) where fewer are given. Stacks are ignored in limit
@@ -91,20 +98,29 @@ def _join(items) -> str:
     return " ".join(map(str, items))
 
 
+def table_defaults(players: int) -> dict:
+    """`blind`, `stack` and `firstPlayer` defaults of a table of `players` (universal_poker's
+    for two; the ACPC ring-game layout for more, see the module docstring)."""
+    if players == 2:
+        return {}
+    return {"blind": _join((50, 100) + (0,) * (players - 2)), "stack": _join((1200,) * players),
+            "firstPlayer": "3 1"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Rules:
-    """The validated rules of a two-player hold'em game (chips; players 0 and 1; rounds from 0).
+    """The validated rules of a hold'em game (chips; players 0..n-1; rounds from 0).
 
-    blinds, stacks: per player (stacks INT32_MAX in limit games; with `stackSteps` the largest
-    stacks a hand may draw); raise_sizes: per round, limit only; max_raises, first_player
-    (0 or 1), board_cards: per round; setups: the `sog` abstraction's equally likely
+    blinds, stacks: per player (n of each; stacks INT32_MAX in limit games; with `stackSteps` the
+    largest stacks a hand may draw); raise_sizes: per round, limit only; max_raises,
+    first_player (0..n-1), board_cards: per round; setups: the `sog` abstraction's equally likely
     (bet fraction, stacks) draws of a hand, ((None, stacks),) for the other abstractions.
     """
 
     limit: bool
     abstraction: str            # "fcpa", "fullgame" or "sog"
-    blinds: tuple[int, int]
-    stacks: tuple[int, int]
+    blinds: tuple[int, ...]
+    stacks: tuple[int, ...]
     raise_sizes: tuple[int, ...]
     max_raises: tuple[int, ...]
     first_player: tuple[int, ...]
@@ -112,8 +128,12 @@ class Rules:
     num_suits: int
     hole: int
     board_cards: tuple[int, ...]
-    setups: tuple[tuple[fractions.Fraction | None, tuple[int, int]], ...]
+    setups: tuple[tuple[fractions.Fraction | None, tuple[int, ...]], ...]
     given: tuple[tuple[str, str], ...]  # the parameters as given, normalised (for the name)
+
+    @property
+    def num_players(self) -> int:
+        return len(self.blinds)
 
     @property
     def num_rounds(self) -> int:
@@ -135,12 +155,25 @@ class Rules:
         return max(self.stacks)
 
     @classmethod
-    def parse(cls, **params) -> "Rules":
+    def parse(cls, **params) -> Rules:
+        """The two-player rules of the game-string parameters (numPlayers must be 2)."""
+        return cls.parse_table(params, max_players=2)
+
+    @classmethod
+    def parse_table(cls, params: dict, max_players: int) -> Rules:
+        """The rules of a table of 2..`max_players` players (see the module docstring)."""
         known = {**DEFAULTS, **SOG_PARAMETERS}
         unknown = sorted(set(params) - set(known))
         if unknown:
             raise HoldemParameterError(f"holdem: unknown parameter {unknown[0]!r}; known: {', '.join(known)}")
-        p = {**DEFAULTS, **params}
+        players = _int("numPlayers", params.get("numPlayers", DEFAULTS["numPlayers"]), 1, 10)
+        if max_players == 2 and players != 2:
+            raise HoldemParameterError(f"holdem: numPlayers={params['numPlayers']!r}: only two players are "
+                                       "supported")
+        if not 2 <= players <= max_players:
+            raise HoldemParameterError(f"holdem: numPlayers={params['numPlayers']!r} must be between 2 and "
+                                       f"{max_players}")
+        p = {**DEFAULTS, **table_defaults(players), **params}
         betting, abstraction = p["betting"], p["bettingAbstraction"]
         if betting not in ("limit", "nolimit"):
             raise HoldemParameterError(f"holdem: betting={betting!r} must be 'limit' or 'nolimit'")
@@ -150,12 +183,12 @@ class Rules:
         sog_given = sorted(set(params) & set(SOG_PARAMETERS))
         if sog_given and abstraction != "sog":
             raise HoldemParameterError(f"holdem: {sog_given[0]} needs bettingAbstraction=sog")
+        if abstraction == "sog" and players != 2:
+            raise HoldemParameterError("holdem: bettingAbstraction=sog is for two players; use fcpa or fullgame")
         limit = betting == "limit"
         if limit and abstraction != "fcpa":
             raise HoldemParameterError("holdem: limit betting has one raise size: use bettingAbstraction=fcpa "
                                        "(its actions are fold 0, call 1, raise 2)")
-        if _int("numPlayers", p["numPlayers"], 1, 10) != 2:
-            raise HoldemParameterError(f"holdem: numPlayers={p['numPlayers']!r}: only two players are supported")
         rounds = _int("numRounds", p["numRounds"], 1, MAX_ROUNDS)
         num_suits = _int("numSuits", p["numSuits"], 1, 4)
         num_ranks = _int("numRanks", p["numRanks"], 1, 13)
@@ -164,32 +197,33 @@ class Rules:
         if sum(board) > MAX_BOARD_CARDS:
             raise HoldemParameterError(f"holdem: numBoardCards={p['numBoardCards']!r} deals more than "
                                        f"{MAX_BOARD_CARDS} board cards")
-        if 2 * hole + sum(board) > num_ranks * num_suits:
+        if players * hole + sum(board) > num_ranks * num_suits:
             raise HoldemParameterError(
-                f"holdem: {2 * hole} hole cards and {sum(board)} board cards are more cards than the deck of "
+                f"holdem: {players * hole} hole cards and {sum(board)} board cards are more cards than the deck of "
                 f"{num_ranks} ranks x {num_suits} suits = {num_ranks * num_suits} holds")
         blinds = _ints("blind", p["blind"], 0)
-        if len(blinds) != 2 or max(blinds) < 1:
-            raise HoldemParameterError(f"holdem: blind={p['blind']!r} must be two blinds, one of at least 1 chip")
+        if len(blinds) != players or max(blinds) < 1:
+            raise HoldemParameterError(f"holdem: blind={p['blind']!r} must be {players} blinds (one per player), "
+                                       "one of at least 1 chip")
         if limit:
-            stacks = (INT32_MAX, INT32_MAX)
+            stacks = (INT32_MAX,) * players
             raise_sizes = _per_round("raiseSize", p["raiseSize"], rounds, 1, None, None)
         else:
             stacks = _ints("stack", p["stack"], 1)
-            if len(stacks) != 2:
-                raise HoldemParameterError(f"holdem: stack={p['stack']!r} must be two stacks")
-            for player in (0, 1):
+            if len(stacks) != players:
+                raise HoldemParameterError(f"holdem: stack={p['stack']!r} must be {players} stacks (one per player)")
+            for player in range(players):
                 if stacks[player] < blinds[player]:
                     raise HoldemParameterError(f"holdem: player {player}'s stack {stacks[player]} is smaller "
                                                f"than its blind {blinds[player]}")
             if stacks == blinds:
-                raise HoldemParameterError("holdem: both stacks equal the blinds: no player could act")
+                raise HoldemParameterError("holdem: every stack equals its blind: no player could act")
             raise_sizes = ()
         setups = _setups(params, stacks, blinds) if abstraction == "sog" else ((None, stacks),)
         max_raises = _per_round("maxRaises", p["maxRaises"], rounds, 0, 255, DEFAULT_MAX_RAISES)
-        first = _per_round("firstPlayer", p["firstPlayer"], rounds, 1, 2, DEFAULT_FIRST_PLAYER)
+        first = _per_round("firstPlayer", p["firstPlayer"], rounds, 1, players, DEFAULT_FIRST_PLAYER)
         # parameters a game ignores (stack in limit, raiseSize in no-limit) keep their given values in the name
-        normalised = {"betting": betting, "bettingAbstraction": abstraction, "numPlayers": 2, "numRounds": rounds,
+        normalised = {"betting": betting, "bettingAbstraction": abstraction, "numPlayers": players, "numRounds": rounds,
                       "blind": _join(blinds),
                       "stack": _join(_ints("stack", p["stack"]) if limit else stacks),
                       "raiseSize": _join(raise_sizes if limit else _ints("raiseSize", p["raiseSize"])),
@@ -197,7 +231,7 @@ class Rules:
                       "numRanks": num_ranks, "numHoleCards": hole, "numBoardCards": _join(board)}
         normalised.update({k: str(params[k]) for k in SOG_PARAMETERS if k in params})
         given = tuple((k, str(normalised[k])) for k in known if k in params)
-        return cls(limit, abstraction, (blinds[0], blinds[1]), (stacks[0], stacks[1]), raise_sizes, max_raises,
+        return cls(limit, abstraction, blinds, stacks, raise_sizes, max_raises,
                    tuple(f - 1 for f in first), num_ranks, num_suits, hole, board, setups, given)
 
     def name(self) -> str:
@@ -214,7 +248,7 @@ class Rules:
             return _join(values) + (" " if len(values) == 1 else "")
 
         p = {"betting": "limit" if self.limit else "nolimit", "bettingAbstraction": self.abstraction,
-             "numPlayers": 2, "numRounds": self.num_rounds, "blind": items(self.blinds),
+             "numPlayers": self.num_players, "numRounds": self.num_rounds, "blind": items(self.blinds),
              "firstPlayer": items(f + 1 for f in self.first_player), "maxRaises": items(self.max_raises),
              "numSuits": self.num_suits, "numRanks": self.num_ranks, "numHoleCards": self.hole,
              "numBoardCards": items(self.board_cards)}
