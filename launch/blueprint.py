@@ -156,7 +156,7 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
         try:
             bet_sizes = BetSizes.parse(ab["bet_sizes"])
         except ActionAbstractionError as e:
-            raise UserError(f"{path}: abstraction.{e}") from None
+            raise UserError(f"{path}: abstraction.bet_sizes: {e}") from None
         if len(bet_sizes.sizes) != rules.num_rounds:
             raise UserError(f"{path}: abstraction.bet_sizes: {len(bet_sizes.sizes)} rounds of sizes; the game "
                             f"has {rules.num_rounds}")
