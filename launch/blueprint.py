@@ -11,7 +11,8 @@ counts). At the end it writes `<out>/blueprint.npz` (abstract keys and probabili
 played in the real game (mbb/hand), kept in the checkpoint and the result's `curve`.
 
 The config file (YAML; see configs/blueprint_small.yaml):
-  game: a holdem(...) game (limit or the fcpa / sog no-limit abstractions; its own actions)
+  game: a holdem(...) game: limit or the fcpa / sog no-limit abstractions (its own actions),
+      or fullgame no-limit with abstraction.bet_sizes
   abstraction: buckets (per round, 0 = one per suit class), recall (imperfect | perfect),
       bins, rollouts, seed (k-means), cache_dir (bucket files), file (a bucket file to use,
       which must be of this configuration), bet_sizes (fullgame no-limit: {sizes, all_in},
@@ -47,6 +48,8 @@ from sog.agents.blueprint import (
     BlueprintMCCFR,
     CardAbstraction,
     Settings,
+    describe_abstraction,
+    fingerprint,
     load_checkpoint,
     read_checkpoint,
     save_blueprint,
@@ -97,8 +100,8 @@ class BlueprintConfig:
     out: str
 
     def fingerprint(self) -> dict:
-        return {"game": self.game.spec.name, "buckets": self.buckets.to_json(), "recall": self.recall,
-                "settings": dataclasses.asdict(self.settings)}
+        return fingerprint(self.game, describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes),
+                           self.settings)
 
 
 def _mapping(value, where: str, known) -> dict:
@@ -191,9 +194,6 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
 def _refuse_unsupported(cfg: BlueprintConfig) -> None:
     """What this implementation cannot run, as one line, before any work."""
     game = cfg.game
-    if cfg.bet_sizes is not None:
-        raise UserError(f"{game.spec.name}: training with bet_sizes (the fullgame action abstraction) is not "
-                        "implemented; use a limit or fcpa game (--check validates the file)")
     if game.spec.num_states > MAX_HANDS:
         raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; this blueprint's world tree holds "
                         f"every pair of hands of a public state, at most {MAX_HANDS} hands (HUNL needs a "
@@ -233,14 +233,15 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             raise UserError(str(e)) from None
         if meta.get("fingerprint") != cfg.fingerprint():
             theirs = meta.get("fingerprint") or {}
-            what = ("game" if theirs.get("game") != cfg.game.spec.name else "abstraction"
-                    if (theirs.get("buckets"), theirs.get("recall")) != (cfg.buckets.to_json(), cfg.recall)
+            mine = cfg.fingerprint()
+            what = ("game" if theirs.get("game") != mine["game"] else "abstraction"
+                    if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
                     else "MCCFR settings")
             raise UserError(f"{ckpt}: a blueprint checkpoint of another {what}"
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
     _refuse_unsupported(cfg)
     buckets = _buckets(cfg)
-    solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall), cfg.settings)
+    solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
     extra = {"seconds": 0.0, "curve": []}
     if ckpt.exists():
         try:
@@ -302,7 +303,7 @@ class _Blueprint:
 
     def __init__(self, cfg: BlueprintConfig, buckets):
         self.game = cfg.game
-        self.solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall), cfg.settings)
+        self.solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
 
     @property
     def iterations(self) -> int:
@@ -376,7 +377,7 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
             raise UserError(str(e)) from None
         c = dataclasses.replace(cfg, buckets=bconf, file=None)
         buckets = _buckets(c)
-        solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall), cfg.settings)
+        solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
         curve, seconds = [], 0.0
         while solver.iterations < cfg.iterations:
             t = time.perf_counter()

@@ -10,7 +10,7 @@ import pytest
 
 from launch import blueprint as LB
 from launch.cli import main
-from sog.agents.blueprint import BlueprintMCCFR, CardAbstraction, Settings
+from sog.agents.blueprint import BlueprintMCCFR, CardAbstraction, Settings, translate_history
 from sog.games import load_game
 from sog.games.holdem.buckets import BucketConfig, build, save
 from sog.search.full_tree import exploitability
@@ -165,3 +165,31 @@ def test_shipped_configs_parse():
     assert small.game.spec.num_states == 66 and small.buckets.buckets == (0, 16)
     hunl = LB.parse_config("configs/blueprint_hunl.yaml")
     assert hunl.bet_sizes is not None and hunl.buckets.buckets == (0, 200, 200, 200)
+
+
+NOLIMIT = ("holdem(betting=nolimit,bettingAbstraction=fullgame,numRounds=2,blind=2 1,stack=8 8,firstPlayer=2 1,"
+           "numRanks=4,numSuits=2,numHoleCards=1,numBoardCards=0 1)")
+
+
+def test_bet_size_abstraction_translates_into_the_real_game():
+    """fullgame no-limit with bet sizes: the tree holds only the abstract actions, and the
+    blueprint played in the real game (opponent raises translated) beats the uniform policy."""
+    from sog.games.holdem.action_abstraction import BetSizes, abstract_actions
+
+    game = load_game(NOLIMIT)
+    sizes = BetSizes((((0.5, 1.0), (1.0,)), ((1.0,),)))
+    b = build(BucketConfig.for_game(game, (0, 0)), progress=False)
+    solver = BlueprintMCCFR(CardAbstraction(game, b, "imperfect", sizes), Settings(**{**SCHEDULE, "batch": 256}))
+    uniform = 1000 * exploitability(game, solver.real_policy())
+    solver.run(iterations=4000)
+    legal = solver.tree.row_legal
+    assert legal.sum(axis=1).max() <= 5          # fold, call, two sizes, all-in
+    assert legal[0].tolist() == [i in abstract_actions(game.rules, game.betting_state(()), sizes)
+                                 for i in range(game.spec.num_actions)]
+    trained = 1000 * exploitability(game, solver.real_policy())
+    assert trained < 0.6 * uniform
+    # an abstract size reads as itself; an off-tree raise as a neighbouring size
+    assert abstract_actions(game.rules, game.betting_state(()), sizes) == (0, 1, 4, 6, 8)
+    assert translate_history(solver.abstraction, (6,)) == (6,)
+    assert translate_history(solver.abstraction, (5,)) in {(4,), (6,)}
+    assert translate_history(solver.abstraction, (5, 1)) == translate_history(solver.abstraction, (5,)) + (1,)

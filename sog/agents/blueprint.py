@@ -9,8 +9,11 @@ Algorithm 1, on `sog.games.holdem.Holdem` with the card abstraction of
   of its cards). `recall="imperfect"` (Pluribus) keys the bucket of the current round
   alone; `"perfect"` the buckets of every round so far. Buckets are one per suit-
   isomorphism class where the round's count is 0 (lossless, Pluribus's first round).
-  The actions are the game's own (limit, or the `fcpa` no-limit abstraction); legal
-  actions depend on the betting history alone, so one abstract set has one action set.
+  The actions are the game's own (limit, or the `fcpa` / `sog` no-limit abstractions),
+  or, on a fullgame no-limit game, those of a bet-size abstraction
+  (`sog.games.holdem.action_abstraction.abstract_actions`: fold, call, the round's and
+  raise level's pot fractions, all-in); legal actions depend on the betting history
+  alone, so one abstract set has one action set.
 * The solver (`BlueprintMCCFR`): `sog.agents.mccfr.PluribusMCCFR` (batched external
   sampling, linear weighting while t < linear_until, negative-regret pruning in
   1 - prune_prob of the traversals after prune_after with a regret floor) on a world
@@ -28,8 +31,10 @@ Algorithm 1, on `sog.games.holdem.Holdem` with the card abstraction of
   `averaging="all"` keeps the average strategy on every round (the two-player textbook
   blueprint), for comparison.
 * In the real game (`real_policy`): every real information state (public state, hand)
-  plays its abstract set's blueprint; sets never met play uniformly. Its exact
-  exploitability comes from `sog.search.full_tree` (small decks only).
+  plays its abstract set's blueprint; sets never met play uniformly. With bet sizes the
+  real history is first translated (opponent raises read as abstract sizes by the
+  pseudo-harmonic mapping) and abstract raises are played at their pot fraction of the
+  real pot. Its exact exploitability comes from `sog.search.full_tree` (small decks only).
 * Checkpoints (`save_checkpoint`, `load_checkpoint`): the tables (regrets, averages,
   snapshot sums) of the allocated rows with their abstract keys, the iteration count, the
   counters and the generator's state, stamped with a fingerprint of the game, the
@@ -49,9 +54,16 @@ from pathlib import Path
 import numpy as np
 
 from sog.agents.mccfr import DEFAULT_BATCH, PluribusMCCFR, regret_matching
-from sog.agents.world_tree import DECISION, WorldTree
+from sog.agents.world_tree import CHANCE, DECISION, WorldTree
 from sog.files import atomic_write
 from sog.games.holdem import betting as B
+from sog.games.holdem.action_abstraction import (
+    BetSizes,
+    abstract_actions,
+    bet_chips,
+    raise_fraction,
+    translate,
+)
 from sog.games.holdem.buckets import Buckets
 
 __all__ = ["AVERAGING", "RECALL", "AbstractWorldTree", "BlueprintError", "BlueprintMCCFR", "CardAbstraction",
@@ -73,8 +85,13 @@ class CardAbstraction:
     board card) at a decision public state; a hand's abstract key is (history, code).
     """
 
-    def __init__(self, game, buckets: Buckets, recall: str = "imperfect"):
+    def __init__(self, game, buckets: Buckets, recall: str = "imperfect", bet_sizes: BetSizes | None = None):
         rules, cfg = game.rules, buckets.config
+        if bet_sizes is not None and (rules.limit or rules.abstraction != "fullgame"):
+            raise BlueprintError(f"bet sizes apply to fullgame no-limit games, not {game.spec.name}")
+        if bet_sizes is not None and len(bet_sizes.sizes) != rules.num_rounds:
+            raise BlueprintError(f"bet sizes for {len(bet_sizes.sizes)} rounds; {game.spec.name} has "
+                                 f"{rules.num_rounds}")
         if recall not in RECALL:
             raise BlueprintError(f"recall must be one of {', '.join(RECALL)}, got {recall!r}")
         if (cfg.num_ranks, cfg.num_suits, cfg.hole, cfg.board_cards) != (
@@ -83,7 +100,8 @@ class CardAbstraction:
         if len(cfg.buckets) != rules.num_rounds:
             raise BlueprintError(f"buckets {list(cfg.buckets)} give {len(cfg.buckets)} rounds; "
                                  f"{game.spec.name} has {rules.num_rounds}")
-        self.game, self.buckets, self.recall = game, buckets, recall
+        self.game, self.buckets, self.recall, self.bet_sizes = game, buckets, recall, bet_sizes
+        self._legal: dict = {}
         self.sizes = [rb.num_buckets for rb in buckets.rounds]
         self._keys = functools.lru_cache(maxsize=1 << 16)(self._compute)
         self._board_buckets = functools.lru_cache(maxsize=1 << 14)(buckets.board_buckets)
@@ -113,8 +131,23 @@ class CardAbstraction:
         code.setflags(write=False)
         return self.history(pub), code
 
+    def legal_mask(self, pub) -> np.ndarray:
+        """bool [N, A]: the abstract game's actions at decision public state `pub` (the game's
+        own, or the bet-size abstraction's `abstract_actions`)."""
+        if self.bet_sizes is None:
+            return self.game.cached("legal_mask", pub)
+        mask = self._legal.get(pub)
+        if mask is None:
+            mask = np.zeros((self.game.spec.num_states, self.game.spec.num_actions), dtype=bool)
+            mask[:, list(abstract_actions(self.game.rules, self.game.betting_state(pub), self.bet_sizes))] = True
+            mask.setflags(write=False)
+            if len(self._legal) > 1 << 16:
+                self._legal.clear()
+            self._legal[pub] = mask
+        return mask
+
     def describe(self) -> dict:
-        return {"buckets": self.buckets.config.to_json(), "recall": self.recall}
+        return describe_abstraction(self.buckets.config.to_json(), self.recall, self.bet_sizes)
 
 
 class AbstractWorldTree(WorldTree):
@@ -175,11 +208,14 @@ class AbstractWorldTree(WorldTree):
             r = self.key_row.get(key)
             if r is None and allocate:
                 if legal is None:
-                    legal = self.game.cached("legal_mask", pub)[0]
+                    legal = self.abstraction.legal_mask(pub)[0]
                 r = self._new_row(key, round_, legal)
             if r is not None:
                 out[code == c] = r
         return out
+
+    def _legal_mask(self, pub) -> np.ndarray:
+        return self.abstraction.legal_mask(pub)
 
     def _decision_rows(self, pub, actor: int, slots: np.ndarray) -> np.ndarray:
         rows = self.rows_of(pub, allocate=True)[slots]
@@ -352,8 +388,7 @@ class BlueprintMCCFR(PluribusMCCFR):
 
     # ---- checkpoints ----------------------------------------------------------------
     def fingerprint(self) -> dict:
-        return {"game": self.game.spec.name, **self.abstraction.describe(),
-                "settings": dataclasses.asdict(self.settings)}
+        return fingerprint(self.game, self.abstraction.describe(), self.settings)
 
     def state(self) -> dict:
         rows = self.tree.num_rows
@@ -379,26 +414,122 @@ class BlueprintMCCFR(PluribusMCCFR):
         self.rng.bit_generator.state = json.loads(str(arrays["rng"]))
 
 
+def _abstract_probs(tree: AbstractWorldTree, probs: np.ndarray, pub) -> np.ndarray:
+    """float [N, A]: the blueprint at abstract decision public state `pub` for every hand
+    (uniform over the abstract actions where its set was never met or the hand is impossible)."""
+    legal = tree.abstraction.legal_mask(pub)
+    rows = tree.rows_of(pub, allocate=False)
+    uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
+    out = uniform.copy()
+    known = rows >= 0
+    if known.any():
+        p = probs[rows[known]] * legal[known]
+        tot = p.sum(axis=1, keepdims=True)
+        out[known] = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), uniform[known])
+    return out
+
+
+def fingerprint(game, abstraction: dict, settings: Settings) -> dict:
+    """What a checkpoint must match (JSON-normalised): the game, the abstraction
+    (`CardAbstraction.describe`) and the settings."""
+    return json.loads(json.dumps({"game": game.spec.name, **abstraction, "settings": dataclasses.asdict(settings)}))
+
+
+def describe_abstraction(buckets_json: str, recall: str, bet_sizes: BetSizes | None) -> dict:
+    return {"buckets": buckets_json, "recall": recall,
+            "bet_sizes": None if bet_sizes is None else [bet_sizes.sizes, bet_sizes.all_in]}
+
+
 def real_policy(tree: AbstractWorldTree, probs: np.ndarray) -> np.ndarray:
-    """float [m, N, A]: each real information state plays its abstract row of `probs`
-    ([R, A]); rows never allocated (and impossible hands) play uniformly."""
+    """float [m, N, A]: the blueprint `probs` ([R, A] over the rows) played in the real game,
+    over the full tree's decision public states (`sog.search.full_tree`).
+
+    Without bet sizes the abstract game's public states are the real ones: each real
+    information state plays its abstract row (uniformly where never met). With bet sizes,
+    the real history is translated action by action (`translate_history`: an opponent's
+    raise read as the abstract raise the pseudo-harmonic mapping picks, deterministically),
+    and each abstract action is played as the real action of the same kind and pot fraction
+    (`real_action`); where the translation breaks down (the abstract hand ended or went to
+    a card while the real one goes on) the player checks or calls."""
     from sog.search.full_tree import full_tree
 
     game = tree.game
     ft = full_tree(game)
     n, a = game.spec.num_states, game.spec.num_actions
-    out = np.empty((len(ft.decision_pubs), n, a))
+    out = np.zeros((len(ft.decision_pubs), n, a))
+    if tree.abstraction.bet_sizes is None:
+        for i, pub in enumerate(ft.decision_pubs):
+            out[i] = _abstract_probs(tree, probs, pub)
+        return out
+    memo: dict = {}
+    rules = game.rules
     for i, pub in enumerate(ft.decision_pubs):
-        legal = game.cached("legal_mask", pub)
-        rows = tree.rows_of(pub, allocate=False)
-        uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
-        known = rows >= 0
-        out[i] = uniform
-        if known.any():
-            p = probs[rows[known]] * legal[known]
-            tot = p.sum(axis=1, keepdims=True)
-            out[i, known] = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), uniform[known])
+        apub = translate_history(tree.abstraction, pub, memo)
+        if apub is None or game.kind(apub) != DECISION or game.actor(apub) != game.actor(pub):
+            out[i, :, B.CALL] = 1.0
+            continue
+        p = _abstract_probs(tree, probs, apub)
+        st_real, st_abs = game.betting_state(pub), game.betting_state(apub)
+        for j in abstract_actions(rules, st_abs, tree.abstraction.bet_sizes):
+            out[i, :, real_action(rules, st_abs, st_real, j)] += p[:, j]
     return out
+
+
+def translate_history(abstraction: CardAbstraction, pub, memo: dict | None = None):
+    """The abstract public state a real one (`pub`, a fullgame history) is read as, or None
+    where the abstract hand has no counterpart (see `real_policy`); `memo` caches prefixes."""
+    memo = {} if memo is None else memo
+    if pub in memo:
+        return memo[pub]
+    if not pub:
+        return ()
+    game, rules = abstraction.game, abstraction.game.rules
+    prev = translate_history(abstraction, pub[:-1], memo)
+    event = pub[-1]
+    out = None
+    if prev is not None:
+        kind = game.kind(prev)
+        if not isinstance(event, int):       # a deal (or setup): where both hands are dealt the same cards
+            before = pub[:-1]
+            same = (kind == CHANCE == game.kind(before)
+                    and B.cards_due(rules, game.betting_state(prev)) == B.cards_due(rules, game.betting_state(before)))
+            out = prev + (event,) if same else None
+        elif kind == DECISION:
+            legal = abstraction.legal_mask(prev)[0]
+            if event in (B.FOLD, B.CALL):
+                out = prev + (event,) if legal[event] else None
+            else:
+                raises = [x for x in np.flatnonzero(legal).tolist() if x > B.CALL]
+                if not raises:
+                    out = prev + (B.CALL,)
+                else:
+                    st_abs = game.betting_state(prev)
+                    fractions = [raise_fraction(rules, st_abs, x) for x in raises]
+                    f = raise_fraction(rules, game.betting_state(pub[:-1]), event)
+                    out = prev + (raises[translate(fractions, max(f, 0.0))],)
+    memo[pub] = out
+    return out
+
+
+def real_action(rules, st_abs, st_real, action: int) -> int:
+    """The real action (fullgame id) that plays abstract `action` of state `st_abs` at real
+    state `st_real`: fold and call as they are (fold where the real player faces no bet is a
+    check), a raise at its pot fraction of the real pot (all-in as all-in), clipped to the
+    real raise-to range, a call where the real player may not raise."""
+    real_legal = B.legal_actions(rules, st_real)
+    if action in (B.FOLD, B.CALL):
+        return action if action in real_legal else B.CALL
+    rng = B.raise_range(rules, st_real)
+    if rng is None:
+        return B.CALL
+    lo, hi = rng
+    p = B.actor(rules, st_abs)
+    if action >= st_abs.stacks[p]:
+        return hi
+    f = raise_fraction(rules, st_abs, action)
+    q = B.actor(rules, st_real)
+    chips = st_real.max_spent + int(round(bet_chips(st_real.pot, st_real.max_spent - st_real.spent[q], f)))
+    return min(max(chips, lo), hi)
 
 
 # ---- checkpoint files ----------------------------------------------------------------
@@ -439,7 +570,7 @@ def load_checkpoint(solver: BlueprintMCCFR, path: str | Path) -> dict:
     mine, theirs = solver.fingerprint(), meta.get("fingerprint")
     if theirs != mine:
         what = ("game" if not isinstance(theirs, dict) or theirs.get("game") != mine["game"] else
-                "abstraction" if theirs.get("buckets") != mine["buckets"] or theirs.get("recall") != mine["recall"]
+                "abstraction" if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
                 else "MCCFR settings")
         detail = (f"written for {theirs.get('game')}, not {mine['game']}" if what == "game"
                   else f"its {what} differ from this configuration's")

@@ -114,6 +114,11 @@ class WorldTree:
             self.num_rows += self.num_slots
         return base + slots
 
+    def _legal_mask(self, pub) -> np.ndarray:
+        """bool [N, A]: the actions the tree expands at decision public state `pub` (the game's
+        legal ones; a subclass may restrict them to an action abstraction)."""
+        return self.game.cached("legal_mask", pub)
+
     # ---- expansion -----------------------------------------------------------
     def ensure_expanded(self, nodes: np.ndarray) -> None:
         """Create the children of every node in `nodes` (int [n]) that has none yet."""
@@ -139,7 +144,7 @@ class WorldTree:
     def _expand_decision(self, pub, ids, s0, s1, children) -> None:
         actor = self.game.cached("actor", pub)
         s_act, s_oth = (s0, s1) if actor == 0 else (s1, s0)
-        legal = self.game.cached("legal_mask", pub)[s_act]                      # [n, A]
+        legal = self._legal_mask(pub)[s_act]                                    # [n, A]
         assigned = np.zeros(legal.shape, dtype=bool)
         for child in children:
             c_act = child.actor_map[s_act]                                      # [n, A]
