@@ -282,7 +282,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             log(f"blueprint: {solver.iterations} iterations, {seconds:.1f} s, {solver.tree.num_rows} abstract sets")
         if solver.iterations % cfg.checkpoint_every == 0 or done():
             save_checkpoint(solver, ckpt, {"seconds": seconds, "curve": curve})
-    if exact and curve[-1]["iterations"] != solver.iterations:     # stopped by the clock between evaluations
+    if exact and (not curve or curve[-1]["iterations"] != solver.iterations):     # stopped by the clock between evaluations
         measure()
         save_checkpoint(solver, ckpt, {"seconds": seconds, "curve": curve})
     load.append(os.getloadavg()[0])
