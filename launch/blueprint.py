@@ -35,9 +35,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from launch.console import UserError, say
@@ -58,6 +60,8 @@ from sog.agents.blueprint import (
 from sog.files import atomic_write
 from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
 from sog.games.holdem.buckets import BucketConfig, BucketError, load, load_or_build
+from sog.policy import TabularPolicy
+from sog.policy.files import _info_states
 from sog.search.full_tree import exploitability, full_tree_limit
 
 SECTIONS = ("game", "abstraction", "mccfr", "run")
@@ -316,6 +320,33 @@ class _Blueprint:
         return exploitability(self.game, self.solver.real_policy())
 
 
+def openspiel_policy(game, os_policy) -> TabularPolicy:
+    """Our TabularPolicy of a pyspiel C++ policy (an MCCFR solver's `average_policy()`) of the
+    same universal_poker game, read by information-state string (uniform where it has none),
+    so that both solvers' exploitability comes from the same exact tool (pyspiel's own best
+    response on a 66-hand game builds the full history tree: over 13 GB)."""
+    import pyspiel
+
+    table = {}
+    sys.stderr.flush()
+    saved = os.dup(2)                  # OpenSpiel prints a line per state it has no policy for
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            for key, pub, slot in _info_states(game):
+                row = table.setdefault(pub, np.zeros((game.spec.num_states, game.spec.num_actions)))
+                try:
+                    pairs = os_policy.get_state_policy(key)
+                except pyspiel.SpielError:
+                    pairs = ()
+                for a, q in pairs:
+                    row[slot, a] = q
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return TabularPolicy(game, table)
+
+
 def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -> dict:
     """Our blueprint solver against OpenSpiel's C++ external sampling on the same game."""
     import pyspiel
@@ -333,12 +364,11 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     os_game = pyspiel.load_game(name)
     ours = _Blueprint(cfg, buckets)
     theirs = _OpenSpiel(pyspiel, os_game, "external", cfg.settings.seed)
-    bb = game.big_blind
 
     def measure(r):
         if r is ours:
             return 1000 * r.exploitability()
-        return 1000 * r.exploitability() / bb      # OpenSpiel's chips -> big blinds
+        return 1000 * exploitability(game, openspiel_policy(game, r.solver.average_policy()))
     load = [os.getloadavg()[0]]
     res = race([ours, theirs], seconds, checkpoints, measure, "exploitability_mbb", log)
     load.append(os.getloadavg()[0])
