@@ -197,3 +197,9 @@ def test_bet_size_abstraction_translates_into_the_real_game():
     assert translate_history(solver.abstraction, (6,)) == (6,)
     assert translate_history(solver.abstraction, (5,)) in {(4,), (6,)}
     assert translate_history(solver.abstraction, (5, 1)) == translate_history(solver.abstraction, (5,)) + (1,)
+
+
+def test_policy_is_the_real_game_blueprint():
+    game, solver = _solver()
+    solver.run(iterations=300)
+    assert exploitability(game, solver.policy()) == pytest.approx(exploitability(game, solver.real_policy()))

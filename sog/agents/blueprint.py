@@ -65,6 +65,7 @@ from sog.games.holdem.action_abstraction import (
     translate,
 )
 from sog.games.holdem.buckets import Buckets
+from sog.search.full_tree import full_tree, tabular_from_array
 
 __all__ = ["AVERAGING", "RECALL", "AbstractWorldTree", "BlueprintError", "BlueprintMCCFR", "CardAbstraction",
            "load_checkpoint", "real_policy", "save_checkpoint"]
@@ -386,6 +387,14 @@ class BlueprintMCCFR(PluribusMCCFR):
         game, over the full tree's decision public states (`sog.search.full_tree`)."""
         return real_policy(self.tree, self.blueprint_probs() if probs is None else probs)
 
+    def policy(self):
+        """The blueprint in the real game as a `TabularPolicy` over the full tree (small decks)."""
+        return tabular_from_array(self.game, self.real_policy())
+
+    def current_policy(self):
+        """The current regret-matching strategy in the real game, as `policy`."""
+        return tabular_from_array(self.game, self.real_policy(self.current_probs()))
+
     # ---- checkpoints ----------------------------------------------------------------
     def fingerprint(self) -> dict:
         return fingerprint(self.game, self.abstraction.describe(), self.settings)
@@ -451,8 +460,6 @@ def real_policy(tree: AbstractWorldTree, probs: np.ndarray) -> np.ndarray:
     and each abstract action is played as the real action of the same kind and pot fraction
     (`real_action`); where the translation breaks down (the abstract hand ended or went to
     a card while the real one goes on) the player checks or calls."""
-    from sog.search.full_tree import full_tree
-
     game = tree.game
     ft = full_tree(game)
     n, a = game.spec.num_states, game.spec.num_actions
