@@ -240,7 +240,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             mine = cfg.fingerprint()
             what = ("game" if theirs.get("game") != mine["game"] else "abstraction"
                     if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
-                    else "MCCFR settings")
+                    else "MCCFR settings" if theirs.get("settings") != mine["settings"] else "configuration")
             raise UserError(f"{ckpt}: a blueprint checkpoint of another {what}"
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
     _refuse_unsupported(cfg)

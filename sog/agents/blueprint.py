@@ -578,7 +578,7 @@ def load_checkpoint(solver: BlueprintMCCFR, path: str | Path) -> dict:
     if theirs != mine:
         what = ("game" if not isinstance(theirs, dict) or theirs.get("game") != mine["game"] else
                 "abstraction" if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
-                else "MCCFR settings")
+                else "MCCFR settings" if theirs.get("settings") != mine["settings"] else "configuration")
         detail = (f"written for {theirs.get('game')}, not {mine['game']}" if what == "game"
                   else f"its {what} differ from this configuration's")
         raise BlueprintError(f"{path}: a blueprint checkpoint of another {what} ({detail})")
