@@ -203,3 +203,32 @@ def test_policy_is_the_real_game_blueprint():
     game, solver = _solver()
     solver.run(iterations=300)
     assert exploitability(game, solver.policy()) == pytest.approx(exploitability(game, solver.real_policy()))
+
+
+@pytest.mark.slow
+def test_killed_run_resumes(tmp_path):
+    """SIGKILL in the middle of a run, rerun: the blueprint equals an uninterrupted run's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def command(cfg):
+        return [sys.executable, "-m", "launch.cli", "blueprint", "--config", cfg]
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    whole = _config(tmp_path, "whole.yaml", out="whole", iterations=20000)
+    killed = _config(tmp_path, "killed.yaml", out="killed", iterations=20000)
+    assert subprocess.run(command(whole), env=env, capture_output=True).returncode == 0
+    proc = subprocess.Popen(command(killed), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ckpt = tmp_path / "killed" / "checkpoint.npz"
+    deadline = time.monotonic() + 600
+    while not ckpt.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert int(np.load(ckpt)["counters"][0]) < 20000
+    assert subprocess.run(command(killed), env=env, capture_output=True).returncode == 0
+    a, b = (np.load(tmp_path / d / "blueprint.npz") for d in ("whole", "killed"))
+    pa, pb = dict(zip(a["keys"].tolist(), a["probs"])), dict(zip(b["keys"].tolist(), b["probs"]))
+    assert pa.keys() == pb.keys() and all(np.array_equal(pa[k], pb[k]) for k in pa)
