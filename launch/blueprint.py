@@ -44,7 +44,9 @@ real game (`--sweep`; the uniform policy: 1,307):
     averaging "all" (the average strategy on every round instead of snapshots after the first):
     16, 124 (lossless)           3,816           30.3    22.8    14.8    12.2    9.9
     16, 16                       576             128.0   127.0   125.8   119.2   117.7
-PERFECT_ROWS
+    perfect recall (a flop set keys the preflop class and the flop bucket):
+    16, 16                       1,656           110.2   61.0    46.4    47.4    47.9
+    16, 8                        1,266           183.0   82.6    70.5    64.4    59.8
 The flop's last-round feature is the equity alone, and its 124 classes have about 17
 distinct equities, so 32 buckets are close to what equity k-means can separate.
 
