@@ -535,7 +535,7 @@ def real_action(rules, st_abs, st_real, action: int) -> int:
         return hi
     f = raise_fraction(rules, st_abs, action)
     q = B.actor(rules, st_real)
-    chips = st_real.max_spent + int(round(bet_chips(st_real.pot, st_real.max_spent - st_real.spent[q], f)))
+    chips = st_real.max_spent + round(bet_chips(st_real.pot, st_real.max_spent - st_real.spent[q], f))
     return min(max(chips, lo), hi)
 
 
@@ -557,7 +557,7 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
             raise BlueprintError(f"{path}: not a blueprint checkpoint of format {CHECKPOINT_FORMAT}")
         needed = {"regret", "avg", "snap", "snap_rows", "legal", "keys", "counters", "rng"}
         if needed - set(arrays):
-            raise BlueprintError(f"{path}: a blueprint checkpoint without {sorted(needed - set(arrays))[0]!r}")
+            raise BlueprintError(f"{path}: a blueprint checkpoint without {min(needed - set(arrays))!r}")
         rows = len(arrays["keys"])
         if (arrays["regret"].shape[0] != rows or arrays["avg"].shape != arrays["regret"].shape
                 or arrays["snap"].shape != arrays["regret"].shape or arrays["legal"].shape != arrays["regret"].shape

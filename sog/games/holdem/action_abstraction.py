@@ -161,7 +161,7 @@ def abstract_actions(rules, st, sizes: BetSizes) -> tuple[int, ...]:
         p = B.actor(rules, st)
         to_call = st.max_spent - st.spent[p]
         for f in sizes.for_round(st.round, raise_level(st)):
-            out.add(min(max(st.max_spent + int(round(bet_chips(st.pot, to_call, f))), lo), hi))
+            out.add(min(max(st.max_spent + round(bet_chips(st.pot, to_call, f)), lo), hi))
         if sizes.all_in:
             out.add(hi)
     return tuple(sorted(out))
