@@ -22,6 +22,7 @@ from launch import (
     bench_network,
     bench_rules,
     bench_selfplay,
+    blueprint,
     buckets,
     diagnose,
     evaluate,
@@ -296,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     gtp.add_parser(sub)
     acpc.add_parser(sub)
     buckets.add_parser(sub)
+    blueprint.add_parser(sub)
 
     t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")

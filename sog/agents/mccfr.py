@@ -191,6 +191,16 @@ class _MCCFRBase(abc.ABC):
         """The current regret-matching policy."""
         return _tabulate(self.game, self.tree, self._regret, lambda r: np.maximum(r, 0.0))
 
+    def _prunable(self, nodes: np.ndarray) -> np.ndarray:
+        """bool [n]: whether negative-regret pruning may skip actions at these traverser
+        decision nodes (all of them here; hold'em's blueprint exempts the last betting round)."""
+        return np.ones(len(nodes), dtype=bool)
+
+    def _averaged(self, nodes: np.ndarray) -> np.ndarray:
+        """The nodes an Update-Strategy pass goes on from (all here; Pluribus's blueprint stops
+        after the first betting round)."""
+        return nodes
+
     # ---- external-sampling machinery (shared by external and Pluribus) ----------
     def _external(self, player: int, n: int, average: bool, prune: np.ndarray | None = None,
                   threshold: float = 0.0, floor: float | None = None) -> None:
@@ -219,7 +229,8 @@ class _MCCFRBase(abc.ABC):
             explored = m_legal
             if prune is not None and len(mi):
                 kids = tree.children[node[mi], :A]
-                skip = (prune[trav[mi]][:, None] & m_legal & (self._regret[m_rows] <= threshold)
+                skip = (prune[trav[mi]][:, None] & self._prunable(node[mi])[:, None] & m_legal
+                        & (self._regret[m_rows] <= threshold)
                         & (tree.kind[np.maximum(kids, 0)] != TERMINAL))
                 explored = m_legal & ~skip
                 self.skipped_actions += int(skip.sum())
@@ -388,6 +399,7 @@ class PluribusMCCFR(_MCCFRBase):
         tree, rng = self.tree, self.rng
         node = tree.sample_roots(rng, n)
         while len(node):
+            node = self._averaged(node)
             self._expand(node)
             kind, actor = tree.kind[node], tree.actor[node]
             ci = np.flatnonzero(kind == CHANCE)

@@ -96,16 +96,28 @@ class WorldTree:
         self._group_range.append((int(ids[0]) if n else self.size, n))
         if kind == DECISION:
             actor = game.cached("actor", pub)
-            base = self.row_base.get(pub)
-            if base is None:
-                base = self.row_base[pub] = self.num_rows
-                self.num_rows += self.num_slots
             self.actor[ids] = actor
-            self.row[ids] = base + (s0 if actor == 0 else s1)
+            self.row[ids] = self._decision_rows(pub, actor, s0 if actor == 0 else s1)
         elif kind == TERMINAL:
             self.utility[ids] = game.cached("utility", pub)[s0, s1]
             self.expanded[ids] = True
         return ids
+
+    def _decision_rows(self, pub, actor: int, slots: np.ndarray) -> np.ndarray:
+        """int64 [n]: the information-state rows of the actor's `slots` at decision public state
+        `pub`: a block of num_slots rows per public state, allocated when it is first created
+        (a subclass may key rows otherwise: `sog.agents.blueprint` keys them by abstract
+        information state)."""
+        base = self.row_base.get(pub)
+        if base is None:
+            base = self.row_base[pub] = self.num_rows
+            self.num_rows += self.num_slots
+        return base + slots
+
+    def _legal_mask(self, pub) -> np.ndarray:
+        """bool [N, A]: the actions the tree expands at decision public state `pub` (the game's
+        legal ones; a subclass may restrict them to an action abstraction)."""
+        return self.game.cached("legal_mask", pub)
 
     # ---- expansion -----------------------------------------------------------
     def ensure_expanded(self, nodes: np.ndarray) -> None:
@@ -132,7 +144,7 @@ class WorldTree:
     def _expand_decision(self, pub, ids, s0, s1, children) -> None:
         actor = self.game.cached("actor", pub)
         s_act, s_oth = (s0, s1) if actor == 0 else (s1, s0)
-        legal = self.game.cached("legal_mask", pub)[s_act]                      # [n, A]
+        legal = self._legal_mask(pub)[s_act]                                    # [n, A]
         assigned = np.zeros(legal.shape, dtype=bool)
         for child in children:
             c_act = child.actor_map[s_act]                                      # [n, A]

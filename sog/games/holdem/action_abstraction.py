@@ -29,6 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sog.games.holdem import betting as B
+
 PLURIBUS_BET_SIZES = (
     ((0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0), (0.5, 1.0, 2.0), (1.0,)),   # preflop (our choice)
     ((0.5, 0.75, 1.0, 1.5), (0.5, 1.0), (1.0,)),                            # flop (our choice)
@@ -138,3 +140,34 @@ def translate(sizes: Sequence[float], x, rng: np.random.Generator | None = None)
         pick_low = p_low >= 0.5 if rng is None else rng.random(xs.shape) < p_low
         out = np.where(pick_low, lo, hi).astype(np.int64)
     return int(out) if xs.ndim == 0 else out
+
+
+def raise_level(st) -> int:
+    """The raises made so far in the betting round of `st` (a `betting.State`): 0 before its
+    first bet or raise (the blinds are not raises)."""
+    return sum(m.kind == "r" for m in st.moves[st.round])
+
+
+def abstract_actions(rules, st, sizes: BetSizes) -> tuple[int, ...]:
+    """The action ids of a fullgame no-limit decision state `st` that the bet-size abstraction
+    keeps, ascending: fold and call where legal, the raise to `max_spent + f x (pot + to_call)`
+    chips (rounded, clipped to the legal raise-to range) for each size f of the round and
+    raise level, and all-in when `sizes.all_in` (fullgame ids are raise-to chips)."""
+    legal = B.legal_actions(rules, st)
+    out = {a for a in (B.FOLD, B.CALL) if a in legal}
+    rng = B.raise_range(rules, st)
+    if rng is not None:
+        lo, hi = rng
+        p = B.actor(rules, st)
+        to_call = st.max_spent - st.spent[p]
+        for f in sizes.for_round(st.round, raise_level(st)):
+            out.add(min(max(st.max_spent + round(bet_chips(st.pot, to_call, f)), lo), hi))
+        if sizes.all_in:
+            out.add(hi)
+    return tuple(sorted(out))
+
+
+def raise_fraction(rules, st, raise_to: int) -> float:
+    """The pot fraction (`pot_fraction`) of the actor of `st` raising to `raise_to` chips."""
+    p = B.actor(rules, st)
+    return pot_fraction(st.pot, st.max_spent - st.spent[p], raise_to - st.max_spent)
