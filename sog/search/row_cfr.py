@@ -143,21 +143,23 @@ def _pos(x):
     return x if (x >= 0.0 or math.isnan(x)) else 0.0
 
 
-@numba.njit(cache=True)
-def _match_group(e0, e1, regrets, sigma):
-    """sigma[e0:e1] = the group's positive regrets normalised (uniform where none is positive),
-    the total summed in entry order from 0.0 as `np.bincount` does."""
+@numba.njit(cache=True, inline="always")
+def _match(r, r0, k, sigma, e0):
+    """sigma[e0:e0 + k] = the positive parts of a group's regrets r[r0:r0 + k] normalised
+    (uniform where none is positive), the total summed in entry order from 0.0 as
+    `np.bincount` does."""
     total = 0.0
-    for e in range(e0, e1):
-        total += _pos(regrets[e])
-    for e in range(e0, e1):
-        sigma[e] = _pos(regrets[e]) / total if total > 0 else 1.0 / float(e1 - e0)
+    for a in range(k):
+        total += _pos(r[r0 + a])
+    uniform = 1.0 / float(k)
+    for a in range(k):
+        sigma[e0 + a] = _pos(r[r0 + a]) / total if total > 0 else uniform
 
 
 @numba.njit(cache=True)
 def _regret_matching(grp_ent, regrets, sigma):
     for g in range(len(grp_ent) - 1):
-        _match_group(grp_ent[g], grp_ent[g + 1], regrets, sigma)
+        _match(regrets, grp_ent[g], grp_ent[g + 1] - grp_ent[g], sigma, grp_ent[g])
 
 
 @numba.njit(cache=True)
@@ -289,20 +291,23 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
 def _update_group(e0, e1, q, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
     """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
     [e0, e1) of one group (a player's slot of a decision row: child values q [e1 - e0], value v,
-    reach own), each as its numpy form computes it, then the group's regret matching into sigma."""
+    reach own), each as its numpy form computes it, then the group's regret matching into sigma
+    (from the new regrets kept in q, which they overwrite: not read again from regrets)."""
     for e in range(e0, e1):
         inst = q[e - e0] - v
         r = regrets[e]
         if mode == 0:
-            regrets[e] = _pos(r + inst)
+            r = _pos(r + inst)
             avg[e] = avg[e] + t * own * sigma[e]
         elif mode == 1:
-            regrets[e] = r + inst
+            r = r + inst
             avg[e] = avg[e] + own * sigma[e]
         else:
-            regrets[e] = (r * f_pos if r > 0 else r * f_neg) + inst
+            r = (r * f_pos if r > 0 else r * f_neg) + inst
             avg[e] = avg[e] * f_avg + own * sigma[e]
-    _match_group(e0, e1, regrets, sigma)
+        regrets[e] = r
+        q[e - e0] = r
+    _match(q, 0, e1 - e0, sigma, e0)
 
 
 @numba.njit(cache=True)
