@@ -113,7 +113,7 @@ class Poker(abc.ABC):
         mask[list(players)] = True
         _fold_values(ranges, at, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, mask, out)
         for ts, stakes, showdown in plan.showdowns:
-            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.order, showdown.bounds,
+            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.rank, showdown.bounds,
                              showdown.hands, plan.num_cards, w, mask, out)
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
@@ -168,16 +168,19 @@ def is_poker(game) -> bool:
 
 
 class ShowdownPlan:
-    """The sorting work of showdowns on one board, done once: order int [N], the hands by
-    increasing strength; bounds int [G + 1]: the tie groups (equal strengths), sorted positions
-    [bounds[g], bounds[g + 1]); hands int [N, h]: the cards of the hands in that order."""
+    """The sorting work of showdowns on one board, done once: rank int [N], each hand's place
+    in the order of increasing strength; bounds int [G + 1]: the tie groups (equal strengths),
+    sorted positions [bounds[g], bounds[g + 1]); hands int [N, h]: the cards of the hands in
+    that order."""
 
     def __init__(self, strengths: np.ndarray, hand_cards: np.ndarray):
         ranks = np.unique(strengths, return_inverse=True)[1].reshape(-1)
-        self.order = np.argsort(ranks, kind="stable")
-        ranked = ranks[self.order]
+        order = np.argsort(ranks, kind="stable")
+        self.rank = np.empty_like(order)
+        self.rank[order] = np.arange(len(order))
+        ranked = ranks[order]
         self.bounds = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1], True]).astype(np.int64)
-        self.hands = np.ascontiguousarray(hand_cards[self.order])
+        self.hands = np.ascontiguousarray(hand_cards[order])
 
 
 @numba.njit(cache=True)
@@ -224,9 +227,9 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, wei
 
 
 @numba.njit(cache=True)
-def _showdown_values(ranges, at, possible, ts, stakes, order, bounds, hands, num_cards, weight, players, out):
+def _showdown_values(ranges, at, possible, ts, stakes, rank, bounds, hands, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
-    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` order, bounds, hands: in
+    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands: in
     strength order) with stakes[k]: stake x deal weight x (the opponent's reach over the
     unblocked strictly weaker hands - over the stronger ones); 0 at impossible hands. A hand
     sharing both cards with hand i is i itself, of equal strength: in neither sum. The
@@ -250,10 +253,9 @@ def _showdown_values(ranges, at, possible, ts, stakes, order, bounds, hands, num
             for k in range(kb):
                 t = ts[k0 + k]
                 rows[k] = at[t]
-                for s in range(n):
-                    i = order[s]
-                    r = ranges[rows[k], o, i]          # (read unconditionally: a select, no branch)
-                    x[s, k] = r if possible[t, o, i] else 0.0
+                for i in range(n):                     # (rows read in slot order; a select, no branch)
+                    r = ranges[rows[k], o, i]
+                    x[rank[i], k] = r if possible[t, o, i] else 0.0
             if h == 2:
                 _sweeps2(bounds, hands, x, card, margin)
             else:
@@ -261,9 +263,8 @@ def _showdown_values(ranges, at, possible, ts, stakes, order, bounds, hands, num
             for k in range(kb):
                 t = ts[k0 + k]
                 u = stakes[k0 + k] * weight
-                for s in range(n):
-                    i = order[s]
-                    out[rows[k], p, i] = u * margin[s, k] if possible[t, p, i] else 0.0
+                for i in range(n):                     # (rows written in slot order)
+                    out[rows[k], p, i] = u * margin[rank[i], k] if possible[t, p, i] else 0.0
 
 
 @numba.njit(cache=True)
