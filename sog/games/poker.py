@@ -186,15 +186,25 @@ class ShowdownPlan:
 @numba.njit(cache=True)
 def _opponent_reach(ranges, row, possible, t, o, hands, card):
     """The total reach of player o at terminal t (row `row` of ranges float [n, 2, N]) over its
-    possible hands (possible bool [T, 2, N]); card float [C] set to the same per card."""
+    possible hands (possible bool [T, 2, N]); card float [C] set to the same per card. (A run
+    of hands with the same first card adds to that card's sum in a register: the same sums, in
+    the same order, without a store and load per hand.)"""
     card[:] = 0.0
     total = 0.0
+    h = hands.shape[1]
+    first, run = hands[0, 0], 0.0
     for i in range(hands.shape[0]):
-        if possible[t, o, i]:
-            x = ranges[row, o, i]
-            total += x
-            for j in range(hands.shape[1]):
-                card[hands[i, j]] += x
+        if hands[i, 0] != first:
+            card[first] = run
+            first = hands[i, 0]
+            run = card[first]
+        r = ranges[row, o, i]
+        x = r if possible[t, o, i] else 0.0
+        total += x
+        run += x
+        for j in range(1, h):
+            card[hands[i, j]] += x
+    card[first] = run
     return total
 
 
