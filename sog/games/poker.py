@@ -36,6 +36,7 @@ import numpy as np
 MBB_PER_CHIP = 1000.0
 SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
 TERMINAL_PLANS = 64          # lists of terminals whose plans a game keeps (then starts afresh)
+SHOWDOWN_BATCH = 4           # showdowns of one board evaluated side by side (`_showdown_values`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +122,7 @@ class Poker(abc.ABC):
         mask[list(players)] = True
         _fold_values(ranges, at, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, mask, out)
         for ts, stakes, showdown in plan.showdowns:
-            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.order, showdown.bounds,
+            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.rank, showdown.bounds,
                              showdown.hands, plan.num_cards, w, mask, out)
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
@@ -176,30 +177,43 @@ def is_poker(game) -> bool:
 
 
 class ShowdownPlan:
-    """The sorting work of showdowns on one board, done once: order int [N], the hands by
-    increasing strength; bounds int [G + 1]: the tie groups (equal strengths), sorted positions
-    [bounds[g], bounds[g + 1]); hands int [N, h]: the cards of the hands in that order."""
+    """The sorting work of showdowns on one board, done once: rank int [N], each hand's place
+    in the order of increasing strength; bounds int [G + 1]: the tie groups (equal strengths),
+    sorted positions [bounds[g], bounds[g + 1]); hands int [N, h]: the cards of the hands in
+    that order."""
 
     def __init__(self, strengths: np.ndarray, hand_cards: np.ndarray):
         ranks = np.unique(strengths, return_inverse=True)[1].reshape(-1)
-        self.order = np.argsort(ranks, kind="stable")
-        ranked = ranks[self.order]
+        order = np.argsort(ranks, kind="stable")
+        self.rank = np.empty_like(order)
+        self.rank[order] = np.arange(len(order))
+        ranked = ranks[order]
         self.bounds = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1], True]).astype(np.int64)
-        self.hands = np.ascontiguousarray(hand_cards[self.order])
+        self.hands = np.ascontiguousarray(hand_cards[order])
 
 
 @numba.njit(cache=True)
 def _opponent_reach(ranges, row, possible, t, o, hands, card):
     """The total reach of player o at terminal t (row `row` of ranges float [n, 2, N]) over its
-    possible hands (possible bool [T, 2, N]); card float [C] set to the same per card."""
+    possible hands (possible bool [T, 2, N]); card float [C] set to the same per card. (A run
+    of hands with the same first card adds to that card's sum in a register: the same sums, in
+    the same order, without a store and load per hand.)"""
     card[:] = 0.0
     total = 0.0
+    h = hands.shape[1]
+    first, run = hands[0, 0], 0.0
     for i in range(hands.shape[0]):
-        if possible[t, o, i]:
-            x = ranges[row, o, i]
-            total += x
-            for j in range(hands.shape[1]):
-                card[hands[i, j]] += x
+        if hands[i, 0] != first:
+            card[first] = run
+            first = hands[i, 0]
+            run = card[first]
+        r = ranges[row, o, i]
+        x = r if possible[t, o, i] else 0.0
+        total += x
+        run += x
+        for j in range(1, h):
+            card[hands[i, j]] += x
+    card[first] = run
     return total
 
 
@@ -232,56 +246,113 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, wei
 
 
 @numba.njit(cache=True)
-def _showdown_values(ranges, at, possible, ts, stakes, order, bounds, hands, num_cards, weight, players, out):
+def _showdown_values(ranges, at, possible, ts, stakes, rank, bounds, hands, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
-    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` order, bounds, hands: in
+    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands: in
     strength order) with stakes[k]: stake x deal weight x (the opponent's reach over the
     unblocked strictly weaker hands - over the stronger ones); 0 at impossible hands. A hand
     sharing both cards with hand i is i itself, of equal strength: in neither sum. The
     opponent's reach is gathered once in strength order (0 at its impossible hands); a sweep
-    up the tie groups sums the weaker hands' (in total and per card), one down the stronger."""
+    up the tie groups sums the weaker hands' (in total and per card), one down the stronger
+    (`_sweeps`). The showdowns go SHOWDOWN_BATCH at a time, side by side, so that one walk of
+    the hands serves them all; each one's sums are the same, in the same order, as alone."""
     n, h = hands.shape
-    card = np.empty(num_cards)
-    margin = np.empty(n)       # by strength position
-    x = np.empty(n)            # the opponent's reach by strength position
-    groups = len(bounds) - 1
-    for k in range(len(ts)):
-        t = ts[k]
-        row = at[t]
+    B = SHOWDOWN_BATCH
+    card = np.empty((num_cards, B))
+    margin = np.empty((n, B))      # [strength position, showdown of the batch]
+    x = np.empty((n, B))           # the opponent's reach, the same
+    rows = np.empty(B, dtype=np.int64)
+    for k0 in range(0, len(ts), B):
+        kb = min(B, len(ts) - k0)
         for p in range(2):
             if not players[p]:
                 continue
             o = 1 - p
-            for s in range(n):
-                i = order[s]
-                x[s] = ranges[row, o, i] if possible[t, o, i] else 0.0
-            card[:] = 0.0
-            acc = 0.0
-            for g in range(groups):             # weaker hands, going up
-                lo, hi = bounds[g], bounds[g + 1]
-                for s in range(lo, hi):
-                    v = acc
-                    for j in range(h):
-                        v -= card[hands[s, j]]
-                    margin[s] = v
-                for s in range(lo, hi):
-                    acc += x[s]
-                    for j in range(h):
-                        card[hands[s, j]] += x[s]
-            card[:] = 0.0
-            acc = 0.0
-            for g in range(groups - 1, -1, -1):  # stronger hands, going down
-                lo, hi = bounds[g], bounds[g + 1]
-                for s in range(hi - 1, lo - 1, -1):
-                    v = acc
-                    for j in range(h):
-                        v -= card[hands[s, j]]
-                    margin[s] = margin[s] - v
-                for s in range(hi - 1, lo - 1, -1):
-                    acc += x[s]
-                    for j in range(h):
-                        card[hands[s, j]] += x[s]
-            u = stakes[k] * weight
-            for s in range(n):
-                i = order[s]
-                out[row, p, i] = u * margin[s] if possible[t, p, i] else 0.0
+            x[:] = 0.0
+            for k in range(kb):
+                t = ts[k0 + k]
+                rows[k] = at[t]
+                for i in range(n):                     # (rows read in slot order; a select, no branch)
+                    r = ranges[rows[k], o, i]
+                    x[rank[i], k] = r if possible[t, o, i] else 0.0
+            if h == 2:
+                _sweeps2(bounds, hands, x, card, margin)
+            else:
+                _sweeps(bounds, hands, x, card, margin)
+            for k in range(kb):
+                t = ts[k0 + k]
+                u = stakes[k0 + k] * weight
+                for i in range(n):                     # (rows written in slot order)
+                    out[rows[k], p, i] = u * margin[rank[i], k] if possible[t, p, i] else 0.0
+
+
+@numba.njit(cache=True)
+def _sweeps(bounds, hands, x, card, margin):
+    """margin [N, B] (by strength position, showdown) = the reach x [N, B] of the unblocked
+    strictly weaker hands - of the stronger ones (hands int [N, h] of any h; card [C, B] scratch)."""
+    h = hands.shape[1]
+    B = x.shape[1]
+    acc = np.zeros(B)
+    card[:] = 0.0
+    for g in range(len(bounds) - 1):        # weaker hands, going up
+        lo, hi = bounds[g], bounds[g + 1]
+        for s in range(lo, hi):
+            for k in range(B):
+                v = acc[k]
+                for j in range(h):
+                    v -= card[hands[s, j], k]
+                margin[s, k] = v
+        for s in range(lo, hi):
+            for k in range(B):
+                acc[k] += x[s, k]
+                for j in range(h):
+                    card[hands[s, j], k] += x[s, k]
+    card[:] = 0.0
+    acc[:] = 0.0
+    for g in range(len(bounds) - 2, -1, -1):  # stronger hands, going down
+        lo, hi = bounds[g], bounds[g + 1]
+        for s in range(hi - 1, lo - 1, -1):
+            for k in range(B):
+                v = acc[k]
+                for j in range(h):
+                    v -= card[hands[s, j], k]
+                margin[s, k] = margin[s, k] - v
+        for s in range(hi - 1, lo - 1, -1):
+            for k in range(B):
+                acc[k] += x[s, k]
+                for j in range(h):
+                    card[hands[s, j], k] += x[s, k]
+
+
+@numba.njit(cache=True)
+def _sweeps2(bounds, hands, x, card, margin):
+    """`_sweeps` for hands of two cards: the same sums in the same order, SHOWDOWN_BATCH wide."""
+    B = SHOWDOWN_BATCH
+    acc = np.zeros(B)
+    card[:] = 0.0
+    for g in range(len(bounds) - 1):
+        lo, hi = bounds[g], bounds[g + 1]
+        for s in range(lo, hi):
+            a, b = hands[s, 0], hands[s, 1]
+            for k in range(B):
+                margin[s, k] = acc[k] - card[a, k] - card[b, k]
+        for s in range(lo, hi):
+            a, b = hands[s, 0], hands[s, 1]
+            for k in range(B):
+                acc[k] += x[s, k]
+                card[a, k] += x[s, k]
+                card[b, k] += x[s, k]
+    card[:] = 0.0
+    acc[:] = 0.0
+    for g in range(len(bounds) - 2, -1, -1):
+        lo, hi = bounds[g], bounds[g + 1]
+        for s in range(hi - 1, lo - 1, -1):
+            a, b = hands[s, 0], hands[s, 1]
+            for k in range(B):
+                margin[s, k] = margin[s, k] - (acc[k] - card[a, k] - card[b, k])
+        for s in range(hi - 1, lo - 1, -1):
+            a, b = hands[s, 0], hands[s, 1]
+            for k in range(B):
+                acc[k] += x[s, k]
+                card[a, k] += x[s, k]
+                card[b, k] += x[s, k]

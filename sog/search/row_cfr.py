@@ -48,7 +48,12 @@ class RowTree:
     grp_slot int [G]: each group's slot; grp_ent int [G + 1]: its entries
       [grp_ent[g], grp_ent[g + 1]);
     ent_action int8 [E]: each entry's action; child_of int [m, A]: the child each action of a
-      decision row leads to (-1: none).
+      decision row leads to (-1: none);
+    same_mask bool [n]: whether a position's possible mask is its parent's (both players; not at
+      roots): its rows are then its parent's, unmasked (their impossible slots are 0 already);
+    row_plain bool [m]: whether every group of a decision row has the same actions, into
+      children with the row's possible mask; row_kid int [m, A] then: the child of the k-th
+      action of each group (a group's entries are then e0, e0 + 1, ... in that order);
     """
 
     def __init__(self, ct: CompiledTree, dec: np.ndarray, grp_row: np.ndarray, grp_slot: np.ndarray,
@@ -71,6 +76,10 @@ class RowTree:
         self.child_of = np.full((len(dec), A), -1, dtype=np.int64)
         act = below[ct.action_in[below] >= 0]
         self.child_of[self.dec_row[self.parent[act]], ct.action_in[act]] = act
+        self.same_mask = np.zeros(n, dtype=np.bool_)
+        self.same_mask[below] = (ct.possible[below] == ct.possible[self.parent[below]]).all(axis=(1, 2))
+        self.row_kid, self.row_plain = _plain_rows(self.row_grp, self.grp_ent, self.ent_action, self.child_of,
+                                                   self.same_mask)
 
     def regret_matching(self, regrets: np.ndarray) -> np.ndarray:
         """float [E]: the current policy of regrets [E] (`sog.search.cfr.regret_matching_entries`)."""
@@ -86,8 +95,9 @@ class RowTree:
         ct = self.ct
         ranges = np.empty((ct.num_nodes, 2, ct.num_states)) if out is None else out
         _down(ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
-              self.kid_start, self.kids, self.dec_row, self.actor, self.row_grp, self.grp_slot, self.grp_ent,
-              self.ent_action, self.child_of, sigma, _mask(players), ranges)
+              self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
+              self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
+              _mask(players), ranges)
         return ranges
 
     def propagate_values(self, sigma: np.ndarray, values: np.ndarray, players: tuple[int, ...] = (0, 1),
@@ -97,8 +107,8 @@ class RowTree:
         sigma . q (sigma [E]), or its best q when `best_response`."""
         none = np.empty(0)
         _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), best_response, -1, 0.0, 0.0, 0.0,
-            0.0, values, none, none, values)
+            self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
+            best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values)
         return values
 
     def action_values(self, values: np.ndarray) -> np.ndarray:
@@ -117,8 +127,8 @@ class RowTree:
         discounts; unused otherwise) from the pass's sigma and ranges [n, 2, N], then sigma [E]
         set to the new regrets' regret matching."""
         _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-            self.grp_ent, self.ent_action, self.child_of, sigma, _mask(players), False, MODES[algorithm],
-            float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+            self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players), False,
+            MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
 
 
 def _mask(players: tuple[int, ...]) -> np.ndarray:
@@ -133,29 +143,61 @@ def _pos(x):
     return x if (x >= 0.0 or math.isnan(x)) else 0.0
 
 
-@numba.njit(cache=True)
-def _match_group(e0, e1, regrets, sigma):
-    """sigma[e0:e1] = the group's positive regrets normalised (uniform where none is positive),
-    the total summed in entry order from 0.0 as `np.bincount` does."""
+@numba.njit(cache=True, inline="always")
+def _match(r, r0, k, sigma, e0):
+    """sigma[e0:e0 + k] = the positive parts of a group's regrets r[r0:r0 + k] normalised
+    (uniform where none is positive), the total summed in entry order from 0.0 as
+    `np.bincount` does."""
     total = 0.0
-    for e in range(e0, e1):
-        total += _pos(regrets[e])
-    for e in range(e0, e1):
-        sigma[e] = _pos(regrets[e]) / total if total > 0 else 1.0 / float(e1 - e0)
+    for a in range(k):
+        total += _pos(r[r0 + a])
+    uniform = 1.0 / float(k)
+    for a in range(k):
+        sigma[e0 + a] = _pos(r[r0 + a]) / total if total > 0 else uniform
 
 
 @numba.njit(cache=True)
 def _regret_matching(grp_ent, regrets, sigma):
     for g in range(len(grp_ent) - 1):
-        _match_group(grp_ent[g], grp_ent[g + 1], regrets, sigma)
+        _match(regrets, grp_ent[g], grp_ent[g + 1] - grp_ent[g], sigma, grp_ent[g])
 
 
 @numba.njit(cache=True)
-def _down(roots, root_ranges, possible, kid_start, kids, dec_row, actor, row_grp, grp_slot, grp_ent,
-          ent_action, child_of, sigma, players, ranges):
+def _plain_rows(row_grp, grp_ent, ent_action, child_of, same_mask):
+    """(row_kid int [m, A], row_plain bool [m]): see `RowTree`."""
+    m, A = child_of.shape
+    row_kid = np.full((m, A), -1, dtype=np.int64)
+    plain = np.zeros(m, dtype=np.bool_)
+    for row in range(m):
+        g0, g1 = row_grp[row], row_grp[row + 1]
+        if g0 == g1:
+            continue
+        e0, na = grp_ent[g0], grp_ent[g0 + 1] - grp_ent[g0]
+        ok = True
+        for a in range(na):
+            row_kid[row, a] = child_of[row, ent_action[e0 + a]]
+            ok = ok and same_mask[row_kid[row, a]]
+        for g in range(g0 + 1, g1):
+            if not ok:
+                break
+            if grp_ent[g + 1] - grp_ent[g] != na:
+                ok = False
+                break
+            for a in range(na):
+                if ent_action[grp_ent[g] + a] != ent_action[e0 + a]:
+                    ok = False
+        plain[row] = ok
+    return row_kid, plain
+
+
+@numba.njit(cache=True)
+def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, actor, row_grp, grp_slot,
+          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, ranges):
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
-    [R, 2, N] x possible; a child's rows its parent's x its possible mask, the actor's below a
-    decision node x sigma of the action into it (0 at the slots where that action is not legal)."""
+    [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
+    its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
+    into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
+    one walk of its groups writes every child, unmasked)."""
     N = ranges.shape[2]
     for k in range(len(roots)):
         r = roots[k]
@@ -165,19 +207,34 @@ def _down(roots, root_ranges, possible, kid_start, kids, dec_row, actor, row_grp
             for s in range(N):
                 ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
     for p in range(ranges.shape[0]):
+        row = dec_row[p]
+        mover = actor[p] if row >= 0 and players[actor[p]] else -1     # whose reach sigma moves here
         for k in range(kid_start[p], kid_start[p + 1]):
             c = kids[k]
             for i in range(2):
-                if not players[i]:
+                if not players[i] or i == mover:
                     continue
-                for s in range(N):
-                    ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s]
-        row = dec_row[p]
-        if row < 0 or not players[actor[p]]:
+                if same_mask[c]:
+                    ranges[c, i, :] = ranges[p, i, :]
+                else:
+                    for s in range(N):
+                        ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s]
+        if mover < 0:
             continue
-        i = actor[p]
+        i = mover
         for k in range(kid_start[p], kid_start[p + 1]):
             ranges[kids[k], i, :] = 0.0
+        if row_plain[row]:
+            g0, g1 = row_grp[row], row_grp[row + 1]
+            na = grp_ent[g0 + 1] - grp_ent[g0]
+            e = grp_ent[g0]
+            for g in range(g0, g1):
+                s = grp_slot[g]
+                x = ranges[p, i, s]
+                for a in range(na):
+                    ranges[row_kid[row, a], i, s] = x * sigma[e]
+                    e += 1
+            continue
         for g in range(row_grp[row], row_grp[row + 1]):
             s = grp_slot[g]
             for e in range(grp_ent[g], grp_ent[g + 1]):
@@ -186,14 +243,15 @@ def _down(roots, root_ranges, possible, kid_start, kids, dec_row, actor, row_grp
 
 
 @numba.njit(cache=True)
-def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, sigma,
-        players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values):
+def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, row_kid,
+        row_plain, sigma, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values):
     """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
-    the actor's at a decision node sum_a sigma q (or max over legal q; 0 at slots with no legal
-    action), every other row its children's rows x their chance probabilities, in child order.
-    With mode >= 0 (`_update_group`), each of the actor's groups is updated once its value is
-    known (ranges, regrets, avg unused otherwise)."""
+    the actor's at a decision node sum_a sigma q (or
+    max over legal q; 0 at slots with no legal action), every other row its children's rows x
+    their chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the
+    actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise)."""
     N = values.shape[2]
+    q = np.empty(child_of.shape[1])      # a group's child values, in entry order
     for p in range(values.shape[0] - 1, -1, -1):
         k0, k1 = kid_start[p], kid_start[p + 1]
         if k0 == k1:
@@ -204,19 +262,23 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                 continue
             values[p, i, :] = 0.0
             if row >= 0 and actor[p] == i:
+                plain = row_plain[row]
                 for g in range(row_grp[row], row_grp[row + 1]):
                     s = grp_slot[g]
+                    e0, e1 = grp_ent[g], grp_ent[g + 1]
+                    for e in range(e0, e1):
+                        c = row_kid[row, e - e0] if plain else child_of[row, ent_action[e]]
+                        q[e - e0] = values[c, i, s]
                     v = -np.inf if best_response else 0.0
-                    for e in range(grp_ent[g], grp_ent[g + 1]):
-                        q = values[child_of[row, ent_action[e]], i, s]
+                    for e in range(e0, e1):
                         if best_response:
-                            v = max(v, q)
+                            v = max(v, q[e - e0])
                         else:
-                            v += sigma[e] * q
+                            v += sigma[e] * q[e - e0]
                     values[p, i, s] = v
                     if mode >= 0:
-                        _update_group(row, grp_ent[g], grp_ent[g + 1], i, s, v, ranges[p, i, s], ent_action,
-                                      child_of, mode, t, f_pos, f_neg, f_avg, sigma, values, regrets, avg)
+                        _update_group(e0, e1, q, v, ranges[p, i, s], mode, t, f_pos, f_neg, f_avg, sigma, regrets,
+                                      avg)
                 continue
             for k in range(k0, k1):
                 c = kids[k]
@@ -226,24 +288,26 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
 
 
 @numba.njit(cache=True, inline="always")
-def _update_group(row, e0, e1, i, s, v, own, ent_action, child_of, mode, t, f_pos, f_neg, f_avg, sigma, values,
-                  regrets, avg):
+def _update_group(e0, e1, q, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
     """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
-    [e0, e1) of one group (player i's slot s of a decision row, value v, reach own), each as its
-    numpy form computes it, then the group's regret matching into sigma."""
+    [e0, e1) of one group (a player's slot of a decision row: child values q [e1 - e0], value v,
+    reach own), each as its numpy form computes it, then the group's regret matching into sigma
+    (from the new regrets kept in q, which they overwrite: not read again from regrets)."""
     for e in range(e0, e1):
-        inst = values[child_of[row, ent_action[e]], i, s] - v
+        inst = q[e - e0] - v
         r = regrets[e]
         if mode == 0:
-            regrets[e] = _pos(r + inst)
+            r = _pos(r + inst)
             avg[e] = avg[e] + t * own * sigma[e]
         elif mode == 1:
-            regrets[e] = r + inst
+            r = r + inst
             avg[e] = avg[e] + own * sigma[e]
         else:
-            regrets[e] = (r * f_pos if r > 0 else r * f_neg) + inst
+            r = (r * f_pos if r > 0 else r * f_neg) + inst
             avg[e] = avg[e] * f_avg + own * sigma[e]
-    _match_group(e0, e1, regrets, sigma)
+        regrets[e] = r
+        q[e - e0] = r
+    _match(q, 0, e1 - e0, sigma, e0)
 
 
 @numba.njit(cache=True)
