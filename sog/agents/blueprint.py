@@ -298,23 +298,12 @@ class BlueprintMCCFR(PluribusMCCFR):
         self._snap = np.zeros((0, self.num_actions))
         self._snap_rows = np.zeros(0)
         self.snapshots = 0
-        self._grow()
+        self._grow_tables()
 
     # ---- tables ----------------------------------------------------------------
-    def _expand(self, nodes: np.ndarray) -> None:
-        super()._expand(nodes)
-        self._grow()
-
-    def _grow(self) -> None:
-        """Every table at least as long as the allocated rows (doubling)."""
-        rows = self.tree.num_rows
-        if rows > len(self._regret):
-            cap = max(rows, 2 * len(self._regret))
-            for name in ("_regret", "_avg"):
-                old = getattr(self, name)
-                new = np.zeros((cap, self.num_actions))
-                new[:len(old)] = old
-                setattr(self, name, new)
+    def _grow_tables(self) -> None:
+        """The base tables, then the snapshot sums as long as they."""
+        super()._grow_tables()
         if len(self._snap) < len(self._regret):
             cap = len(self._regret)
             snap = np.zeros((cap, self.num_actions))

@@ -128,6 +128,10 @@ class _MCCFRBase(abc.ABC):
     def _expand(self, nodes: np.ndarray) -> None:
         """Materialise the children of `nodes` and grow the tables to the rows they created."""
         self.tree.ensure_expanded(nodes)
+        self._grow_tables()
+
+    def _grow_tables(self) -> None:
+        """Every table at least as long as the tree's allocated rows (doubling)."""
         rows = self.tree.num_rows
         if rows > len(self._regret):
             cap = max(rows, 2 * len(self._regret))
