@@ -247,7 +247,7 @@ for line in sys.stdin:
 """
 
 
-@pytest.mark.parametrize("what, message", [("crashes", "exited"), ("hangs", "did not answer"),
+@pytest.mark.parametrize("what, message", [("crashes", "exited (status 3)"), ("hangs", "did not answer"),
                                            ("answers_illegal", "not a legal move")])
 def test_go_tournament_finishes_when_a_gtp_engine_fails(tmp_path, what, message):
     """A GTP engine that crashes, hangs or answers an illegal move mid-game: each of its games
