@@ -22,8 +22,8 @@ and as a `false_resign` when it did not lose in the end. Each search yields:
   outcome times the opponent's total reach; every other slot is masked).
 
 The stats count games, searches, moves and examples, how games ended (`resigned`,
-`truncated` at max_moves), the no-resignation games (`no_resign_games`, `would_resign`,
-`false_resigns`), and add where the searches' time went (`actors.search_time`).
+`truncated` at max_moves), who won (`p0_wins`, `p1_wins`: the rest are draws), the
+no-resignation games (`no_resign_games`, `would_resign`, `false_resigns`), and add where the searches' time went (`actors.search_time`).
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
 from sog.search.value_function import ValueSteps
 
-END_STATS = ("resigned", "truncated", "no_resign_games", "would_resign", "false_resigns")
+END_STATS = ("resigned", "truncated", "no_resign_games", "would_resign", "false_resigns", "p0_wins", "p1_wins")
 
 
 def searcher_value(values: np.ndarray, ranges: np.ndarray, player: int, max_utility: float) -> float:
@@ -160,5 +160,6 @@ class SelfPlay:
         calibration = [p for p in (0, 1) if no_resign and would_resign[p]]
         return dict(out, searches=searches, moves=moves, timings=timings, end=end, outcome=u0,
                     resigner=resigner, resigned=int(end == "resigned"), truncated=int(end == "max_moves"),
+                    p0_wins=int(u0 > 0), p1_wins=int(u0 < 0),
                     no_resign_games=int(no_resign), would_resign=len(calibration),
                     false_resigns=sum((u0 if p == 0 else -u0) >= 0 for p in calibration))

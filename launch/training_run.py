@@ -313,6 +313,8 @@ class TrainingRun(abc.ABC):
             "failures/actors": self.counters["actor_failures"],
             "selfplay/resigned_share": snap["resigned"] / snap["games"] if snap["games"] else 0.0,
             "selfplay/truncated_share": snap["truncated"] / snap["games"] if snap["games"] else 0.0,
+            "selfplay/p0_win_share": snap["p0_wins"] / snap["games"] if snap["games"] else 0.0,
+            "selfplay/p1_win_share": snap["p1_wins"] / snap["games"] if snap["games"] else 0.0,
             "selfplay/false_resign_share": (snap["false_resigns"] / snap["would_resign"]
                                             if snap["would_resign"] else 0.0),
             "memory/driver_mb": rss_mb(),

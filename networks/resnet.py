@@ -15,7 +15,9 @@ AlphaZero's:
 * policy, one per player: conv 1 x 1 to 2 channels, norm, ReLU, Dense N * A
   -> logits [B, 2, N, A].
 
-Normalisation is LayerNorm over channels rather than AlphaZero's batch norm: batch
+Normalisation is LayerNorm rather than AlphaZero's batch norm (over the channels in the
+tower; over the whole map, H x W x channels, in the heads, whose 1 or 2 channels a LayerNorm
+over channels alone would erase: `head_norm`): batch
 statistics would be a mutable collection that the learner and the jitted
 inference (fixed padded batch buckets, `networks.value_function`) do not carry, and
 padding rows would bias them.
@@ -31,6 +33,14 @@ from sog.config import NetworkConfig
 from sog.games.api import GameSpec
 
 VALUE_HIDDEN = 256
+
+
+def head_norm(name: str) -> nn.LayerNorm:
+    """A head's normalisation: over the whole head map (H, W and its 1 or 2 channels) of each
+    example, a scale and bias per channel. A LayerNorm over the channels alone would map a
+    1-channel map to 0 everywhere (the value head then saw nothing of the board and gave one
+    value for every position) and a 2-channel one to +-1."""
+    return nn.LayerNorm(reduction_axes=(-3, -2, -1), feature_axes=-1, name=name)
 
 
 class ResidualBlock(nn.Module):
@@ -66,13 +76,13 @@ class ResNet(nn.Module):
         x = nn.relu(nn.LayerNorm()(nn.Conv(self.channels, (3, 3), use_bias=False, name="stem")(x)))
         for i in range(self.blocks):
             x = ResidualBlock(self.channels, name=f"block_{i}")(x)
-        v = nn.relu(nn.LayerNorm(name="value_norm")(nn.Conv(1, (1, 1), name="value_conv")(x)))
+        v = nn.relu(head_norm(name="value_norm")(nn.Conv(1, (1, 1), name="value_conv")(x)))
         v = nn.relu(nn.Dense(VALUE_HIDDEN, name="value_hidden")(v.reshape(batch, -1)))
         raw = nn.Dense(2 * n, name="value")(v).reshape(batch, 2, n)
         logits = []
         for i in (0, 1):
             p = nn.Conv(2, (1, 1), name=f"policy_conv_{i}")(x)
-            p = nn.relu(nn.LayerNorm(name=f"policy_norm_{i}")(p))
+            p = nn.relu(head_norm(name=f"policy_norm_{i}")(p))
             logits.append(nn.Dense(n * a, name=f"policy_{i}")(p.reshape(batch, -1)).reshape(batch, n, a))
         return zero_sum(raw, ranges.reshape(batch, 2, n), possible), jnp.stack(logits, axis=1)
 

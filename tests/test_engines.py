@@ -216,3 +216,57 @@ def test_shipped_engine_gauntlets_parse(name):
     from sog.eval.tournament import load_config
     cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "tournaments" / f"{name}.yaml")
     assert cfg.mode == "gauntlet" and len(cfg.agents) == 3
+
+
+FAKE_GTP = """#!{python}
+# A GTP Go engine (run as `gnugo?path=...`) that plays the first free point, and {what} at its
+# second `genmove`.
+import sys, time
+free = [c + str(r) for r in range(1, 10) for c in "ABCDEFGHJ"]
+goes = 0
+for line in sys.stdin:
+    cmd = line.split()
+    if not cmd:
+        continue
+    answer = ""
+    if cmd[0] == "play" and cmd[2].upper() in free:
+        free.remove(cmd[2].upper())
+    elif cmd[0] == "clear_board":
+        free = [c + str(r) for r in range(1, 10) for c in "ABCDEFGHJ"]
+    elif cmd[0] == "genmove":
+        goes += 1
+        if goes == 2 and "{what}" == "crashes":
+            sys.exit(3)
+        if goes == 2 and "{what}" == "hangs":
+            time.sleep(60)
+        answer = "Z99" if goes == 2 else free.pop(0)
+    elif cmd[0] == "quit":
+        print("=\\n", flush=True)
+        break
+    print("= " + answer + "\\n", flush=True)
+"""
+
+
+@pytest.mark.parametrize("what, message", [("crashes", "exited (status 3)"), ("hangs", "did not answer"),
+                                           ("answers_illegal", "not a legal move")])
+def test_go_tournament_finishes_when_a_gtp_engine_fails(tmp_path, what, message):
+    """A GTP engine that crashes, hangs or answers an illegal move mid-game: each of its games
+    is recorded in games.jsonl with the error and left out of the results; the other pair's
+    games are played and rated, and the tournament finishes."""
+    fake = tmp_path / f"fake_gtp_{what}.py"
+    fake.write_text(FAKE_GTP.format(python=sys.executable, what=what))
+    fake.chmod(0o755)
+    timeout = 1 if what == "hangs" else 10        # a slow start on a loaded machine is no hang
+    cfg = parse_config({"game": "go", "agents": {"bad": f"gnugo?path={fake}&timeout={timeout}",
+                                                 "random": "random", "random2": "random"},
+                        "games_per_pair": 2, "seed": 0})
+    t0 = time.perf_counter()
+    report = run_tournament(cfg, tmp_path / "out")
+    assert time.perf_counter() - t0 < 60
+    rows = {(r["a"], r["b"]): r for r in report["pairs"]}
+    assert rows[("bad", "random")]["errors"] == 2 and rows[("bad", "random")]["games"] == 0
+    assert rows[("random", "random2")]["errors"] == 0 and rows[("random", "random2")]["games"] == 2
+    assert len(report["errors"]) == 4
+    assert all(message in e["error"] for e in report["errors"]), report["errors"]
+    lines = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert sum("error" in r for r in lines) == 4 and len(lines) == 6

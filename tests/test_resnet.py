@@ -42,3 +42,26 @@ def test_blocks_and_channels_from_config():
 def test_needs_board_features():
     with pytest.raises(ValueError, match="board features"):
         make_model(load_game("kuhn_poker").spec, SMALL)
+
+
+@pytest.mark.parametrize("name", ["go", "chess"])
+def test_value_depends_on_the_position(name):
+    """The value head must see the board: its 1-channel conv was once normalised over that
+    single channel (LayerNorm over channels), which maps every point to 0, so the value was
+    one constant for all positions (the Dense layers' biases) however the network trained.
+    With randomised weights (as after training) different positions get different values."""
+    import jax
+    game = load_game(name)
+    params = init_params(game, SMALL, seed=0)
+    leaves, tree = jax.tree_util.tree_flatten(params)
+    rng = np.random.default_rng(0)
+    params = jax.tree_util.tree_unflatten(
+        tree, [x + 0.3 * rng.standard_normal(x.shape).astype(x.dtype) for x in leaves])
+    vf = NetworkValueFunction(game, SMALL, params, buckets=(8,))
+    pub, pubs = game.root(), [game.root()]
+    for _ in range(7):
+        legal = np.flatnonzero(game.legal_mask(pub)[0])
+        pub = pub + (int(rng.choice(legal)),)
+        pubs.append(pub)
+    values, _ = vf.evaluate(pubs, np.ones((8, 2, 1)))
+    assert np.ptp(values[:, 0, 0]) > 1e-3, values[:, 0, 0]

@@ -47,6 +47,7 @@ def test_a_losing_seat_resigns_and_loses(ttt):
     for g in games:
         if g["end"] == "rules":
             assert g["resigner"] == -1 and g["resigned"] == 0
+        assert (g["p0_wins"], g["p1_wins"]) == (int(g["outcome"] > 0), int(g["outcome"] < 0))
 
 
 def test_no_resignation_games_play_on_and_count_wrong_resignations(ttt):

@@ -55,7 +55,10 @@ class GTPClient:
             raise GTPError(f"{self.command[0]} did not answer {command!r} within {self.timeout:g} s") from None
         if line is _EOF:
             self._lines.put(_EOF)
-            code = self.proc.poll()
+            try:                             # stdout closes just before the exit status is in
+                code = self.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                code = None
             raise GTPError(f"{self.command[0]} exited (status {code}) before answering {command!r}")
         return line
 
