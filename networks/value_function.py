@@ -38,6 +38,13 @@ def bucket_sizes(max_batch: int = 1024) -> tuple[int, ...]:
     return tuple(sorted({*sizes, max_batch}))
 
 
+def _padded(x: np.ndarray, size: int) -> np.ndarray:
+    """x [B, ...] followed by size - B rows of zeros (a new array)."""
+    out = np.zeros((size,) + x.shape[1:], dtype=x.dtype)
+    out[:len(x)] = x
+    return out
+
+
 class NetworkValueFunction:
     """Counterfactual values and prior logits of a CVPN (see module doc).
 
@@ -70,18 +77,22 @@ class NetworkValueFunction:
     def apply_padded(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`model.apply` on encoded inputs [B, 2N + F], possible [B, 2, N], through the buckets.
 
-        Returns (values float32 [B, 2, N] in network units, logits float32 [B, 2, N, A]).
+        Returns (values float32 [B, 2, N] in network units, logits float32 [B, 2, N, A]), read-only
+        when they are the network's own output arrays.
         """
         biggest = self.buckets[-1]
         values, logits = [], []
         for start in range(0, len(inputs), biggest):
             x, m = inputs[start:start + biggest], possible[start:start + biggest]
-            size = next(b for b in self.buckets if b >= len(x))
-            pad = size - len(x)
-            v, lg = self._apply(self.params, np.pad(x, ((0, pad), (0, 0))),
-                                np.pad(m, ((0, pad), (0, 0), (0, 0))))
-            values.append(np.asarray(v)[:len(x)])
-            logits.append(np.asarray(lg)[:len(x)])
+            rows = len(x)
+            size = next(b for b in self.buckets if b >= rows)
+            if size > rows:         # empty rows up to the bucket (np.pad took ~0.1 ms a call)
+                x, m = _padded(x, size), _padded(m, size)
+            v, lg = self._apply(self.params, x, m)
+            values.append(np.asarray(v)[:rows])
+            logits.append(np.asarray(lg)[:rows])
+        if len(values) == 1:
+            return values[0], logits[0]
         return np.concatenate(values), np.concatenate(logits)
 
     def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

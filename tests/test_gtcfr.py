@@ -11,7 +11,7 @@ from sog.games.api import DECISION
 from sog.games.world import IllegalActionError
 from sog.agents.sog_agent import SoGAgent
 from sog.search.cfr import CFRConfig, CFRSolver, evaluate_policy
-from sog.search.gtcfr import GTCFR, Gadget
+from sog.search.gtcfr import GTCFR, Gadget, Queries
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings, parse_search
@@ -36,6 +36,30 @@ def test_one_batched_value_call_per_iteration_and_queries_recorded():
     assert search.recorder.calls == result.iterations == 16
     assert len(result.queries) >= 16 and all(r.shape == (2, 6) for _, r in result.queries)
     assert result.nodes > 1 and result.policy.shape == (6, 3)
+
+
+def test_queries_read_as_the_list_of_their_rows():
+    """`Queries` keeps request blocks but reads as the list of (pub, row) a query at a time made:
+    indices (numpy ints, negative), slices, iteration, concatenation either side of a list;
+    an item is a copy (changing it changes no block)."""
+    rng = np.random.default_rng(0)
+    blocks = [(["a", "b", "c"], rng.random((3, 2, 4))), ([], np.zeros((0, 2, 4))), (["d"], rng.random((1, 2, 4)))]
+    q = Queries()
+    for pubs, ranges in blocks:
+        q.add_block(pubs, ranges)
+    q.append(("e", rng.random((2, 4))))
+    rows = [(p, r) for pubs, ranges in blocks for p, r in zip(pubs, ranges)] + [("e", q[4][1])]
+    assert len(q) == 5 and [p for p, _ in q] == list("abcde")
+    for i, (pub, r) in enumerate(rows):
+        assert q[np.int64(i)][0] == pub and np.array_equal(q[i][1], r) and np.array_equal(q[i - 5][1], r)
+    assert [p for p, _ in q[1:4]] == list("bcd") and all(np.array_equal(a[1], b[1]) for a, b in zip(q, rows))
+    with pytest.raises(IndexError):
+        q[5]
+    q[0][1][:] = -1.0
+    assert np.array_equal(q[0][1], rows[0][1])
+    both = [("z", np.ones((2, 4)))] + q + [("y", np.zeros((2, 4)))]
+    assert isinstance(both, Queries) and [p for p, _ in both] == list("zabcdey")
+    assert len(Queries(q)) == 5 and [p for p, _ in Queries(rows)] == list("abcde")
 
 
 def test_search_timings_split_the_search_time():

@@ -56,10 +56,11 @@ state and adds the opponent's Terminate / Follow gadget through `Gadget`.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 import time
-from typing import Sequence
+from collections.abc import Iterable, Sequence
 
 import numba
 import numpy as np
@@ -195,25 +196,94 @@ class SearchResult:
     values: float [2, N] iteration-averaged counterfactual values at the search node.
     policy: float [N, A] average policy of the actor at the search node (None
       if the search node is not a decision).
-    queries: list of (pub, ranges float [2, N]) for every frontier evaluation (a
-      re-solve that first ran an initial solve carries its queries too: `sog.search.resolve`).
+    queries: (pub, ranges float [2, N]) for every frontier evaluation, a `Queries` (a re-solve
+      that first ran an initial solve carries its queries too: `sog.search.resolve`).
     timings: seconds per phase of `PHASES` and `total`, the whole search measured on its own
       (a re-solve's include its initial solve and summaries).
     """
 
     values: np.ndarray
     policy: np.ndarray | None
-    queries: list
+    queries: Sequence
     nodes: int
     iterations: int
     timings: dict = dataclasses.field(default_factory=dict, compare=False)
 
 
+class Queries(Sequence):
+    """A search's network queries, (pub, ranges float [2, N]) each, kept as the blocks they were
+    asked in (one list of public states and one ranges array [B, 2, N] per request) instead of a
+    tuple and an array view per query: recording a Leduc self-play step's ~10^4 queries one by one
+    cost ~8% of its time (issue 24), and the consumers read a few of them (`actors.selfplay`
+    samples ~1 a search). An item is a new copy of its row (a kept query does not hold its
+    block); the order is the order asked, as a list's."""
+
+    def __init__(self, items: Iterable = ()):
+        self._pubs: list = []
+        self._blocks: list[np.ndarray] = []
+        self._ends: list[int] = []              # len(self._pubs) after each block
+        self.extend(items)
+
+    def add_block(self, pubs: Sequence, ranges: np.ndarray) -> None:
+        """Append the queries of one request: pubs (B) at ranges float [B, 2, N] (kept, not copied)."""
+        if len(pubs):
+            self._pubs.extend(pubs)
+            self._blocks.append(ranges)
+            self._ends.append(len(self._pubs))
+
+    def append(self, query) -> None:
+        pub, ranges = query
+        self.add_block([pub], np.array(ranges)[None])
+
+    def extend(self, items: Iterable) -> None:
+        if isinstance(items, Queries):
+            start = 0
+            for block, end in zip(items._blocks, items._ends):
+                self.add_block(items._pubs[start:end], block)
+                start = end
+        else:
+            for q in items:
+                self.append(q)
+
+    def __len__(self) -> int:
+        return len(self._pubs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self._pubs)
+        i = int(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("query index out of range")
+        k = bisect.bisect_right(self._ends, i)
+        return self._pubs[i], self._blocks[k][i - (self._ends[k - 1] if k else 0)].copy()
+
+    def __iter__(self):
+        start = 0
+        for block, end in zip(self._blocks, self._ends):
+            for pub, row in zip(self._pubs[start:end], block):
+                yield pub, row.copy()
+            start = end
+
+    def __add__(self, other: Iterable) -> Queries:
+        out = Queries(self)
+        out.extend(other)
+        return out
+
+    def __radd__(self, other: Iterable) -> Queries:
+        out = Queries(other)
+        out.extend(self)
+        return out
+
+
 class _Recorder:
-    """Asks for values (a coroutine step) and records every query and the time waited for it."""
+    """Asks for values (a coroutine step) and records every query (`Queries`) and the time waited
+    for it."""
 
     def __init__(self):
-        self.queries: list = []
+        self.queries = Queries()
         self.calls = 0
         self.seconds = 0.0                              # suspended at the requests
 
@@ -224,7 +294,7 @@ class _Recorder:
         t0 = time.perf_counter()
         values, logits = yield pubs, ranges
         self.seconds += time.perf_counter() - t0
-        self.queries.extend(zip(pubs, np.array(ranges, copy=True)))
+        self.queries.add_block(pubs, np.array(ranges, copy=True))
         return values, logits
 
 

@@ -61,7 +61,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from sog.games.api import CHANCE, Game
-from sog.search.gtcfr import GTCFR, PHASES, Gadget, SearchResult, add_timings, wide_chance
+from sog.search.gtcfr import GTCFR, PHASES, Gadget, Queries, SearchResult, add_timings, wide_chance
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction, ValueSteps, drive
@@ -121,14 +121,14 @@ class ContinualResolver:
         the branch and the summaries count as `tree` time)."""
         t0 = time.perf_counter()
         game = self.game
-        earlier_queries = []
+        earlier_queries = Queries()
         timings = dict.fromkeys(PHASES, 0.0)
         start, opening = self._opening(history)
         if prev is None and len(history) > start + 1:
             first = yield from self._initial_search(history[start], opening, derive_seed(seed, 1))
             add_timings(timings, first.timings)
             t = time.perf_counter()
-            prev, earlier_queries = summarize(first), list(first.recorder.queries)
+            prev, earlier_queries = summarize(first), Queries(first.recorder.queries)
             timings["tree"] += time.perf_counter() - t
         if prev is not None:
             prev = yield from self._step_over_wide_chance(history, player, prev, seed, earlier_queries, timings)
@@ -164,7 +164,7 @@ class ContinualResolver:
         return result, summary, search
 
     def _step_over_wide_chance(self, history: Sequence[Hashable], player: int, prev: Summary, seed: int,
-                               queries: list, timings: dict) -> ValueSteps[Summary]:
+                               queries: Queries, timings: dict) -> ValueSteps[Summary]:
         """`prev`, or where the history goes through a chance node too wide to expand
         (`sog.search.gtcfr.wide_chance`) below the deepest public state `prev` holds, the
         summary to re-solve from at the observed outcome: first, if `prev` stops above the
