@@ -356,21 +356,7 @@ class Holdem(Game):
 
     def openspiel_params(self) -> dict:
         """universal_poker's parameters, every one explicit (lists as space-separated strings)."""
-        r = self.rules
-
-        def items(values) -> str:
-            return " ".join(map(str, values))
-
-        p = {"betting": "limit" if r.limit else "nolimit", "bettingAbstraction": r.abstraction,
-             "numPlayers": self.num_players, "numRounds": r.num_rounds, "blind": items(r.blinds),
-             "firstPlayer": items(f + 1 for f in r.first_player), "maxRaises": items(r.max_raises),
-             "numSuits": r.num_suits, "numRanks": r.num_ranks, "numHoleCards": r.hole,
-             "numBoardCards": items(r.board_cards)}
-        if r.limit:
-            p["raiseSize"] = items(r.raise_sizes)
-        else:
-            p["stack"] = items(r.stacks)
-        return p
+        return self.rules.openspiel_params()
 
     def __repr__(self) -> str:
         given = "".join(f", {k}={v!r}" for k, v in self.params.items() if k != "numPlayers")

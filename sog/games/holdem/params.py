@@ -243,9 +243,16 @@ class Rules:
         (None for the `sog` abstraction, which universal_poker does not have)."""
         if self.abstraction == "sog":
             return None
-        def items(values) -> str:  # a one-item list keeps a trailing space: OpenSpiel reads it as a string
+        p = self.openspiel_params(one_item_space=True)
+        return f"universal_poker({','.join(f'{k}={v}' for k, v in p.items())})"
+
+    def openspiel_params(self, one_item_space: bool = False) -> dict:
+        """universal_poker's parameters, every one explicit, lists as space-separated strings
+        (one_item_space: a one-item list keeps a trailing space, as a game string needs: without
+        it OpenSpiel reads the item as a single value)."""
+        def items(values) -> str:
             values = tuple(values)
-            return _join(values) + (" " if len(values) == 1 else "")
+            return _join(values) + (" " if one_item_space and len(values) == 1 else "")
 
         p = {"betting": "limit" if self.limit else "nolimit", "bettingAbstraction": self.abstraction,
              "numPlayers": self.num_players, "numRounds": self.num_rounds, "blind": items(self.blinds),
@@ -256,7 +263,7 @@ class Rules:
             p["raiseSize"] = items(self.raise_sizes)
         else:
             p["stack"] = items(self.stacks)
-        return f"universal_poker({','.join(f'{k}={v}' for k, v in p.items())})"
+        return p
 
 
 def _setups(params: dict, stacks: tuple[int, ...], blinds: tuple[int, ...]
