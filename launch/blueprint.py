@@ -1,4 +1,4 @@
-"""`sog blueprint --config configs/blueprint_small.yaml`: a Pluribus-style hold'em blueprint.
+"""`sog blueprint --config configs/blueprints/small.yaml`: a Pluribus-style hold'em blueprint.
 
 Runs Algorithm 1 of Pluribus (external-sampling MCCFR, linear weighting, negative-regret
 pruning, first-round average plus later-round snapshots: `sog.agents.blueprint`) on the
@@ -10,7 +10,7 @@ counts). At the end it writes `<out>/blueprint.npz` (abstract keys and probabili
 `run.eval_every` iterations (off the clock), the exact exploitability of the blueprint
 played in the real game (mbb/hand), kept in the checkpoint and the result's `curve`.
 
-The config file (YAML; see configs/blueprint_small.yaml):
+The config file (YAML; see configs/blueprints/small.yaml):
   game: a holdem(...) game: limit or the fcpa / sog no-limit abstractions (its own actions),
       or fullgame no-limit with abstraction.bet_sizes
   abstraction: buckets (per round, 0 = one per suit class), recall (imperfect | perfect),
@@ -28,7 +28,7 @@ per bucket list (no checkpoints) and tabulates exploitability against iterations
 
 Measured (this 2-core machine shared with other jobs, 1-minute load average 9 to 20, so
 wall-clock figures are several times an idle machine's; CPU seconds given where they
-matter), on blueprint_small.yaml's game (limit, 4 ranks x 3 suits, 2 hole cards, preflop
+matter), on configs/blueprints/small.yaml's game (limit, 4 ranks x 3 suits, 2 hole cards, preflop
 and a one-card flop; 66 hands), imperfect recall, Algorithm 1's schedule scaled to 2M
 iterations (linear weighting until 70k every 1,750, pruning after 35k, snapshots every 35k
 after 140k), seed 0; the exact exploitability (mbb/hand) of the blueprint played in the
@@ -113,7 +113,7 @@ EXACT_MAX_PUBLIC_STATES = 20000
 def add_parser(subparsers):
     p = subparsers.add_parser("blueprint", help="a Pluribus-style blueprint of a small hold'em game: MCCFR "
                                                 "on bucketed cards, checkpointed and resumable")
-    p.add_argument("--config", required=True, help="a blueprint YAML file (configs/blueprint_small.yaml)")
+    p.add_argument("--config", required=True, help="a blueprint YAML file (configs/blueprints/small.yaml)")
     p.add_argument("--out", help="output folder (default: run.out); a checkpoint there is resumed")
     p.add_argument("--iterations", type=int, help="stop at this many iterations (over all resumes)")
     p.add_argument("--seconds", type=float, help="stop after this many training seconds (over all resumes)")

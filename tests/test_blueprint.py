@@ -166,12 +166,12 @@ def test_bad_bet_sizes(tmp_path, capsys, sizes, needle):
 
 
 def test_shipped_configs_parse(tmp_path, capsys):
-    small = LB.parse_config("configs/blueprint_small.yaml")
+    small = LB.parse_config("configs/blueprints/small.yaml")
     assert small.game.spec.num_states == 66 and small.buckets.buckets == (0, 16)
-    hunl = LB.parse_config("configs/blueprint_hunl.yaml")
+    hunl = LB.parse_config("configs/blueprints/hunl.yaml")
     assert hunl.bet_sizes is not None and hunl.buckets.buckets == (0, 200, 200, 200)
     # HUNL validates but does not run here: one line, exit 2, nothing written
-    _one_line_error(capsys, ["--config", "configs/blueprint_hunl.yaml", "--out", str(tmp_path / "h")],
+    _one_line_error(capsys, ["--config", "configs/blueprints/hunl.yaml", "--out", str(tmp_path / "h")],
                     "1,326 hands")
     assert not (tmp_path / "h").exists()
 
