@@ -200,6 +200,28 @@ def test_sog_tournament_on_hunl_reports_aivat(tmp_path, capsys):
     assert len(err) == 1 and "use aivat_value: checkdown" in err[0]
 
 
+def test_sog_tournament_on_hunl_with_a_cvpn_as_aivat_value(tmp_path, capsys):
+    """`aivat_value: fresh` on HUNL: the workers value each hand along its path with the CVPN
+    (every game has a finite estimate); a run directory that is not there is one error line,
+    exit status 2, and no output directory."""
+    from launch.cli import main as cli_main
+
+    config = tmp_path / "hunl.yaml"
+    config.write_text("game: hunl\nagents: {call: call, random: random}\ngames_per_pair: 2\naivat_value: fresh\n")
+    assert cli_main(["tournament", "--config", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["aivat"]["value"] == "fresh"
+    records = [json.loads(line) for line in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all(math.isfinite(r["aivat_a"]) for r in records)
+    assert records[0]["aivat_a"] != records[0]["value_a"]                # corrections were applied
+    config.write_text("game: hunl\nagents: {call: call, random: random}\naivat_value: " + str(tmp_path / "none") + "\n")
+    capsys.readouterr()
+    assert cli_main(["tournament", "--config", str(config), "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "aivat_value: no checkpoint" in err[0]
+    assert not (tmp_path / "bad").exists()
+
+
 # ---------------------------------------------------------------- the CVPN along played hands
 @pytest.fixture(scope="module")
 def fresh_network():
