@@ -51,11 +51,14 @@ def add_parser(subparsers):
     return p
 
 
-class _Ours:
+class OurSolver:
+    """One of our solvers in `race`: `solver` has `iterations` and `run(seconds=)`;
+    `exploitability()` is the exact exploitability of `policy()` in `game`."""
+
     label = "sog"
 
-    def __init__(self, cls, game, seed: int):
-        self.name, self.solver, self.game, self._expl = cls.__name__, cls(game, seed=seed), game, exploitability
+    def __init__(self, name: str, solver, game, policy):
+        self.name, self.solver, self.game, self.policy = name, solver, game, policy
 
     @property
     def iterations(self) -> int:
@@ -65,7 +68,7 @@ class _Ours:
         self.solver.run(seconds=seconds)
 
     def exploitability(self) -> float:
-        return self._expl(self.game, self.solver.policy())
+        return exploitability(self.game, self.policy())
 
 
 class _OpenSpiel:
@@ -126,7 +129,9 @@ def bench_mccfr(game, seconds: float, variants=("outcome", "external"), checkpoi
     rows = []
     for variant in variants:
         log(f"{game.spec.name}: {variant} sampling, {seconds:g} s each")
-        runners = [_Ours(MCCFR_VARIANTS[variant], game, seed)]
+        cls = MCCFR_VARIANTS[variant]
+        solver = cls(game, seed=seed)
+        runners = [OurSolver(cls.__name__, solver, game, solver.policy)]
         if os_game is not None and variant in OPENSPIEL:
             runners.append(_OpenSpiel(pyspiel, os_game, variant, seed))
         res = race(runners, seconds, checkpoints, lambda r: 1000 * r.exploitability(), "exploitability_mbb", log)

@@ -284,7 +284,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
     _refuse_unsupported(cfg)
     buckets = _buckets(cfg)
-    solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+    solver = _solver(cfg, buckets)
     extra = {"seconds": 0.0, "curve": []}
     if ckpt.exists():
         try:
@@ -340,25 +340,12 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
     return result
 
 
+def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR:
+    """A fresh blueprint solver of the config on these bucket tables."""
+    return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+
+
 # ---- the race against OpenSpiel and the bucket sweep ----------------------------------------
-class _Blueprint:
-    label = "sog"
-
-    def __init__(self, cfg: BlueprintConfig, buckets):
-        self.game = cfg.game
-        self.solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
-
-    @property
-    def iterations(self) -> int:
-        return self.solver.iterations
-
-    def step(self, seconds: float) -> None:
-        self.solver.run(seconds=seconds)
-
-    def exploitability(self) -> float:
-        return exploitability(self.game, self.solver.real_policy())
-
-
 def openspiel_policy(game, os_policy) -> TabularPolicy:
     """Our TabularPolicy of a pyspiel C++ policy (an MCCFR solver's `average_policy()`) of the
     same universal_poker game, read by information-state string (uniform where it has none),
@@ -390,7 +377,7 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     """Our blueprint solver against OpenSpiel's C++ external sampling on the same game."""
     import pyspiel
 
-    from launch.bench_mccfr import _OpenSpiel, race
+    from launch.bench_mccfr import OurSolver, _OpenSpiel, race
 
     game = cfg.game
     name = game.openspiel_name()
@@ -401,7 +388,8 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
         raise UserError(f"{game.spec.name}: too large for exact exploitability")
     buckets = _buckets(cfg)
     os_game = pyspiel.load_game(name)
-    ours = _Blueprint(cfg, buckets)
+    solver = _solver(cfg, buckets)
+    ours = OurSolver("blueprint", solver, game, solver.real_policy)
     theirs = _OpenSpiel(pyspiel, os_game, "external", cfg.settings.seed)
 
     def measure(r):
@@ -446,7 +434,7 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
             raise UserError(str(e)) from None
         c = dataclasses.replace(cfg, buckets=bconf, file=None)
         buckets = _buckets(c)
-        solver = BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+        solver = _solver(cfg, buckets)
         curve, seconds = [], 0.0
         while solver.iterations < cfg.iterations:
             t = time.perf_counter()

@@ -160,7 +160,7 @@ class NetworkPathValues:
             elif kind == DECISION:
                 actor, action, table = actors[j], actions[j], strategies[j]
                 j += 1
-                projs, logits = self._query([pub], ranges[None])
+                _, logits = self.pvf.evaluate([pub], ranges[None])     # the policy only
                 queries += 1
                 sigma = self._policy(pub, logits[0])
                 row = None if not known[actor] or table is None else np.asarray(table[slots[actor]], np.float64)
