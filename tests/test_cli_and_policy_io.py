@@ -15,6 +15,8 @@ from sog.policy import PolicyError
 from sog.policy.files import load_policy, policy_to_dict, save_policy
 from sog.search.full_tree import exploitability, full_tree, tabular_from_array
 
+BLUEPRINTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "blueprints")
+
 
 def run_sog(*args):
     proc = subprocess.run([sys.executable, "-m", "launch.cli", *args], capture_output=True, text=True)
@@ -118,6 +120,15 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("lbr", "--game", "hunl", "--agent", "call", "--bets", "all"), "is the fold/call LBR"),
     (("lbr", "--game", "hunl", "--agent", "sog:fresh?chance_limit=-1"), "chance_limit"),
     (("bench", "multiplayer", "--game", "kuhn", "--players", "3", "--seconds", "1"), "unknown n-player game 'kuhn'"),
+    (("bench", "multiplayer", "--game", "holdem(numRanks=4,numSuits=2,betting=limit)", "--players", "7",
+      "--seconds", "1"), "players must be between 2 and 6, got 7"),
+    (("bench", "multiplayer", "--game", "holdem(numRanks=4,numSuits=2,bettingAbstraction=sog)", "--players", "3",
+      "--seconds", "1"), "must be fcpa, fullgame or pluribus"),
+    (("blueprint", "--config", "/nonexistent/bp.yaml"), "cannot read the configuration"),
+    (("blueprint", "--config", BLUEPRINTS + "/hunl.yaml", "--out", "/nonexistent/bp"),
+     "HUNL needs a sampled-deal traverser"),
+    (("blueprint", "--config", BLUEPRINTS + "/small.yaml", "--sweep", "4", "--out", "/nonexistent/bp"),
+     "must give one count per round"),
     (("train", "--config", "hunl_small", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.chance_samples=0"),
      "search.chance_samples"),
     (("train", "--config", "hunl_small", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.chance_limit=-5"),
@@ -159,8 +170,10 @@ def files_state(folder) -> dict:
      '"detective_start_cards": [3], "detectives": 1, "rounds": 2, "tickets": 2}',
      ("exploitability", "--game", "scotland_yard(map={file})", "--agent", "sog"),
      "mrx_start_cards entry 9 is not a station in 1..3"),
+    ("game: hunl\nagents: {call: call, random: random}\naivat_value: /nonexistent/run\n",
+     ("tournament", "--config", "{file}", "--out", "{dir}/out"), "aivat_value: no checkpoint at /nonexistent/run"),
 ], ids=["tournament-agent-twice", "train-key-twice", "map-missing-field", "map-edge-out-of-range",
-        "map-start-card-off-the-map"])
+        "map-start-card-off-the-map", "tournament-hunl-aivat-cvpn-missing"])
 def test_cli_file_errors_are_clear(tmp_path, content, args, message):
     """Bad input files: one line, exit 2, nothing written next to them."""
     path = tmp_path / "input.yaml"
