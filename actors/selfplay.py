@@ -7,10 +7,13 @@ the acting seat's `SoGAgent` searches (its re-solving state carries over between
 its decisions) and the move is drawn from `(1 - eps) pi + eps uniform` (argmax
 after `greedy_after` moves). A game ends by the rules, after `max_moves` moves (a
 draw, 0), or, with `resign` (perfect-information games), when the acting seat's
-search values the position below `resign_threshold` (`searcher_value`): that seat
-loses (-max_utility). In a `p_no_resign` fraction of games (drawn per game) no seat
-resigns; there every seat whose value crossed the threshold counts as `would_resign`,
-and as a `false_resign` when it did not lose in the end. Each search yields:
+search values the position below the threshold (`searcher_value`): that seat loses
+(-max_utility). In a `p_no_resign` fraction of games (drawn per game) no seat resigns;
+there every seat whose value crossed the threshold counts as `would_resign`, and as a
+`false_resign` when it did not lose in the end, and each seat's lowest value and whether
+it lost go to the worker's `ResignCalibration`. The threshold is `resign_threshold`, or,
+with `resign_false_rate` > 0, the one calibrated on those records after each round
+(`actors.resign_calibration`); the round's stats report it. Each search yields:
 
 * a policy target: the search's average policy for every information state
   of the acting player at the root public state, at the belief the search
@@ -33,6 +36,7 @@ import numpy as np
 
 from actors.examples import Produced
 from actors.lockstep import run_lockstep
+from actors.resign_calibration import ResignCalibration
 from actors.search_time import search_time_stats
 from sog.agents.sog_agent import SoGAgent
 from sog.config import Config
@@ -62,6 +66,8 @@ class SelfPlay:
     def __init__(self, game: Game, config: Config, value_fn, seed: int):
         self.game, self.config, self.value_fn = game, config, value_fn
         self.rng = np.random.default_rng(seed)
+        sp = config.selfplay
+        self.resign = ResignCalibration(sp.resign_threshold, sp.resign_false_rate)
 
     def play(self) -> Produced:
         t0 = time.perf_counter()
@@ -75,6 +81,9 @@ class SelfPlay:
             for k in ("searches", "moves", *END_STATS):
                 stats[k] += g[k]
         stats["examples"] = len(out["pubs"])
+        if self.config.selfplay.resign:
+            self.resign.add(r for g in games for r in g["resign_records"])
+            stats["resign_threshold"] = self.resign.threshold
         stats.update(search_time_stats((t for g in games for t in g["timings"]), driver))
         stats["seconds"] = time.perf_counter() - t0
         return Produced.build(self.game, self.rng, stats=stats, **out)
@@ -91,6 +100,8 @@ class SelfPlay:
         no_resign = cfg.resign and rng.random() < cfg.p_no_resign   # no draw when resign is off
         may_resign = cfg.resign and not no_resign
         would_resign = [False, False]
+        lowest = [np.inf, np.inf]    # each seat's lowest searcher value (the calibration's records)
+        threshold = self.resign.threshold
         world = W.deal(game, rng)
         history = [world.pub]
         out = dict(pubs=[], ranges=[], values=[], policies=[], policy_masks=[], queries=[])
@@ -130,11 +141,14 @@ class SelfPlay:
             k = min(sample_count(rng, cfg.q_search), len(result.queries))
             for i in rng.choice(len(result.queries), size=k, replace=False):
                 out["queries"].append(result.queries[i])
-            if cfg.resign and searcher_value(result.values, ranges, p, game.spec.max_utility) < cfg.resign_threshold:
-                would_resign[p] = True
-                if may_resign:
-                    end, resigner = "resigned", p
-                    break
+            if cfg.resign:
+                value = searcher_value(result.values, ranges, p, game.spec.max_utility)
+                lowest[p] = min(lowest[p], value)
+                if value < threshold:
+                    would_resign[p] = True
+                    if may_resign:
+                        end, resigner = "resigned", p
+                        break
             legal = W.legal_actions(game, world)
             mix = (1 - cfg.epsilon) * pi
             mix[legal] += cfg.epsilon / len(legal)
@@ -162,4 +176,5 @@ class SelfPlay:
                     resigner=resigner, resigned=int(end == "resigned"), truncated=int(end == "max_moves"),
                     p0_wins=int(u0 > 0), p1_wins=int(u0 < 0),
                     no_resign_games=int(no_resign), would_resign=len(calibration),
-                    false_resigns=sum((u0 if p == 0 else -u0) >= 0 for p in calibration))
+                    false_resigns=sum((u0 if p == 0 else -u0) >= 0 for p in calibration),
+                    resign_records=[(lowest[p], (u0 if p == 0 else -u0) < 0) for p in (0, 1)] if no_resign else [])

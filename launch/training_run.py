@@ -14,7 +14,8 @@ learner steps, producers' step seconds, wait accounting, inference stats), so a
 time window is measured by two snapshots (`launch.bench_selfplay`). Every `tick_seconds` the run writes scalars to tensorboard and
 metrics.jsonl (losses, rates, replay and the age of its batches, queue, weight
 lag, wait shares, memory, the shares of self-play games resigned and cut at
-selfplay.max_moves and of would-be resignations that were wrong), redraws the progress line on stderr and calls
+selfplay.max_moves, of would-be resignations that were wrong, and the workers' latest
+resignation threshold), redraws the progress line on stderr and calls
 `hooks["on_tick"](run)`.
 
 Evaluations (`learners.metrics.Evaluator.evaluate`, every `run.eval_every`
@@ -95,6 +96,7 @@ class TrainingRun(abc.ABC):
         self.learner = Learner(self.game, config, self.run_dir)
         self.start_step = self.learner.step_count
         self.counters = {k: int(self.learner.counters.get(k, 0)) for k in COUNTERS}
+        self.resign_threshold: float | None = None    # the self-play workers' latest (calibrated) one
         self.metrics: Metrics | None = None            # `begin` opens it
         self.tick_seconds, self.hooks = tick_seconds, dict(hooks or {})
         self.started = time.monotonic()
@@ -179,6 +181,8 @@ class TrainingRun(abc.ABC):
         """Fold one step's stats of a producer of `role` into the counters and the wait accounting."""
         for key, counter in role.stats.items():
             self.counters[counter] += int(stats.get(key, 0))
+        if "resign_threshold" in stats:
+            self.resign_threshold = float(stats["resign_threshold"])
         seconds = float(stats.get("seconds", 0.0))
         sums = self._step_seconds[role.name]
         for key in TIME_STATS:
@@ -319,6 +323,8 @@ class TrainingRun(abc.ABC):
                                             if snap["would_resign"] else 0.0),
             "memory/driver_mb": rss_mb(),
         }
+        if self.resign_threshold is not None:
+            scalars["selfplay/resign_threshold"] = self.resign_threshold
         if self._age_n:
             scalars["replay/age_mean"] = self._age_sum / self._age_n
             scalars["replay/age_max"] = self._age_max

@@ -95,6 +95,10 @@ class SelfPlayConfig:
     resign_threshold: float = -0.9   # in [-1, 0)
     p_no_resign: float = 0.2         # fraction of games, drawn per game, played out without resigning
                                      # (they count the resignations that would have been wrong)
+    resign_false_rate: float = 0.0   # 0: the threshold is resign_threshold (the paper's); else each
+                                     # worker lowers it after every round until at most this share of
+                                     # its no-resignation games' would-be resignations were wrong
+                                     # (AlphaGo Zero: 0.05; actors.resign_calibration)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -419,6 +423,10 @@ def _validate(cfg: Config, where) -> None:
     check(-1 <= sp.resign_threshold < 0, "selfplay.resign_threshold",
           "a value in [-1, 0) (expected utility / max utility)")
     check(0 <= sp.p_no_resign <= 1, "selfplay.p_no_resign", "a probability in [0, 1]")
+    check(0 <= sp.resign_false_rate < 1, "selfplay.resign_false_rate",
+          "a share in [0, 1) (0 = a fixed resign_threshold)")
+    check(not (sp.resign_false_rate and sp.p_no_resign == 0), "selfplay.resign_false_rate",
+          "0 when p_no_resign is 0 (the calibration learns from the no-resignation games)")
     check(not sp.resign or game.spec.perfect_information, "selfplay.resign",
           f"false: {game.spec.name} is not a perfect-information game (a seat's value of the position "
           "is defined only there)")

@@ -8,6 +8,7 @@ import pytest
 from minimax_values import MinimaxValues
 
 from actors.lockstep import run_lockstep
+from actors.resign_calibration import calibrated_threshold
 from actors.selfplay import SelfPlay
 from sog.config import ConfigError, load_config
 from sog.games import load_game
@@ -79,8 +80,45 @@ def test_greedy_after_n_moves_plays_the_argmax(ttt):
     assert len(openings) > 1                                          # the first 2 moves are drawn
 
 
+def test_calibrated_threshold_keeps_false_resignations_within_the_rate():
+    lowest = np.array([-0.99, -0.98, -0.95, -0.93, -0.5])
+    lost = np.array([True, True, False, True, True])
+    # the two lowest seats lost; a third resigner (-0.95) would make 1 in 3 wrong; -0.5 is above
+    # the ceiling and never counts
+    assert calibrated_threshold(lowest, lost, 0.05, -0.9) == -0.95
+    assert calibrated_threshold(lowest, lost, 0.34, -0.9) == -0.9        # 1 in 4 wrong is within 34%
+    assert calibrated_threshold(lowest, np.ones(5, bool), 0.05, -0.9) == -0.9
+    # a tie cannot be split: resigning at -0.99 resigns both, one of them wrongly
+    assert calibrated_threshold(np.array([-0.99, -0.99]), np.array([True, False]), 0.05, -0.9) == -0.99
+    assert calibrated_threshold(np.array([-0.5]), np.array([False]), 0.05, -0.9) == -0.9
+
+
+def test_workers_recalibrate_the_threshold_after_each_round(ttt):
+    """Random play against exact values: seats valued -1 often survive the random opponent's
+    blunders, so the calibrated threshold falls below the configured -0.9 to what the worker's
+    records allow, and the round's stats report it."""
+    game, values = ttt
+    cfg = load_config("tiny_kuhn", ["game=tic_tac_toe", "search.simulations=10", "solver.solvers=0",
+                                    "selfplay.p_td1=1.0", "selfplay.epsilon=1.0", "selfplay.resign=true", "selfplay.p_no_resign=1.0",
+                                    f"selfplay.games_per_worker={GAMES}", "selfplay.resign_false_rate=0.05"])
+    selfplay = SelfPlay(game, cfg, values, seed=0)
+    thresholds = []
+    for _ in range(3):
+        produced = selfplay.play()
+        thresholds.append(produced.stats["resign_threshold"])
+    lowest, lost = (np.array(x) for x in zip(*selfplay.resign.records))
+    assert len(lowest) == 3 * GAMES * 2
+    assert thresholds[-1] == calibrated_threshold(lowest, lost.astype(bool), 0.05, -0.9)
+    assert thresholds[-1] < -0.9
+    wrong = (lowest < thresholds[-1]) & ~lost.astype(bool)
+    assert wrong.sum() <= 0.05 * (lowest < thresholds[-1]).sum()
+
+
 @pytest.mark.parametrize("overrides,words", [
     (["selfplay.resign=true"], ["selfplay.resign", "perfect-information"]),
+    (["game=tic_tac_toe", "selfplay.resign_false_rate=1"], ["selfplay.resign_false_rate", "[0, 1)"]),
+    (["game=tic_tac_toe", "selfplay.resign_false_rate=0.05", "selfplay.p_no_resign=0"],
+     ["selfplay.resign_false_rate", "p_no_resign"]),
     (["game=tic_tac_toe", "selfplay.resign_threshold=0.5"], ["selfplay.resign_threshold", "[-1, 0)"]),
     (["game=tic_tac_toe", "selfplay.p_no_resign=2"], ["selfplay.p_no_resign", "[0, 1]"]),
     (["game=tic_tac_toe", "selfplay.max_moves=-1"], ["selfplay.max_moves", ">= 0"]),
