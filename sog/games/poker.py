@@ -36,7 +36,7 @@ import numpy as np
 MBB_PER_CHIP = 1000.0
 SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
 TERMINAL_PLANS = 64          # lists of terminals whose plans a game keeps (then starts afresh)
-SHOWDOWN_BATCH = 4           # showdowns of one board evaluated side by side (`_showdown_values`)
+SHOWDOWN_BATCH = 4           # showdowns of one board evaluated side by side (`_showdown_values`; `_sweeps2` has 4 lanes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,33 +326,50 @@ def _sweeps(bounds, hands, x, card, margin):
 
 @numba.njit(cache=True)
 def _sweeps2(bounds, hands, x, card, margin):
-    """`_sweeps` for hands of two cards: the same sums in the same order, SHOWDOWN_BATCH wide."""
-    B = SHOWDOWN_BATCH
-    acc = np.zeros(B)
+    """`_sweeps` for hands of two cards and SHOWDOWN_BATCH = 4 showdowns: the same sums in the
+    same order, with the four running totals in registers (scalars a0 .. a3, not an array that
+    every step would store and load)."""
+    a0 = a1 = a2 = a3 = 0.0
     card[:] = 0.0
-    for g in range(len(bounds) - 1):
+    for g in range(len(bounds) - 1):        # weaker hands, going up
         lo, hi = bounds[g], bounds[g + 1]
         for s in range(lo, hi):
             a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                margin[s, k] = acc[k] - card[a, k] - card[b, k]
-        for s in range(lo, hi):
-            a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                acc[k] += x[s, k]
-                card[a, k] += x[s, k]
-                card[b, k] += x[s, k]
+            margin[s, 0] = a0 - card[a, 0] - card[b, 0]
+            margin[s, 1] = a1 - card[a, 1] - card[b, 1]
+            margin[s, 2] = a2 - card[a, 2] - card[b, 2]
+            margin[s, 3] = a3 - card[a, 3] - card[b, 3]
+        a0, a1, a2, a3 = _add_group(lo, hi, 1, hands, x, card, a0, a1, a2, a3)
     card[:] = 0.0
-    acc[:] = 0.0
-    for g in range(len(bounds) - 2, -1, -1):
+    a0 = a1 = a2 = a3 = 0.0
+    for g in range(len(bounds) - 2, -1, -1):  # stronger hands, going down
         lo, hi = bounds[g], bounds[g + 1]
         for s in range(hi - 1, lo - 1, -1):
             a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                margin[s, k] = margin[s, k] - (acc[k] - card[a, k] - card[b, k])
-        for s in range(hi - 1, lo - 1, -1):
-            a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                acc[k] += x[s, k]
-                card[a, k] += x[s, k]
-                card[b, k] += x[s, k]
+            margin[s, 0] = margin[s, 0] - (a0 - card[a, 0] - card[b, 0])
+            margin[s, 1] = margin[s, 1] - (a1 - card[a, 1] - card[b, 1])
+            margin[s, 2] = margin[s, 2] - (a2 - card[a, 2] - card[b, 2])
+            margin[s, 3] = margin[s, 3] - (a3 - card[a, 3] - card[b, 3])
+        a0, a1, a2, a3 = _add_group(hi - 1, lo - 1, -1, hands, x, card, a0, a1, a2, a3)
+
+
+@numba.njit(cache=True, inline="always")
+def _add_group(start, stop, step, hands, x, card, a0, a1, a2, a3):
+    """(a0, a1, a2, a3) + the reach x [N, 4] of the two-card hands at strength positions
+    range(start, stop, step), each also added to its cards' sums card [C, 4]."""
+    for s in range(start, stop, step):
+        a, b = hands[s, 0], hands[s, 1]
+        x0, x1, x2, x3 = x[s, 0], x[s, 1], x[s, 2], x[s, 3]
+        a0 += x0
+        a1 += x1
+        a2 += x2
+        a3 += x3
+        card[a, 0] += x0
+        card[a, 1] += x1
+        card[a, 2] += x2
+        card[a, 3] += x3
+        card[b, 0] += x0
+        card[b, 1] += x1
+        card[b, 2] += x2
+        card[b, 3] += x3
+    return a0, a1, a2, a3
