@@ -226,20 +226,33 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
             ranges[kids[k], i, :] = 0.0
         if row_plain[row]:
             g0, g1 = row_grp[row], row_grp[row + 1]
-            na = grp_ent[g0 + 1] - grp_ent[g0]
-            e = grp_ent[g0]
-            for g in range(g0, g1):
-                s = grp_slot[g]
-                x = ranges[p, i, s]
-                for a in range(na):
-                    ranges[row_kid[row, a], i, s] = x * sigma[e]
-                    e += 1
+            na = grp_ent[g0 + 1] - grp_ent[g0] if g1 > g0 else 0
+            if na == 2:
+                _split_plain_row(2, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
+            elif na == 3:
+                _split_plain_row(3, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
+            elif na > 0:
+                _split_plain_row(na, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
             continue
         for g in range(row_grp[row], row_grp[row + 1]):
             s = grp_slot[g]
             for e in range(grp_ent[g], grp_ent[g + 1]):
                 c = child_of[row, ent_action[e]]
                 ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * sigma[e]
+
+
+@numba.njit(cache=True, inline="always")
+def _split_plain_row(na, row, p, i, g0, g1, e, grp_slot, row_kid, sigma, ranges):
+    """Player i's reach at the children of plain decision row `row` (position p, i its actor;
+    groups [g0, g1) of na entries each from e): each group's slot's reach x sigma of each action,
+    into the child of that action (`RowTree.row_kid`). Inlined with a literal na (2 and 3, the
+    poker rows), the action loop unrolls."""
+    for g in range(g0, g1):
+        s = grp_slot[g]
+        x = ranges[p, i, s]
+        for a in range(na):
+            ranges[row_kid[row, a], i, s] = x * sigma[e + a]
+        e += na
 
 
 @numba.njit(cache=True)
