@@ -22,7 +22,8 @@ up the order accumulates the reach of the strictly weaker hands, all of it and p
 (the blockers), and one sweep down that of the stronger, so the value is
 stake x (reach below - reach above), the blocking hands taken out card by card: O(N h) per
 terminal after the O(N log N) plan. Hands hold one or two cards. Both are numba loops
-over a list of terminals (`_fold_values`, `_showdown_values`): no [T, N, h] temporaries.
+over a list of terminals (`_fold_values`, `_showdown_values`), several terminals side by side
+where they can: no [T, N, h] temporaries.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ import numpy as np
 MBB_PER_CHIP = 1000.0
 SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
 TERMINAL_PLANS = 64          # lists of terminals whose plans a game keeps (then starts afresh)
-SHOWDOWN_BATCH = 4           # showdowns of one board evaluated side by side (`_showdown_values`)
+SHOWDOWN_BATCH = 4           # showdowns of one board evaluated side by side (`_showdown_values`; `_sweeps2` has 4 lanes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,10 +223,17 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, wei
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
     the folds t = folds[k] (int [F]) with player 0's utility fold_values[k]: utility x deal
     weight x the opponent's reach over the hands sharing no card with each possible hand
-    (hands int [N, h]); 0 at impossible hands."""
+    (hands int [N, h]); 0 at impossible hands. Hands of two cards go four folds at a time side
+    by side (`_four_folds`: the same sums in the same order), the rest one at a time."""
     n, h = hands.shape
     card = np.empty(num_cards)
-    for k in range(len(folds)):
+    card4 = np.empty((num_cards, 4))
+    four = len(folds) - len(folds) % 4 if h == 2 else 0
+    for k0 in range(0, four, 4):
+        for p in range(2):
+            if players[p]:
+                _four_folds(ranges, at, possible, folds, fold_values, k0, hands, weight, p, card4, out)
+    for k in range(four, len(folds)):
         t = folds[k]
         row = at[t]
         for p in range(2):
@@ -243,6 +251,66 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, wei
                     out[row, p, i] = u * (total - blocked + (h - 1) * own)
                 else:
                     out[row, p, i] = 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def _reach(ranges, row, o, i, possible, t):
+    """Player o's reach of hand i at terminal t (row `row` of ranges), 0 where impossible (a select)."""
+    r = ranges[row, o, i]
+    return r if possible[t, o, i] else 0.0
+
+
+@numba.njit(cache=True)
+def _four_folds(ranges, at, possible, folds, fold_values, k0, hands, weight, p, card, out):
+    """`_fold_values` of player p at the four folds folds[k0:k0 + 4] of two-card hands, side by
+    side: one walk of the hands gathers the four opponent's totals (scalars s0 .. s3) and per-card
+    sums (card float [C, 4]; a run of hands with the same first card in scalars q0 .. q3, as
+    `_opponent_reach`), one more writes the four value rows; each fold's sums the same, in the
+    same order, as alone."""
+    n = hands.shape[0]
+    o = 1 - p
+    t0, t1, t2, t3 = folds[k0], folds[k0 + 1], folds[k0 + 2], folds[k0 + 3]
+    w0, w1, w2, w3 = at[t0], at[t1], at[t2], at[t3]
+    card[:] = 0.0
+    s0 = s1 = s2 = s3 = 0.0
+    first = hands[0, 0]
+    q0 = q1 = q2 = q3 = 0.0
+    for i in range(n):
+        a, b = hands[i, 0], hands[i, 1]
+        if a != first:
+            card[first, 0], card[first, 1], card[first, 2], card[first, 3] = q0, q1, q2, q3
+            first = a
+            q0, q1, q2, q3 = card[a, 0], card[a, 1], card[a, 2], card[a, 3]
+        x0 = _reach(ranges, w0, o, i, possible, t0)
+        x1 = _reach(ranges, w1, o, i, possible, t1)
+        x2 = _reach(ranges, w2, o, i, possible, t2)
+        x3 = _reach(ranges, w3, o, i, possible, t3)
+        s0 += x0
+        s1 += x1
+        s2 += x2
+        s3 += x3
+        q0 += x0
+        q1 += x1
+        q2 += x2
+        q3 += x3
+        card[b, 0] += x0
+        card[b, 1] += x1
+        card[b, 2] += x2
+        card[b, 3] += x3
+    card[first, 0], card[first, 1], card[first, 2], card[first, 3] = q0, q1, q2, q3
+    sign = 1.0 if p == 0 else -1.0
+    u0, u1 = fold_values[k0] * weight * sign, fold_values[k0 + 1] * weight * sign
+    u2, u3 = fold_values[k0 + 2] * weight * sign, fold_values[k0 + 3] * weight * sign
+    for i in range(n):              # value = u x (total - (0.0 + both cards' sums) + own), as one at a time
+        a, b = hands[i, 0], hands[i, 1]
+        v0 = u0 * (s0 - (0.0 + card[a, 0] + card[b, 0]) + _reach(ranges, w0, o, i, possible, t0))
+        v1 = u1 * (s1 - (0.0 + card[a, 1] + card[b, 1]) + _reach(ranges, w1, o, i, possible, t1))
+        v2 = u2 * (s2 - (0.0 + card[a, 2] + card[b, 2]) + _reach(ranges, w2, o, i, possible, t2))
+        v3 = u3 * (s3 - (0.0 + card[a, 3] + card[b, 3]) + _reach(ranges, w3, o, i, possible, t3))
+        out[w0, p, i] = v0 if possible[t0, p, i] else 0.0
+        out[w1, p, i] = v1 if possible[t1, p, i] else 0.0
+        out[w2, p, i] = v2 if possible[t2, p, i] else 0.0
+        out[w3, p, i] = v3 if possible[t3, p, i] else 0.0
 
 
 @numba.njit(cache=True)
@@ -326,33 +394,50 @@ def _sweeps(bounds, hands, x, card, margin):
 
 @numba.njit(cache=True)
 def _sweeps2(bounds, hands, x, card, margin):
-    """`_sweeps` for hands of two cards: the same sums in the same order, SHOWDOWN_BATCH wide."""
-    B = SHOWDOWN_BATCH
-    acc = np.zeros(B)
+    """`_sweeps` for hands of two cards and SHOWDOWN_BATCH = 4 showdowns: the same sums in the
+    same order, with the four running totals in registers (scalars a0 .. a3, not an array that
+    every step would store and load)."""
+    a0 = a1 = a2 = a3 = 0.0
     card[:] = 0.0
-    for g in range(len(bounds) - 1):
+    for g in range(len(bounds) - 1):        # weaker hands, going up
         lo, hi = bounds[g], bounds[g + 1]
         for s in range(lo, hi):
             a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                margin[s, k] = acc[k] - card[a, k] - card[b, k]
-        for s in range(lo, hi):
-            a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                acc[k] += x[s, k]
-                card[a, k] += x[s, k]
-                card[b, k] += x[s, k]
+            margin[s, 0] = a0 - card[a, 0] - card[b, 0]
+            margin[s, 1] = a1 - card[a, 1] - card[b, 1]
+            margin[s, 2] = a2 - card[a, 2] - card[b, 2]
+            margin[s, 3] = a3 - card[a, 3] - card[b, 3]
+        a0, a1, a2, a3 = _add_group(lo, hi, 1, hands, x, card, a0, a1, a2, a3)
     card[:] = 0.0
-    acc[:] = 0.0
-    for g in range(len(bounds) - 2, -1, -1):
+    a0 = a1 = a2 = a3 = 0.0
+    for g in range(len(bounds) - 2, -1, -1):  # stronger hands, going down
         lo, hi = bounds[g], bounds[g + 1]
         for s in range(hi - 1, lo - 1, -1):
             a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                margin[s, k] = margin[s, k] - (acc[k] - card[a, k] - card[b, k])
-        for s in range(hi - 1, lo - 1, -1):
-            a, b = hands[s, 0], hands[s, 1]
-            for k in range(B):
-                acc[k] += x[s, k]
-                card[a, k] += x[s, k]
-                card[b, k] += x[s, k]
+            margin[s, 0] = margin[s, 0] - (a0 - card[a, 0] - card[b, 0])
+            margin[s, 1] = margin[s, 1] - (a1 - card[a, 1] - card[b, 1])
+            margin[s, 2] = margin[s, 2] - (a2 - card[a, 2] - card[b, 2])
+            margin[s, 3] = margin[s, 3] - (a3 - card[a, 3] - card[b, 3])
+        a0, a1, a2, a3 = _add_group(hi - 1, lo - 1, -1, hands, x, card, a0, a1, a2, a3)
+
+
+@numba.njit(cache=True, inline="always")
+def _add_group(start, stop, step, hands, x, card, a0, a1, a2, a3):
+    """(a0, a1, a2, a3) + the reach x [N, 4] of the two-card hands at strength positions
+    range(start, stop, step), each also added to its cards' sums card [C, 4]."""
+    for s in range(start, stop, step):
+        a, b = hands[s, 0], hands[s, 1]
+        x0, x1, x2, x3 = x[s, 0], x[s, 1], x[s, 2], x[s, 3]
+        a0 += x0
+        a1 += x1
+        a2 += x2
+        a3 += x3
+        card[a, 0] += x0
+        card[a, 1] += x1
+        card[a, 2] += x2
+        card[a, 3] += x3
+        card[b, 0] += x0
+        card[b, 1] += x1
+        card[b, 2] += x2
+        card[b, 3] += x3
+    return a0, a1, a2, a3

@@ -226,20 +226,33 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
             ranges[kids[k], i, :] = 0.0
         if row_plain[row]:
             g0, g1 = row_grp[row], row_grp[row + 1]
-            na = grp_ent[g0 + 1] - grp_ent[g0]
-            e = grp_ent[g0]
-            for g in range(g0, g1):
-                s = grp_slot[g]
-                x = ranges[p, i, s]
-                for a in range(na):
-                    ranges[row_kid[row, a], i, s] = x * sigma[e]
-                    e += 1
+            na = grp_ent[g0 + 1] - grp_ent[g0] if g1 > g0 else 0
+            if na == 2:
+                _split_plain_row(2, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
+            elif na == 3:
+                _split_plain_row(3, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
+            elif na > 0:
+                _split_plain_row(na, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
             continue
         for g in range(row_grp[row], row_grp[row + 1]):
             s = grp_slot[g]
             for e in range(grp_ent[g], grp_ent[g + 1]):
                 c = child_of[row, ent_action[e]]
                 ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * sigma[e]
+
+
+@numba.njit(cache=True, inline="always")
+def _split_plain_row(na, row, p, i, g0, g1, e, grp_slot, row_kid, sigma, ranges):
+    """Player i's reach at the children of plain decision row `row` (position p, i its actor;
+    groups [g0, g1) of na entries each from e): each group's slot's reach x sigma of each action,
+    into the child of that action (`RowTree.row_kid`). Inlined with a literal na (2 and 3, the
+    poker rows), the action loop unrolls."""
+    for g in range(g0, g1):
+        s = grp_slot[g]
+        x = ranges[p, i, s]
+        for a in range(na):
+            ranges[row_kid[row, a], i, s] = x * sigma[e + a]
+        e += na
 
 
 @numba.njit(cache=True)
@@ -249,9 +262,12 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
     the actor's at a decision node sum_a sigma q (or
     max over legal q; 0 at slots with no legal action), every other row its children's rows x
     their chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the
-    actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise)."""
+    actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise);
+    on a plain row (`RowTree.row_plain`) by `_update_plain_row`."""
     N = values.shape[2]
-    q = np.empty(child_of.shape[1])      # a group's child values, in entry order
+    A = child_of.shape[1]
+    q = np.empty(A)                      # a group's child values, in entry order
+    qs, own, v = np.empty(N * A), np.empty(N), np.empty(N)     # a plain row's, by group
     for p in range(values.shape[0] - 1, -1, -1):
         k0, k1 = kid_start[p], kid_start[p + 1]
         if k0 == k1:
@@ -260,27 +276,35 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
         for i in range(2):
             if not players[i]:
                 continue
-            values[p, i, :] = 0.0
             if row >= 0 and actor[p] == i:
+                values[p, i, :] = 0.0
                 plain = row_plain[row]
+                if plain and mode >= 0 and row_grp[row + 1] > row_grp[row]:
+                    _update_plain_row(row, p, i, row_grp, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg,
+                                      sigma, ranges, regrets, avg, values, qs, own, v)
+                    continue
                 for g in range(row_grp[row], row_grp[row + 1]):
                     s = grp_slot[g]
                     e0, e1 = grp_ent[g], grp_ent[g + 1]
                     for e in range(e0, e1):
                         c = row_kid[row, e - e0] if plain else child_of[row, ent_action[e]]
                         q[e - e0] = values[c, i, s]
-                    v = -np.inf if best_response else 0.0
+                    x = -np.inf if best_response else 0.0
                     for e in range(e0, e1):
                         if best_response:
-                            v = max(v, q[e - e0])
+                            x = max(x, q[e - e0])
                         else:
-                            v += sigma[e] * q[e - e0]
-                    values[p, i, s] = v
+                            x += sigma[e] * q[e - e0]
+                    values[p, i, s] = x
                     if mode >= 0:
-                        _update_group(e0, e1, q, v, ranges[p, i, s], mode, t, f_pos, f_neg, f_avg, sigma, regrets,
+                        _update_group(e0, e1, q, 0, x, ranges[p, i, s], mode, t, f_pos, f_neg, f_avg, sigma, regrets,
                                       avg)
                 continue
-            for k in range(k0, k1):
+            c = kids[k0]                         # (0.0 + the first child's term: the sum as from 0.0)
+            w = prob[c]
+            for s in range(N):
+                values[p, i, s] = 0.0 + values[c, i, s] * w
+            for k in range(k0 + 1, k1):
                 c = kids[k]
                 w = prob[c]
                 for s in range(N):
@@ -288,13 +312,55 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
 
 
 @numba.njit(cache=True, inline="always")
-def _update_group(e0, e1, q, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+def _update_plain_row(row, p, i, row_grp, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg, sigma, ranges,
+                      regrets, avg, values, qs, own, v):
+    """The value of player i at plain decision row `row` (position p, its actor) and the updates
+    of its G groups (`_update_run`), in three walks: the child values and reach of each group
+    gathered into qs [G * na] and own [G] (by group, then action), the updates, whose arithmetic
+    then runs over contiguous arrays (vectorised for na = 2 and 3, the poker rows), and the
+    values v [G] scattered into the row."""
+    g0, g1 = row_grp[row], row_grp[row + 1]
+    G, e0 = g1 - g0, grp_ent[g0]
+    na = grp_ent[g0 + 1] - e0
+    for g in range(G):
+        s = grp_slot[g0 + g]
+        own[g] = ranges[p, i, s]
+        for a in range(na):
+            qs[g * na + a] = values[row_kid[row, a], i, s]
+    if na == 2 and mode == 0:
+        _update_run(2, G, e0, 0, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v)
+    elif na == 3 and mode == 0:
+        _update_run(3, G, e0, 0, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v)
+    else:
+        _update_run(na, G, e0, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v)
+    for g in range(G):
+        values[p, i, grp_slot[g0 + g]] = v[g]
+
+
+@numba.njit(cache=True, inline="always")
+def _update_run(na, G, e0, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v):
+    """`_update_group` of G consecutive groups of na entries each from e0 (a plain row's), with
+    their child values qs [G * na] (overwritten by the new regrets) and reach own [G]; values
+    v [G] set to sum_a sigma q. Inlined with a literal na, the action loops unroll and the walk
+    over the groups vectorises."""
+    for g in range(G):
+        e = e0 + g * na
+        x = 0.0
+        for a in range(na):
+            x += sigma[e + a] * qs[g * na + a]
+        v[g] = x
+        _update_group(e, e + na, qs, g * na, x, own[g], mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
+
+
+@numba.njit(cache=True, inline="always")
+def _update_group(e0, e1, q, q0, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
     """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
-    [e0, e1) of one group (a player's slot of a decision row: child values q [e1 - e0], value v,
-    reach own), each as its numpy form computes it, then the group's regret matching into sigma
-    (from the new regrets kept in q, which they overwrite: not read again from regrets)."""
+    [e0, e1) of one group (a player's slot of a decision row: child values q[q0:q0 + e1 - e0],
+    value v, reach own), each as its numpy form computes it, then the group's regret matching
+    into sigma (from the new regrets kept in q, which they overwrite: not read again from
+    regrets)."""
     for e in range(e0, e1):
-        inst = q[e - e0] - v
+        inst = q[q0 + e - e0] - v
         r = regrets[e]
         if mode == 0:
             r = _pos(r + inst)
@@ -306,8 +372,8 @@ def _update_group(e0, e1, q, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regret
             r = (r * f_pos if r > 0 else r * f_neg) + inst
             avg[e] = avg[e] * f_avg + own * sigma[e]
         regrets[e] = r
-        q[e - e0] = r
-    _match(q, 0, e1 - e0, sigma, e0)
+        q[q0 + e - e0] = r
+    _match(q, q0, e1 - e0, sigma, e0)
 
 
 @numba.njit(cache=True)
