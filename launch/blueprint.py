@@ -1,9 +1,12 @@
 """`sog blueprint --config configs/blueprints/small.yaml`: a Pluribus-style hold'em blueprint.
 
 Runs Algorithm 1 of Pluribus (external-sampling MCCFR, linear weighting, negative-regret
-pruning, first-round average plus later-round snapshots: `sog.agents.blueprint`) on the
-abstract game of the configuration's buckets, checkpointing to `<out>/checkpoint.npz`
-every `run.checkpoint_every` iterations and at the end; a rerun with a checkpoint in
+pruning, first-round average plus later-round snapshots) on the abstract game of the
+configuration's buckets, with one of two traversers (`mccfr.traverser`): `world`
+(`sog.agents.blueprint`: batched traversals of a world-state tree, small decks only) or
+`sampled` (`sog.agents.sampled_mccfr`: a sampled deal per traversal on the abstract betting
+tree, no world tree, HUNL included: configs/blueprints/hunl_small.yaml), checkpointing to
+`<out>/checkpoint.npz` every `run.checkpoint_every` iterations and at the end; a rerun with a checkpoint in
 `<out>` resumes it (the same result as an uninterrupted run when both stop on iteration
 counts). At the end it writes `<out>/blueprint.npz` (abstract keys and probabilities) and
 `<out>/result.json`; on decks small enough for the exact tools it measures, every
@@ -16,7 +19,10 @@ The config file (YAML; see configs/blueprints/small.yaml):
   abstraction: buckets (per round, 0 = one per suit class), recall (imperfect | perfect),
       bins, rollouts, seed (k-means), cache_dir (bucket files), file (a bucket file to use,
       which must be of this configuration), bet_sizes (fullgame no-limit: {sizes, all_in},
-      checked as `sog.games.holdem.action_abstraction.BetSizes`)
+      checked as `sog.games.holdem.action_abstraction.BetSizes`), indexer (`table`: k-means
+      tables of every round, decks of at most MAX_HANDS hands; `strength`, sampled traverser
+      only: the first round's table, then on-demand hand-strength buckets,
+      `sog.games.holdem.deal_buckets`)
   mccfr: Algorithm 1's options in iterations (`sog.agents.blueprint.Settings`)
   run: iterations, seconds (wall-clock budget over all resumes), checkpoint_every,
       eval_every (0: never), out (folder)
@@ -74,6 +80,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -96,17 +103,25 @@ from sog.agents.blueprint import (
     save_blueprint,
     save_checkpoint,
 )
+from sog.agents.sampled_mccfr import SampledBlueprintMCCFR
 from sog.files import atomic_write
 from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
 from sog.games.holdem.buckets import BucketConfig, BucketError, load, load_or_build
+from sog.games.holdem.deal_buckets import (
+    INDEXERS,
+    DealBucketError,
+    DealBuckets,
+    describe_indexer,
+)
 from sog.policy import TabularPolicy
 from sog.policy.files import _info_states
 from sog.search.full_tree import exploitability, full_tree_limit
 
 SECTIONS = ("game", "abstraction", "mccfr", "run")
-ABSTRACTION_KEYS = ("buckets", "recall", "bins", "rollouts", "seed", "cache_dir", "file", "bet_sizes")
+ABSTRACTION_KEYS = ("buckets", "recall", "bins", "rollouts", "seed", "cache_dir", "file", "bet_sizes", "indexer")
 RUN_KEYS = ("iterations", "seconds", "checkpoint_every", "eval_every", "out")
-MAX_HANDS = 120            # the world tree holds every pair of hands of a public state it meets
+MAX_HANDS = 120            # the world tree holds every pair of hands of a public state it meets; and the
+                           # k-means tables of every round (indexer: table) are built only for decks this small
 EXACT_MAX_PUBLIC_STATES = 20000
 
 
@@ -130,7 +145,9 @@ def add_parser(subparsers):
 class BlueprintConfig:
     game_name: str
     game: object
-    buckets: BucketConfig
+    buckets: BucketConfig             # the tables: every round (indexer table), the first (strength)
+    counts: tuple[int, ...]           # buckets per round, as configured
+    indexer: str
     recall: str
     cache_dir: str
     file: str | None
@@ -143,8 +160,10 @@ class BlueprintConfig:
     out: str
 
     def fingerprint(self) -> dict:
-        return fingerprint(self.game, describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes),
-                           self.settings)
+        indexer = (describe_indexer(self.indexer, self.counts, self.buckets.seed)
+                   if self.settings.traverser == "sampled" else None)
+        return fingerprint(self.game, describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes,
+                                                           indexer), self.settings)
 
 
 def _mapping(value, where: str, known) -> dict:
@@ -189,9 +208,15 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     if len(counts) != rules.num_rounds:
         raise UserError(f"{path}: abstraction.buckets: {counts} gives {len(counts)} rounds; the game has "
                         f"{rules.num_rounds}")
+    indexer = ab.get("indexer", "table")
+    if indexer not in INDEXERS:
+        raise UserError(f"{path}: abstraction.indexer: {indexer!r} must be one of {', '.join(INDEXERS)}")
+    if indexer == "strength" and any(k < 1 for k in counts[1:]):
+        raise UserError(f"{path}: abstraction.buckets: {counts}: indexer strength needs a count >= 1 on every round "
+                        "after the first")
     try:
-        bconf = BucketConfig.for_game(game, counts, bins=ab.get("bins", 20), rollouts=ab.get("rollouts", 2000),
-                                      seed=ab.get("seed", 0))
+        bconf = BucketConfig.for_game(game, counts if indexer == "table" else counts[:1], bins=ab.get("bins", 20),
+                                      rollouts=ab.get("rollouts", 2000), seed=ab.get("seed", 0))
     except (BucketError, TypeError) as e:
         raise UserError(f"{path}: abstraction: {e}") from None
     recall = ab.get("recall", "imperfect")
@@ -215,6 +240,8 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
         settings = Settings.parse(raw.get("mccfr"))
     except (BlueprintError, TypeError) as e:
         raise UserError(f"{path}: {e}") from None
+    if indexer == "strength" and settings.traverser != "sampled":
+        raise UserError(f"{path}: abstraction.indexer strength needs mccfr.traverser: sampled")
     r = {**_mapping(raw.get("run"), f"{path}: run", RUN_KEYS), **(overrides or {})}
     iterations = _count(r.get("iterations"), f"{path}: run.iterations", 1, optional=True)
     seconds = r.get("seconds")
@@ -228,7 +255,7 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     out = r.get("out")
     if not isinstance(out, str) or not out:
         raise UserError(f"{path}: run.out must name the output folder")
-    return BlueprintConfig(str(raw["game"]), game, bconf, recall, ab.get("cache_dir", "runs/buckets"), ab.get("file"),
+    return BlueprintConfig(str(raw["game"]), game, bconf, tuple(counts), indexer, recall, ab.get("cache_dir", "runs/buckets"), ab.get("file"),
                            bet_sizes, settings, iterations, None if seconds is None else float(seconds),
                            _count(r.get("checkpoint_every", 10000), f"{path}: run.checkpoint_every", 1),
                            _count(r.get("eval_every", 0), f"{path}: run.eval_every", 0), out)
@@ -237,10 +264,14 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
 def _refuse_unsupported(cfg: BlueprintConfig) -> None:
     """What this implementation cannot run, as one line, before any work."""
     game = cfg.game
-    if game.spec.num_states > MAX_HANDS:
-        raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; this blueprint's world tree holds "
-                        f"every pair of hands of a public state, at most {MAX_HANDS} hands (HUNL needs a "
-                        "sampled-deal traverser; --check validates the file)")
+    if game.spec.num_states > MAX_HANDS and cfg.settings.traverser == "world":
+        raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; the world tree holds every pair of "
+                        f"hands of a public state, at most {MAX_HANDS} hands (set mccfr.traverser: sampled; "
+                        "--check validates the file)")
+    if game.spec.num_states > MAX_HANDS and cfg.indexer == "table" and game.rules.num_rounds > 1:
+        raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; k-means tables of every round "
+                        f"(indexer: table) are built for at most {MAX_HANDS} hands (the 52-card turn has 55M "
+                        "classes); set abstraction.indexer: strength")
 
 
 def _buckets(cfg: BlueprintConfig):
@@ -258,7 +289,7 @@ def _exact_ok(game) -> bool:
 
 
 def _describe(cfg: BlueprintConfig) -> dict:
-    return {"game": cfg.game.spec.name, "buckets": list(cfg.buckets.buckets), "recall": cfg.recall,
+    return {"game": cfg.game.spec.name, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
             "bins": cfg.buckets.bins, "rollouts": cfg.buckets.rollouts,
             "bet_sizes": None if cfg.bet_sizes is None else [[list(s) for s in r] for r in cfg.bet_sizes.sizes],
             "mccfr": dataclasses.asdict(cfg.settings), "iterations": cfg.iterations, "seconds": cfg.seconds,
@@ -278,7 +309,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             theirs = meta.get("fingerprint") or {}
             mine = cfg.fingerprint()
             what = ("game" if theirs.get("game") != mine["game"] else "abstraction"
-                    if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
+                    if any(theirs.get(k) != mine.get(k) for k in ("buckets", "recall", "bet_sizes", "indexer"))
                     else "MCCFR settings" if theirs.get("settings") != mine["settings"] else "configuration")
             raise UserError(f"{ckpt}: a blueprint checkpoint of another {what}"
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
@@ -292,7 +323,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
         except BlueprintError as e:
             raise UserError(str(e)) from None
         log(f"blueprint: resumed {ckpt} at iteration {solver.iterations}")
-    exact = cfg.eval_every > 0 and _exact_ok(cfg.game)
+    exact = cfg.eval_every > 0 and cfg.indexer == "table" and _exact_ok(cfg.game)
     out.mkdir(parents=True, exist_ok=True)
     seconds, curve = float(extra["seconds"]), list(extra["curve"])
     load = [os.getloadavg()[0]]
@@ -334,15 +365,23 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
               "train_seconds": seconds, "iterations_per_second": solver.iterations / max(seconds, 1e-9),
               "abstract_sets": solver.tree.num_rows, "snapshots": solver.snapshots,
               "pruned_traversals": solver.pruned_traversals, "skipped_actions": solver.skipped_actions,
-              "load_average": load, "checkpoint": str(ckpt), "blueprint": str(out / "blueprint.npz"),
+              "load_average": load, "cpu_seconds": time.process_time(),
+              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+              "checkpoint": str(ckpt), "blueprint": str(out / "blueprint.npz"),
               "exploitability_mbb": curve[-1]["exploitability_mbb"] if curve else None, "curve": curve}
     atomic_write(out / "result.json", lambda f: f.write(json.dumps(result, indent=1).encode()))
     return result
 
 
-def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR:
-    """A fresh blueprint solver of the config on these bucket tables."""
-    return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR | SampledBlueprintMCCFR:
+    """A fresh blueprint solver of the config on these bucket tables (the world tree, or sampled deals)."""
+    if cfg.settings.traverser == "world":
+        return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+    try:
+        cards = DealBuckets(cfg.game.rules, buckets, cfg.counts, cfg.recall, cfg.indexer, seed=cfg.buckets.seed)
+        return SampledBlueprintMCCFR(cfg.game, cards, cfg.bet_sizes, cfg.settings)
+    except (DealBucketError, BlueprintError) as e:
+        raise UserError(f"{cfg.game.spec.name}: {e}") from None
 
 
 # ---- the race against OpenSpiel and the bucket sweep ----------------------------------------
@@ -384,8 +423,8 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     if name is None:
         raise UserError(f"{game.spec.name} has no universal_poker twin to race")
     _refuse_unsupported(cfg)
-    if not _exact_ok(game):
-        raise UserError(f"{game.spec.name}: too large for exact exploitability")
+    if not _exact_ok(game) or cfg.indexer != "table":
+        raise UserError(f"{game.spec.name}: exact exploitability needs a small deck and abstraction.indexer: table")
     buckets = _buckets(cfg)
     os_game = pyspiel.load_game(name)
     solver = _solver(cfg, buckets)
@@ -421,8 +460,9 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
     _refuse_unsupported(cfg)
     if cfg.iterations is None or not cfg.eval_every:
         raise UserError("--sweep needs run.iterations and run.eval_every")
-    if not _exact_ok(cfg.game):
-        raise UserError(f"{cfg.game.spec.name}: too large for exact exploitability")
+    if not _exact_ok(cfg.game) or cfg.indexer != "table":
+        raise UserError(f"{cfg.game.spec.name}: exact exploitability needs a small deck and abstraction.indexer: "
+                        "table")
     rows = []
     load = [os.getloadavg()[0]]
     for counts in lists:
@@ -432,9 +472,9 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
             bconf = dataclasses.replace(cfg.buckets, buckets=tuple(counts))
         except BucketError as e:
             raise UserError(str(e)) from None
-        c = dataclasses.replace(cfg, buckets=bconf, file=None)
+        c = dataclasses.replace(cfg, buckets=bconf, counts=tuple(counts), file=None)
         buckets = _buckets(c)
-        solver = _solver(cfg, buckets)
+        solver = _solver(c, buckets)
         curve, seconds = [], 0.0
         while solver.iterations < cfg.iterations:
             t = time.perf_counter()
