@@ -302,7 +302,7 @@ def test_hunl_betting_tree_and_strength_buckets():
             pub += (int(tree.action[node, j]),)
             node = tree.child[node, j]
         st = game.betting_state(pub)
-        assert tree.folded[node] == st.folded and np.allclose(tree.spent[node] * 100, st.spent)
+        assert tree.folded[node].tolist() == [st.folded == 0, st.folded == 1] and np.allclose(tree.spent[node] * 100, st.spent)
     assert tree.kind[0] == DECISION
     cards = DealBuckets(game.rules, _tables(HUNL, (0,)), (0, 5, 5, 5), indexer="strength", sample=2000)
     again = DealBuckets(game.rules, _tables(HUNL, (0,)), (0, 5, 5, 5), indexer="strength", sample=2000)
@@ -340,3 +340,65 @@ run: {{iterations: 2000, checkpoint_every: 1000, eval_every: 1000, out: {tmp_pat
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0]
     assert not (tmp_path / "b.yaml.out").exists()
+
+
+# ---- n players ---------------------------------------------------------------------------------------
+def _table_game(players, stacks, first=(0.5, 1.0)):
+    from sog.multiplayer.holdem import Holdem
+
+    sizes = BetSizes(((first, (1.0,)), ((1.0,),), ((1.0,),), ((1.0,),)))
+    return Holdem(players, bet_sizes=sizes, betting="nolimit", bettingAbstraction="pluribus", numRounds=4,
+                  numSuits=4, numRanks=13, numHoleCards=2, numBoardCards="0 3 1 1", stack=stacks,
+                  blind=" ".join(["50", "100"] + ["0"] * (players - 2)))
+
+
+def test_table_tree_and_side_pot_payoffs_equal_the_game():
+    """3 players with unequal stacks: along random paths of the n-player betting tree with real deals,
+    actors and actions are the game's, and the kernel's payoffs (side pots) its returns."""
+    from sog.multiplayer.betting_tree import TableBettingTree
+
+    game = _table_game(3, "300 700 1200")
+    tree = TableBettingTree(game)
+    rng = np.random.default_rng(3)
+    deck = Deck(13, 4, 2)
+    showdowns = 0
+    for _ in range(300):
+        cards = rng.permutation(52)[:11].tolist()
+        st, node, dealt = game.initial_state(), 0, 0
+        while tree.kind[node] != TERMINAL:
+            if tree.kind[node] == CHANCE:
+                st, node, dealt = st.child(cards[dealt]), tree.child[node, 0], dealt + 1
+                continue
+            n = tree.num_actions[node]
+            assert tree.actor[node] == st.current_player()
+            assert tree.action[node, :n].tolist() == list(st.legal_actions())
+            j = int(rng.integers(n)) if rng.random() < 0.7 else n - 1
+            st, node = st.child(int(tree.action[node, j])), tree.child[node, j]
+        assert st.current_player() < 0 and not st.is_chance()
+        hole = [cards[2 * p:2 * p + 2] for p in range(3)]
+        board = cards[6:11]
+        ranks = rank_cardsets(deck.suit_masks(np.array([h + board for h in hole])))
+        showdowns += int(tree.folded[node].sum() < 2)
+        for p in range(3):
+            assert K._utility(tree.spent, tree.folded, node, ranks, p) * 100 == pytest.approx(st.returns()[p])
+    assert showdowns > 50
+
+
+def test_six_player_blueprint_runs_in_bounded_rows():
+    from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR
+
+    game = _table_game(6, " ".join(["400"] * 6), first=(1.0,))
+    table = _tables_for(game)
+    cards = DealBuckets(game.rules, table, (0, 4, 4, 4), indexer="strength", sample=500, players=6)
+    solver = MultiplayerBlueprintMCCFR(game, cards, Settings(**{**SCHEDULE, "batch": 128}))
+    solver.run(iterations=600)
+    assert solver.num_players == 6 and 0 < solver.num_rows <= solver.betting.num_decisions * 169
+    probs = solver.blueprint_probs()
+    assert np.allclose(probs.sum(axis=1), 1.0) and solver.snapshots == 0
+    with pytest.raises(Exception, match="two-player only"):
+        solver.real_policy()
+
+
+@functools.cache
+def _tables_for(game):
+    return build(BucketConfig.for_game(game, (0,)), progress=False)

@@ -31,6 +31,7 @@ keys `"<history>|<code>"`), so `real_policy` is the same evaluation path
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numba
@@ -50,9 +51,10 @@ from sog.agents.mccfr import regret_matching
 from sog.games.holdem.action_abstraction import BetSizes
 from sog.games.holdem.betting_tree import BettingTree, BettingTreeError
 from sog.games.holdem.deal_buckets import DealBuckets
+from sog.multiplayer.betting_tree import TableBettingTree
 from sog.search.full_tree import tabular_from_array
 
-__all__ = ["SampledBlueprintMCCFR"]
+__all__ = ["MultiplayerBlueprintMCCFR", "SampledBlueprintMCCFR"]
 
 MIN_CAPACITY = 4096
 
@@ -65,17 +67,17 @@ class SampledBlueprintMCCFR:
         settings = Settings(traverser="sampled") if settings is None else settings
         if settings.traverser != "sampled":
             raise BlueprintError(f"mccfr.traverser {settings.traverser!r}: this is the sampled-deal traverser")
-        try:
-            self.betting = BettingTree(game.rules, bet_sizes)
-        except BettingTreeError as e:
-            raise BlueprintError(f"{game.spec.name}: {e}") from None
         s = settings
-        u = float(game.spec.max_utility)
+        self.game, self.cards, self.bet_sizes, self.settings = game, cards, bet_sizes, s
+        self.betting = self._betting_tree()
+        self.num_players = self.betting.spent.shape[1]
+        if cards.players != self.num_players:
+            raise BlueprintError(f"deal buckets for {cards.players} players; the game has {self.num_players}")
+        u = self._max_utility()
         self.prune_threshold = -300.0 * u if s.prune_threshold is None else float(s.prune_threshold)
         self.regret_floor = -310.0 * u if s.regret_floor is None else float(s.regret_floor)
         if self.regret_floor > self.prune_threshold:
             raise BlueprintError("mccfr.regret_floor must be <= mccfr.prune_threshold")
-        self.game, self.cards, self.bet_sizes, self.settings = game, cards, bet_sizes, s
         self.rng = np.random.default_rng(s.seed)
         self.num_actions = self.betting.width
         self.last_round = game.rules.num_rounds - 1
@@ -85,6 +87,16 @@ class SampledBlueprintMCCFR:
         self._alloc(max(MIN_CAPACITY, 2 * self.margin))
         self.iterations = self.snapshots = self.pruned_traversals = 0
         self.tree = SampledRows(self)
+
+    def _betting_tree(self) -> BettingTree:
+        try:
+            return BettingTree(self.game.rules, self.bet_sizes)
+        except BettingTreeError as e:
+            raise BlueprintError(f"{self.game.spec.name}: {e}") from None
+
+    def _max_utility(self) -> float:
+        """The game's largest payoff (big blinds): the default pruning threshold and floor scale."""
+        return float(self.game.spec.max_utility)
 
     # ---- tables ---------------------------------------------------------------------------
     def _alloc(self, capacity: int) -> None:
@@ -150,8 +162,10 @@ class SampledBlueprintMCCFR:
         s = self.settings
         t = np.arange(self.iterations + 1, self.iterations + n + 1)
         due = t % s.strategy_interval == 0
-        slots = np.array([[0, K.UPDATE], [0, K.TRAVERSE], [1, K.UPDATE], [1, K.TRAVERSE]], dtype=np.int8)
-        it, slot = np.nonzero(np.stack([due, np.ones(n, bool), due, np.ones(n, bool)], axis=1))
+        order = np.arange(self.num_players, dtype=np.int8)
+        slots = np.stack([np.repeat(order, 2), np.tile(np.array([K.UPDATE, K.TRAVERSE], dtype=np.int8),
+                                                        self.num_players)], axis=1)
+        it, slot = np.nonzero(np.tile(np.stack([due, np.ones(n, bool)], axis=1), self.num_players))
         players, modes = slots[slot, 0], slots[slot, 1].copy()
         trav = np.flatnonzero(modes == K.TRAVERSE)
         prune = (t[it[trav]] > s.prune_after) & (self.rng.random(len(trav)) >= s.prune_prob)
@@ -265,6 +279,33 @@ class SampledBlueprintMCCFR:
         (self.iterations, self.snapshots, nodes, self.pruned_traversals, skipped) = (int(x) for x in arrays["counters"])
         self._counts[:] = (rows, nodes, skipped)
         self.rng.bit_generator.state = json.loads(str(arrays["rng"]))
+
+
+class MultiplayerBlueprintMCCFR(SampledBlueprintMCCFR):
+    """The sampled-deal traverser on n-player hold'em (`sog.multiplayer.holdem.Holdem`, 2 to 6
+    players, its own action abstraction): each iteration one Update-Strategy pass (when due)
+    and one traversal per player. No exact evaluation: `real_policy` is two-player only."""
+
+    def __init__(self, game, cards: DealBuckets, settings: Settings | None = None):
+        super().__init__(game, cards, game.bet_sizes, settings)
+
+    def _betting_tree(self) -> BettingTree:
+        try:
+            return TableBettingTree(self.game)
+        except BettingTreeError as e:
+            raise BlueprintError(f"{self.game!r}: {e}") from None
+
+    def _max_utility(self) -> float:
+        return self.game.max_utility / max(self.game.rules.blinds)
+
+    def fingerprint(self) -> dict:
+        abstraction = describe_abstraction(self.cards.table.config.to_json(), self.cards.recall, self.bet_sizes,
+                                           self.cards.describe())
+        return json.loads(json.dumps({"game": repr(self.game), **abstraction,
+                                      "settings": dataclasses.asdict(self.settings)}))
+
+    def real_policy(self, probs: np.ndarray | None = None) -> np.ndarray:
+        raise BlueprintError("the real-game policy and its exact exploitability are two-player only")
 
 
 class SampledRows:

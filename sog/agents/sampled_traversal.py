@@ -1,8 +1,8 @@
 """Numba kernels of the sampled-deal MCCFR traverser: Pluribus's TRAVERSE-MCCFR and UPDATE-STRATEGY.
 
 One traversal walks the abstract betting tree (`sog.games.holdem.betting_tree.BettingTree`,
-arrays passed as `tree`, see `_TREE`) for one sampled deal: `codes` int64 [2, R] gives each
-player's information-state code per round, `ranks` int64 [2] the showdown ranks. An
+arrays passed one by one) for one sampled deal: `codes` int64 [P, R] gives each of the P
+players' information-state code per round, `ranks` int64 [P] the showdown ranks. An
 information state is (decision d, code); its row in the tables is found in `row_of`, a
 numba dict keyed `d * num_codes + code`, and allocated (zero regrets: uniform) the first
 time its owner's traversal or update pass meets it; an opponent row never met is played
@@ -32,7 +32,6 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_TREE = ("kind", "actor", "round", "num_actions", "child", "decision", "spent", "folded")
 
 
 @numba.njit(cache=True, inline="always")
@@ -93,16 +92,40 @@ def _row(row_of, key, allocate, row_key, counts):
 
 @numba.njit(cache=True, inline="always")
 def _utility(spent, folded, n, ranks, p):
-    """The payoff of player p at terminal node n (big blinds)."""
-    f = folded[n]
-    if f < 0:
-        d = ranks[0] - ranks[1]
-        u0 = (1.0 if d > 0 else -1.0 if d < 0 else 0.0) * min(spent[n, 0], spent[n, 1])
-    elif f == 0:
-        u0 = -spent[n, 0]
-    else:
-        u0 = spent[n, 1]
-    return u0 if p == 0 else -u0
+    """The payoff of player p at terminal node n (big blinds): the ACPC server's valueOfState
+    (`sog.multiplayer.holdem.HoldemState.returns`): a folded player loses what it put in; the
+    last player standing wins the rest; at a showdown the pots are cut at each distinct
+    commitment and each split among the best hands still in it."""
+    players = spent.shape[1]
+    if folded[n, p]:
+        return -spent[n, p]
+    standing, total = 0, 0.0
+    for q in range(players):
+        total += spent[n, q]
+        if not folded[n, q]:
+            standing += 1
+    if standing == 1:
+        return total - spent[n, p]
+    win, prev = 0.0, 0.0
+    while True:
+        level = np.inf
+        for q in range(players):
+            if prev < spent[n, q] < level:
+                level = spent[n, q]
+        if level > spent[n, p]:
+            break
+        amount, best, winners = 0.0, -1, 0
+        for q in range(players):
+            amount += min(spent[n, q], level) - min(spent[n, q], prev)
+            if not folded[n, q] and spent[n, q] >= level:
+                if ranks[q] > best:
+                    best, winners = ranks[q], 1
+                elif ranks[q] == best:
+                    winners += 1
+        if ranks[p] == best:
+            win += amount / winners
+        prev = level
+    return win - spent[n, p]
 
 
 @numba.njit
@@ -190,7 +213,7 @@ def run(kind, actor, rnd, num_actions, child, decision, spent, folded, codes, ra
         num_codes, row_of, row_key, regret, avg, counts, margin, threshold, floor, last_round, max_avg_round,
         depth):
     """Run traversals i = 0, 1, ... in order: player players[i], mode TRAVERSE, TRAVERSE_PRUNED
-    or UPDATE, deal (codes[i] int64 [2, R], ranks[i] int64 [2]), seed seeds[i] (uint64).
+    or UPDATE, deal (codes[i] int64 [P, R], ranks[i] int64 [P]), seed seeds[i] (uint64).
     Stops before a traversal once fewer than `margin` free rows are left (the tables'
     capacity: len(row_key)); returns the traversals done."""
     buf = np.zeros((depth + 2, 2 * child.shape[1]))

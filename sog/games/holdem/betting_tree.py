@@ -15,13 +15,14 @@ fullgame no-limit). Arrays, M nodes, K = the most actions of any decision node:
                               chance: column 0, the state once the round's cards are dealt
   action      int64   [M, K]  the game's action id of slot j (ascending in j)
   decision    int64   [M]     a dense index of the decision nodes (0..D-1; -1 elsewhere)
-  spent       float64 [M, 2]  chips each player has put in, in big blinds
-  folded      int8    [M]     terminal: the player who folded, or -1 (showdown)
+  spent       float64 [M, P]  chips each player has put in, in big blinds (P players)
+  folded      bool    [M, P]  whether each player has folded
   depth       int64           the most edges from the root to a leaf
 
 `history[d]` is the ACPC betting string of decision d, as `CardAbstraction.history`
 writes it, so abstract keys agree with the world-tree blueprint's (`"<history>|<code>"`).
 Games whose setup is a chance draw (the `sog` abstraction) have no single betting tree.
+`sog.multiplayer.betting_tree` builds the same arrays for n-player hold'em.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class BettingTree:
         if bet_sizes is None and not rules.limit and rules.abstraction == "fullgame":
             raise BettingTreeError("a fullgame no-limit game needs bet sizes")
         self.rules, self.bet_sizes = rules, bet_sizes
-        kind, actor, rnd, acts, kids, spent, folded, history, decision = [], [], [], [], [], [], [], [], []
+        kind, actor, rnd, acts, kids, spent, folded, history = [], [], [], [], [], [], [], []
         stack = [(B.initial(rules), -1, 0)]         # (state, parent, slot)
         depth = {0: 0}
         max_depth = 0
@@ -67,11 +68,10 @@ class BettingTree:
             kind.append(k)
             rnd.append(st.round)
             spent.append(st.spent)
-            folded.append(st.folded)
+            folded.append((st.folded == 0, st.folded == 1))
             if k == DECISION:
                 a = self._actions(st)
                 actor.append(B.actor(rules, st))
-                decision.append(len(history))
                 history.append(B.sequences(rules, st))
                 acts.append(a)
                 kids.append([-1] * len(a))
@@ -79,11 +79,16 @@ class BettingTree:
                     stack.append((B.apply(rules, st, a[j]), node, j))
             else:
                 actor.append(0)
-                decision.append(-1)
                 acts.append(())
                 kids.append([-1])
                 if k == CHANCE:
                     stack.append((B.deal(st, B.cards_due(rules, st)), node, 0))
+        self._arrays(kind, actor, rnd, acts, kids, spent, folded, history, max_depth, rules.big_blind)
+
+    def _arrays(self, kind, actor, rnd, acts, kids, spent, folded, history, depth, big_blind) -> None:
+        """The tree's arrays from per-node lists in creation order (see the module doc): kind,
+        actor, round, action ids and children per node, chips in [P] and folded [P] per node, the
+        decisions' histories, the depth, the big blind (chips)."""
         m = len(kind)
         width = max(1, max(len(a) for a in acts))
         self.kind = np.array(kind, dtype=np.int8)
@@ -95,15 +100,13 @@ class BettingTree:
         for i, (a, c) in enumerate(zip(acts, kids)):
             self.child[i, :len(c)] = c
             self.action[i, :len(a)] = a
-        self.decision = np.array(decision, dtype=np.int64)
-        self.spent = np.array(spent, dtype=np.float64) / rules.big_blind
-        self.folded = np.array(folded, dtype=np.int8)
+        self.decision = np.cumsum(self.kind == DECISION) - 1
+        self.decision[self.kind != DECISION] = -1
+        self.spent = np.array(spent, dtype=np.float64) / big_blind
+        self.folded = np.array(folded, dtype=bool)
         self.history = history
-        self.depth = max_depth
+        self.depth = depth
         self.decision_node = np.flatnonzero(self.kind == DECISION)      # int64 [D]: node of decision d
-        if (self.kind[self.child[self.kind == CHANCE, 0]] == CHANCE).any():
-            raise AssertionError("a chance node followed by a chance node")
-        self.terminal = self.kind == TERMINAL
 
     def _actions(self, st) -> tuple[int, ...]:
         if self.bet_sizes is None:

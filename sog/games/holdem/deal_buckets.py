@@ -1,13 +1,15 @@
 """Buckets of sampled deals: each player's bucket code on every round, and the showdown ranks.
 
+P players (2 by default; n-player hold'em, `sog.multiplayer`, up to 6).
+
 A sampled-deal traverser (`sog.agents.sampled_mccfr`) draws whole deals (both hands and
 the full board) and needs, per deal, each player's information-state code on each round
 and both showdown ranks, without enumerating situations. `DealBuckets.sample(rng, n)`
 gives them for n deals at once:
 
-  cards  int64 [n, 2h + b]  player 0's h hole cards, player 1's, then the board in deal order
-  codes  int64 [n, 2, R]    the code of player p on round r (below)
-  ranks  int64 [n, 2]       ACPC showdown rank of each player's hand with the full board
+  cards  int64 [n, Ph + b]  player 0's h hole cards, player 1's, ..., then the board in deal order
+  codes  int64 [n, P, R]    the code of player p on round r (below)
+  ranks  int64 [n, P]       ACPC showdown rank of each player's hand with the full board
 
 A round's bucket comes from one of two indexers:
 
@@ -55,7 +57,7 @@ class DealBuckets:
     """
 
     def __init__(self, rules, table: Buckets, counts, recall: str = "imperfect", indexer: str = "table",
-                 seed: int = 0, sample: int = STRENGTH_SAMPLE):
+                 seed: int = 0, sample: int = STRENGTH_SAMPLE, players: int = 2):
         counts = tuple(int(k) for k in counts)
         if indexer not in INDEXERS:
             raise DealBucketError(f"indexer must be one of {', '.join(INDEXERS)}, got {indexer!r}")
@@ -72,9 +74,10 @@ class DealBuckets:
         self.rules, self.table, self.recall, self.indexer = rules, table, recall, indexer
         self.counts, self.seed, self.sample_size = counts, int(seed), int(sample)
         self.deck = Deck(rules.num_ranks, rules.num_suits, rules.hole)
-        self.hole, self.num_rounds = rules.hole, rules.num_rounds
+        self.hole, self.num_rounds, self.players = rules.hole, rules.num_rounds, int(players)
         self.board_ends = np.cumsum(rules.board_cards)          # board cards dealt by the end of round r
-        self.num_cards = 2 * self.hole + int(self.board_ends[-1])
+        self.held = self.players * self.hole                    # hole cards dealt
+        self.num_cards = self.held + int(self.board_ends[-1])
         self._hand_masks = self.deck.hand_masks.astype(np.int64)
         self._tabled = tabled
         self.thresholds: list[np.ndarray] = []
@@ -91,7 +94,8 @@ class DealBuckets:
 
     def describe(self) -> dict:
         """What the codes depend on beyond the tables (`describe_indexer`)."""
-        return describe_indexer(self.indexer, self.counts, self.seed, self.sample_size)
+        return describe_indexer(self.indexer, self.counts, self.seed, self.sample_size) | (
+            {"players": self.players} if self.players != 2 else {})
 
     # ---- deals --------------------------------------------------------------------------
     def _deal(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -99,10 +103,10 @@ class DealBuckets:
         return np.argsort(rng.random((n, self.deck.size)), axis=1)[:, :self.num_cards].astype(np.int64)
 
     def _hand_rows(self, cards: np.ndarray) -> np.ndarray:
-        """int64 [n, 2]: each player's hand as a row of `Deck.hands`."""
-        out = np.empty((len(cards), 2), dtype=np.int64)
+        """int64 [n, P]: each player's hand as a row of `Deck.hands`."""
+        out = np.empty((len(cards), self.players), dtype=np.int64)
         size = self.deck.size
-        for p in range(2):
+        for p in range(self.players):
             hole = np.sort(cards[:, p * self.hole:(p + 1) * self.hole], axis=1)
             if self.hole == 1:
                 out[:, p] = hole[:, 0]
@@ -112,11 +116,11 @@ class DealBuckets:
         return out
 
     def _strength(self, cards: np.ndarray, r: int) -> np.ndarray:
-        """float64 [n, 2]: both players' immediate hand ranks on round r's board."""
-        board = cards[:, 2 * self.hole:2 * self.hole + int(self.board_ends[r])]
+        """float64 [n, P]: the players' immediate hand ranks on round r's board."""
+        board = cards[:, self.held:self.held + int(self.board_ends[r])]
         suits = self.deck.suit_masks(board)
         masks = self.deck.card_masks(board).astype(np.int64)
-        out = np.empty((len(cards), 2))
+        out = np.empty((len(cards), self.players))
         fast_rank.ihr_boards(fast_rank.tables(), self.deck.hand_suits, self._hand_masks, suits, masks,
                              self._hand_rows(cards), out)
         return out
@@ -127,13 +131,13 @@ class DealBuckets:
         return cards, self.codes(cards), self.ranks(cards)
 
     def codes(self, cards: np.ndarray) -> np.ndarray:
-        """int64 [n, 2, R]: each player's code on each round (see the module doc)."""
-        n, h = len(cards), self.hole
-        buckets = np.empty((n, 2, self.num_rounds), dtype=np.int64)
+        """int64 [n, P, R]: each player's code on each round (see the module doc)."""
+        n, h, players = len(cards), self.hole, self.players
+        buckets = np.empty((n, players, self.num_rounds), dtype=np.int64)
         for r in range(self.num_rounds):
             if r < self._tabled:
-                board = cards[:, 2 * h:2 * h + int(self.board_ends[r])]
-                for p in range(2):
+                board = cards[:, self.held:self.held + int(self.board_ends[r])]
+                for p in range(players):
                     buckets[:, p, r] = self.table.buckets(r, cards[:, p * h:(p + 1) * h], board)
             else:
                 equity = self._strength(cards, r)
@@ -141,18 +145,18 @@ class DealBuckets:
         if self.recall == "imperfect":
             return buckets
         codes = np.empty_like(buckets)
-        acc = np.zeros((n, 2), dtype=np.int64)
+        acc = np.zeros((n, players), dtype=np.int64)
         for r in range(self.num_rounds):
             acc = acc * self.sizes[r] + buckets[:, :, r]
             codes[:, :, r] = acc
         return codes
 
     def ranks(self, cards: np.ndarray) -> np.ndarray:
-        """int64 [n, 2]: each player's showdown rank (hole cards and the full board)."""
+        """int64 [n, P]: each player's showdown rank (hole cards and the full board)."""
         h = self.hole
-        board = self.deck.suit_masks(cards[:, 2 * h:])
-        return np.stack([rank_cardsets(board | self.deck.suit_masks(cards[:, p * h:(p + 1) * h])) for p in range(2)],
-                        axis=1)
+        board = self.deck.suit_masks(cards[:, self.held:])
+        return np.stack([rank_cardsets(board | self.deck.suit_masks(cards[:, p * h:(p + 1) * h]))
+                         for p in range(self.players)], axis=1)
 
 
 def describe_indexer(indexer: str, counts, seed: int, sample: int = STRENGTH_SAMPLE) -> dict:
