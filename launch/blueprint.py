@@ -71,6 +71,24 @@ the abstraction itself: lossless buckets merge suit-isomorphic hands (3,816 abst
 for OpenSpiel's 20,196 information states), so each of our iterations updates more of
 the game; the iteration rate is the vectorised batches (`sog.agents.mccfr`).
 
+The sampled traverser against the world tree on small.yaml's game (buckets 0, 16: 576
+abstract sets; the schedule above scaled to 2M, seed 0), exact exploitability (mbb/hand)
+and CPU seconds at equal iterations:
+
+    iterations      world tree          sampled deals
+    250k            192.0  (3.8 s)      255.5  (4.1 s)
+    500k            146.7  (7.0 s)      194.9  (7.9 s)
+    1M              129.2 (12.7 s)      143.4 (15.5 s)
+
+HUNL (configs/blueprints/hunl_small.yaml: 50,969 betting nodes, buckets 0/20/20/20 with the
+strength indexer), a 300-second run (`--seconds 300`) on the loaded machine: 199,096
+iterations, 345,820 abstract sets, peak RSS 571 MB (`/usr/bin/time`), 57 CPU seconds of
+which ~22 are setup (betting tree 7 s, strength thresholds 3 s, numba compilation ~10 s);
+resumed for 100k more: 4,758 iterations per CPU second, 355,631 sets (the sets met level
+off as the tree's reachable (decision, bucket) pairs are met). About half of the CPU time
+is dealing and bucketing (three evaluator passes over the 1,326 hands per deal), half the
+traversals.
+
 Bad input (an unknown key, a bucket file of another configuration or a corrupt one, a
 checkpoint of another game, abstraction or settings, an empty or non-increasing bet-size
 list) is one line on stderr and exit status 2, before anything is written.

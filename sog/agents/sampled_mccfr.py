@@ -84,7 +84,7 @@ class SampledBlueprintMCCFR:
         self.margin = self.betting.num_decisions        # rows one traversal may allocate, at most
         self._row_of = numba.typed.Dict.empty(numba.types.int64, numba.types.int64)
         self._counts = np.zeros(3, dtype=np.int64)     # rows, nodes visited, actions skipped
-        self._alloc(max(MIN_CAPACITY, 2 * self.margin))
+        self._alloc(max(MIN_CAPACITY, 2 * self.margin), 0)
         self.iterations = self.snapshots = self.pruned_traversals = 0
         self.tree = SampledRows(self)
 
@@ -99,9 +99,9 @@ class SampledBlueprintMCCFR:
         return float(self.game.spec.max_utility)
 
     # ---- tables ---------------------------------------------------------------------------
-    def _alloc(self, capacity: int) -> None:
-        """Tables of `capacity` rows, the allocated ones copied."""
-        rows, k = self.num_rows if hasattr(self, "_regret") else 0, self.num_actions
+    def _alloc(self, capacity: int, rows: int) -> None:
+        """Tables of `capacity` rows, the first `rows` copied from the current ones."""
+        k = self.num_actions
         for name in ("_regret", "_avg", "_snap"):
             new = np.zeros((capacity, k))
             if rows:
@@ -206,7 +206,7 @@ class SampledBlueprintMCCFR:
                           self.margin, self.prune_threshold, self.regret_floor, self.last_round, max_avg_round,
                           bt.depth)
             if done < m:
-                self._alloc(2 * len(self._regret))
+                self._alloc(2 * len(self._regret), self.num_rows)
 
     # ---- the blueprint ------------------------------------------------------------------------
     def current_probs(self) -> np.ndarray:
@@ -269,7 +269,7 @@ class SampledBlueprintMCCFR:
         if rows and (keys.min() < 0 or keys.max() >= self.betting.num_decisions * self.cards.num_codes):
             raise ValueError("row keys outside this betting tree")
         self._counts[:] = 0
-        self._alloc(max(MIN_CAPACITY, 2 * self.margin, 2 * rows))
+        self._alloc(max(MIN_CAPACITY, 2 * self.margin, 2 * rows), 0)
         for name, src in (("_regret", "regret"), ("_avg", "avg"), ("_snap", "snap"), ("_snap_rows", "snap_rows"),
                           ("_row_key", "keys")):
             getattr(self, name)[:rows] = arrays[src]
