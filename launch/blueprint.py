@@ -101,6 +101,7 @@ import os
 import resource
 import sys
 import time
+from math import comb
 from pathlib import Path
 
 import numpy as np
@@ -121,8 +122,10 @@ from sog.agents.blueprint import (
     save_blueprint,
     save_checkpoint,
 )
-from sog.agents.sampled_mccfr import SampledBlueprintMCCFR
+from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
 from sog.files import atomic_write
+from sog.games import parse_game_string
+from sog.games.holdem import Holdem
 from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
 from sog.games.holdem.buckets import BucketConfig, BucketError, load, load_or_build
 from sog.games.holdem.deal_buckets import (
@@ -131,11 +134,15 @@ from sog.games.holdem.deal_buckets import (
     DealBuckets,
     describe_indexer,
 )
+from sog.games.holdem.params import HoldemParameterError
+from sog.multiplayer import PlayersError
+from sog.multiplayer.api import MAX_PLAYERS
+from sog.multiplayer.holdem import Holdem as TableHoldem
 from sog.policy import TabularPolicy
 from sog.policy.files import _info_states
 from sog.search.full_tree import exploitability, full_tree_limit
 
-SECTIONS = ("game", "abstraction", "mccfr", "run")
+SECTIONS = ("game", "players", "abstraction", "mccfr", "run")
 ABSTRACTION_KEYS = ("buckets", "recall", "bins", "rollouts", "seed", "cache_dir", "file", "bet_sizes", "indexer")
 RUN_KEYS = ("iterations", "seconds", "checkpoint_every", "eval_every", "out")
 MAX_HANDS = 120            # the world tree holds every pair of hands of a public state it meets; and the
@@ -162,7 +169,8 @@ def add_parser(subparsers):
 @dataclasses.dataclass
 class BlueprintConfig:
     game_name: str
-    game: object
+    game: object                      # a two-player `Holdem`, or `sog.multiplayer.holdem.Holdem`
+    players: int
     buckets: BucketConfig             # the tables: every round (indexer table), the first (strength)
     counts: tuple[int, ...]           # buckets per round, as configured
     indexer: str
@@ -178,9 +186,9 @@ class BlueprintConfig:
     out: str
 
     def fingerprint(self) -> dict:
-        indexer = (describe_indexer(self.indexer, self.counts, self.buckets.seed)
+        indexer = (describe_indexer(self.indexer, self.counts, self.buckets.seed, players=self.players)
                    if self.settings.traverser == "sampled" else None)
-        return fingerprint(self.game, describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes,
+        return fingerprint(_label(self.game), describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes,
                                                            indexer), self.settings)
 
 
@@ -216,7 +224,10 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     raw = _mapping(raw, path, SECTIONS)
     if "game" not in raw:
         raise UserError(f"{path}: no 'game'")
-    game = named_holdem(str(raw["game"]))
+    players = raw.get("players", 2)
+    if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= MAX_PLAYERS:
+        raise UserError(f"{path}: players: {players!r} must be an integer from 2 to {MAX_PLAYERS}")
+    game = named_holdem(str(raw["game"])) if players == 2 else _table_holdem(path, str(raw["game"]), players, None)
     rules = game.rules
     ab = _mapping(raw.get("abstraction"), f"{path}: abstraction", ABSTRACTION_KEYS)
     counts = ab.get("buckets")
@@ -253,13 +264,17 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
         raise UserError(f"{path}: a fullgame no-limit game needs abstraction.bet_sizes")
     if bet_sizes is not None and (rules.limit or rules.abstraction != "fullgame"):
         raise UserError(f"{path}: abstraction.bet_sizes apply to betting=nolimit,bettingAbstraction=fullgame "
-                        f"games; {game.spec.name} has its own actions")
+                        f"games; {_label(game)} has its own actions")
     try:
         settings = Settings.parse(raw.get("mccfr"))
     except (BlueprintError, TypeError) as e:
         raise UserError(f"{path}: {e}") from None
     if indexer == "strength" and settings.traverser != "sampled":
         raise UserError(f"{path}: abstraction.indexer strength needs mccfr.traverser: sampled")
+    if players != 2:
+        if settings.traverser != "sampled":
+            raise UserError(f"{path}: {players} players: the world tree is two-player; set mccfr.traverser: sampled")
+        game = _table_holdem(path, str(raw["game"]), players, bet_sizes)
     r = {**_mapping(raw.get("run"), f"{path}: run", RUN_KEYS), **(overrides or {})}
     iterations = _count(r.get("iterations"), f"{path}: run.iterations", 1, optional=True)
     seconds = r.get("seconds")
@@ -273,21 +288,45 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     out = r.get("out")
     if not isinstance(out, str) or not out:
         raise UserError(f"{path}: run.out must name the output folder")
-    return BlueprintConfig(str(raw["game"]), game, bconf, tuple(counts), indexer, recall, ab.get("cache_dir", "runs/buckets"), ab.get("file"),
+    return BlueprintConfig(str(raw["game"]), game, players, bconf, tuple(counts), indexer, recall, ab.get("cache_dir", "runs/buckets"), ab.get("file"),
                            bet_sizes, settings, iterations, None if seconds is None else float(seconds),
                            _count(r.get("checkpoint_every", 10000), f"{path}: run.checkpoint_every", 1),
                            _count(r.get("eval_every", 0), f"{path}: run.eval_every", 0), out)
 
 
+def _label(game) -> str:
+    """A game's name in fingerprints and messages: the two-player game's spec name, the n-player
+    game's repr."""
+    return game.spec.name if isinstance(game, Holdem) else repr(game)
+
+
+def _table_holdem(path: str, text: str, players: int, bet_sizes: BetSizes | None):
+    """The n-player hold'em game of a holdem(...) string (`sog.multiplayer.holdem.Holdem`); with
+    bet sizes its `pluribus` abstraction over the string's fullgame no-limit betting."""
+    try:
+        name, params = parse_game_string(text)
+    except ValueError as e:
+        raise UserError(f"{path}: game: {e}") from None
+    if name not in ("holdem", "universal_poker"):
+        raise UserError(f"{path}: game: {players} players need a holdem(...) game, not {name!r}")
+    if bet_sizes is not None:
+        params = {**params, "bettingAbstraction": "pluribus"}
+    try:
+        return TableHoldem(players, bet_sizes=bet_sizes, **params)
+    except (HoldemParameterError, PlayersError) as e:
+        raise UserError(f"{path}: game: {e}") from None
+
+
 def _refuse_unsupported(cfg: BlueprintConfig) -> None:
     """What this implementation cannot run, as one line, before any work."""
-    game = cfg.game
-    if game.spec.num_states > MAX_HANDS and cfg.settings.traverser == "world":
-        raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; the world tree holds every pair of "
+    game, rules = cfg.game, cfg.game.rules
+    hands = comb(rules.num_ranks * rules.num_suits, rules.hole)
+    if hands > MAX_HANDS and cfg.settings.traverser == "world":
+        raise UserError(f"{_label(game)}: {hands:,} hands; the world tree holds every pair of "
                         f"hands of a public state, at most {MAX_HANDS} hands (set mccfr.traverser: sampled; "
                         "--check validates the file)")
-    if game.spec.num_states > MAX_HANDS and cfg.indexer == "table" and game.rules.num_rounds > 1:
-        raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; k-means tables of every round "
+    if hands > MAX_HANDS and cfg.indexer == "table" and rules.num_rounds > 1:
+        raise UserError(f"{_label(game)}: {hands:,} hands; k-means tables of every round "
                         f"(indexer: table) are built for at most {MAX_HANDS} hands (the 52-card turn has 55M "
                         "classes); set abstraction.indexer: strength")
 
@@ -307,7 +346,7 @@ def _exact_ok(game) -> bool:
 
 
 def _describe(cfg: BlueprintConfig) -> dict:
-    return {"game": cfg.game.spec.name, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
+    return {"game": _label(cfg.game), "players": cfg.players, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
             "bins": cfg.buckets.bins, "rollouts": cfg.buckets.rollouts,
             "bet_sizes": None if cfg.bet_sizes is None else [[list(s) for s in r] for r in cfg.bet_sizes.sizes],
             "mccfr": dataclasses.asdict(cfg.settings), "iterations": cfg.iterations, "seconds": cfg.seconds,
@@ -341,7 +380,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
         except BlueprintError as e:
             raise UserError(str(e)) from None
         log(f"blueprint: resumed {ckpt} at iteration {solver.iterations}")
-    exact = cfg.eval_every > 0 and cfg.indexer == "table" and _exact_ok(cfg.game)
+    exact = cfg.eval_every > 0 and cfg.players == 2 and cfg.indexer == "table" and _exact_ok(cfg.game)
     out.mkdir(parents=True, exist_ok=True)
     seconds, curve = float(extra["seconds"]), list(extra["curve"])
     load = [os.getloadavg()[0]]
@@ -396,10 +435,13 @@ def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR | SampledBlueprintM
     if cfg.settings.traverser == "world":
         return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
     try:
-        cards = DealBuckets(cfg.game.rules, buckets, cfg.counts, cfg.recall, cfg.indexer, seed=cfg.buckets.seed)
+        cards = DealBuckets(cfg.game.rules, buckets, cfg.counts, cfg.recall, cfg.indexer, seed=cfg.buckets.seed,
+                            players=cfg.players)
+        if cfg.players != 2:
+            return MultiplayerBlueprintMCCFR(cfg.game, cards, cfg.settings)
         return SampledBlueprintMCCFR(cfg.game, cards, cfg.bet_sizes, cfg.settings)
     except (DealBucketError, BlueprintError) as e:
-        raise UserError(f"{cfg.game.spec.name}: {e}") from None
+        raise UserError(f"{_label(cfg.game)}: {e}") from None
 
 
 # ---- the race against OpenSpiel and the bucket sweep ----------------------------------------
@@ -516,6 +558,8 @@ def run(args) -> dict:
     cfg = parse_config(args.config, overrides)
     if args.check:
         return {"command": "blueprint --check", "valid": True, **_describe(cfg)}
+    if cfg.players != 2 and (args.bench is not None or args.sweep is not None):
+        raise UserError(f"--bench and --sweep measure exact exploitability: two players only, not {cfg.players}")
     if args.bench is not None:
         if not args.bench > 0:
             raise UserError(f"--bench must be positive, got {args.bench}")

@@ -402,3 +402,31 @@ def test_six_player_blueprint_runs_in_bounded_rows():
 @functools.cache
 def _tables_for(game):
     return build(BucketConfig.for_game(game, (0,)), progress=False)
+
+
+def test_cli_table_blueprint(tmp_path, capsys):
+    """`players: 3`: the n-player blueprint trains, checkpoints and resumes from the CLI; a table of
+    7 players, or the world tree for 3, is one line and exit status 2."""
+    game = ("holdem(betting=limit,numRounds=2,blind=5 10 0,raiseSize=10 20,firstPlayer=3 1,maxRaises=2 2,"
+            "stack=1200 1200 1200,numRanks=4,numSuits=3,numHoleCards=1,numBoardCards=0 1)")
+
+    def config(players=3, traverser="sampled", iterations=600):
+        path = tmp_path / "t.yaml"
+        path.write_text(f"""
+game: {game}
+players: {players}
+abstraction: {{buckets: [0, 3], cache_dir: {tmp_path / 'buckets'}}}
+mccfr: {{{', '.join(f'{k}: {v}' for k, v in {**SCHEDULE, 'traverser': traverser}.items())}}}
+run: {{iterations: {iterations}, checkpoint_every: 300, out: {tmp_path / 'out'}}}
+""")
+        return str(path)
+    assert main(["blueprint", "--config", config()]) == 0
+    first = capsys.readouterr().out
+    assert '"players": 3' in first and '"exploitability_mbb": null' in first
+    assert main(["blueprint", "--config", config(iterations=900)]) == 0
+    assert "resumed" in capsys.readouterr().err
+    for kwargs, needle in (({"players": 7}, "players: 7 must be an integer from 2 to 6"),
+                           ({"traverser": "world"}, "the world tree is two-player")):
+        assert main(["blueprint", "--config", config(**kwargs)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and needle in err[0]

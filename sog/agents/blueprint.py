@@ -392,7 +392,7 @@ class BlueprintMCCFR(PluribusMCCFR):
 
     # ---- checkpoints ----------------------------------------------------------------
     def fingerprint(self) -> dict:
-        return fingerprint(self.game, self.abstraction.describe(), self.settings)
+        return fingerprint(self.game.spec.name, self.abstraction.describe(), self.settings)
 
     def state(self) -> dict:
         rows = self.tree.num_rows
@@ -433,10 +433,10 @@ def _abstract_probs(tree: AbstractWorldTree, probs: np.ndarray, pub) -> np.ndarr
     return out
 
 
-def fingerprint(game, abstraction: dict, settings: Settings) -> dict:
-    """What a checkpoint must match (JSON-normalised): the game, the abstraction
+def fingerprint(game: str, abstraction: dict, settings: Settings) -> dict:
+    """What a checkpoint must match (JSON-normalised): the game's name, the abstraction
     (`CardAbstraction.describe`) and the settings."""
-    return json.loads(json.dumps({"game": game.spec.name, **abstraction, "settings": dataclasses.asdict(settings)}))
+    return json.loads(json.dumps({"game": game, **abstraction, "settings": dataclasses.asdict(settings)}))
 
 
 def describe_abstraction(buckets_json: str, recall: str, bet_sizes: BetSizes | None,

@@ -31,7 +31,6 @@ keys `"<history>|<code>"`), so `real_policy` is the same evaluation path
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numba
@@ -92,7 +91,7 @@ class SampledBlueprintMCCFR:
         try:
             return BettingTree(self.game.rules, self.bet_sizes)
         except BettingTreeError as e:
-            raise BlueprintError(f"{self.game.spec.name}: {e}") from None
+            raise BlueprintError(f"{self.game_name}: {e}") from None
 
     def _max_utility(self) -> float:
         """The game's largest payoff (big blinds): the default pruning threshold and floor scale."""
@@ -250,8 +249,12 @@ class SampledBlueprintMCCFR:
 
     # ---- checkpoints ---------------------------------------------------------------------------
     def fingerprint(self) -> dict:
-        return fingerprint(self.game, describe_abstraction(self.cards.table.config.to_json(), self.cards.recall,
-                                                           self.bet_sizes, self.cards.describe()), self.settings)
+        return fingerprint(self.game_name, describe_abstraction(self.cards.table.config.to_json(), self.cards.recall,
+                                                                self.bet_sizes, self.cards.describe()), self.settings)
+
+    @property
+    def game_name(self) -> str:
+        return self.game.spec.name
 
     def state(self) -> dict:
         rows = self.num_rows
@@ -293,16 +296,14 @@ class MultiplayerBlueprintMCCFR(SampledBlueprintMCCFR):
         try:
             return TableBettingTree(self.game)
         except BettingTreeError as e:
-            raise BlueprintError(f"{self.game!r}: {e}") from None
+            raise BlueprintError(f"{self.game_name}: {e}") from None
 
     def _max_utility(self) -> float:
         return self.game.max_utility / max(self.game.rules.blinds)
 
-    def fingerprint(self) -> dict:
-        abstraction = describe_abstraction(self.cards.table.config.to_json(), self.cards.recall, self.bet_sizes,
-                                           self.cards.describe())
-        return json.loads(json.dumps({"game": repr(self.game), **abstraction,
-                                      "settings": dataclasses.asdict(self.settings)}))
+    @property
+    def game_name(self) -> str:
+        return repr(self.game)
 
     def real_policy(self, probs: np.ndarray | None = None) -> np.ndarray:
         raise BlueprintError("the real-game policy and its exact exploitability are two-player only")

@@ -94,8 +94,7 @@ class DealBuckets:
 
     def describe(self) -> dict:
         """What the codes depend on beyond the tables (`describe_indexer`)."""
-        return describe_indexer(self.indexer, self.counts, self.seed, self.sample_size) | (
-            {"players": self.players} if self.players != 2 else {})
+        return describe_indexer(self.indexer, self.counts, self.seed, self.sample_size, self.players)
 
     # ---- deals --------------------------------------------------------------------------
     def _deal(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -159,9 +158,11 @@ class DealBuckets:
                          for p in range(self.players)], axis=1)
 
 
-def describe_indexer(indexer: str, counts, seed: int, sample: int = STRENGTH_SAMPLE) -> dict:
-    """What a `DealBuckets`' codes depend on beyond its tables (for fingerprints)."""
-    return {"indexer": indexer, "counts": [int(k) for k in counts], "sample": int(sample), "seed": int(seed)}
+def describe_indexer(indexer: str, counts, seed: int, sample: int = STRENGTH_SAMPLE, players: int = 2) -> dict:
+    """What a `DealBuckets`' codes depend on beyond its tables (for fingerprints; `players`
+    named only when not 2)."""
+    out = {"indexer": indexer, "counts": [int(k) for k in counts], "sample": int(sample), "seed": int(seed)}
+    return out | ({"players": int(players)} if players != 2 else {})
 
 
 def _thresholds(values: np.ndarray, k: int, seed: int) -> np.ndarray:
