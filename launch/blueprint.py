@@ -1,9 +1,12 @@
 """`sog blueprint --config configs/blueprints/small.yaml`: a Pluribus-style hold'em blueprint.
 
 Runs Algorithm 1 of Pluribus (external-sampling MCCFR, linear weighting, negative-regret
-pruning, first-round average plus later-round snapshots: `sog.agents.blueprint`) on the
-abstract game of the configuration's buckets, checkpointing to `<out>/checkpoint.npz`
-every `run.checkpoint_every` iterations and at the end; a rerun with a checkpoint in
+pruning, first-round average plus later-round snapshots) on the abstract game of the
+configuration's buckets, with one of two traversers (`mccfr.traverser`): `world`
+(`sog.agents.blueprint`: batched traversals of a world-state tree, small decks only) or
+`sampled` (`sog.agents.sampled_mccfr`: a sampled deal per traversal on the abstract betting
+tree, no world tree, HUNL included: configs/blueprints/hunl_small.yaml), checkpointing to
+`<out>/checkpoint.npz` every `run.checkpoint_every` iterations and at the end; a rerun with a checkpoint in
 `<out>` resumes it (the same result as an uninterrupted run when both stop on iteration
 counts). At the end it writes `<out>/blueprint.npz` (abstract keys and probabilities) and
 `<out>/result.json`; on decks small enough for the exact tools it measures, every
@@ -16,7 +19,10 @@ The config file (YAML; see configs/blueprints/small.yaml):
   abstraction: buckets (per round, 0 = one per suit class), recall (imperfect | perfect),
       bins, rollouts, seed (k-means), cache_dir (bucket files), file (a bucket file to use,
       which must be of this configuration), bet_sizes (fullgame no-limit: {sizes, all_in},
-      checked as `sog.games.holdem.action_abstraction.BetSizes`)
+      checked as `sog.games.holdem.action_abstraction.BetSizes`), indexer (`table`: k-means
+      tables of every round, decks of at most MAX_HANDS hands; `strength`, sampled traverser
+      only: the first round's table, then on-demand hand-strength buckets,
+      `sog.games.holdem.deal_buckets`)
   mccfr: Algorithm 1's options in iterations (`sog.agents.blueprint.Settings`)
   run: iterations, seconds (wall-clock budget over all resumes), checkpoint_every,
       eval_every (0: never), out (folder)
@@ -65,6 +71,24 @@ the abstraction itself: lossless buckets merge suit-isomorphic hands (3,816 abst
 for OpenSpiel's 20,196 information states), so each of our iterations updates more of
 the game; the iteration rate is the vectorised batches (`sog.agents.mccfr`).
 
+The sampled traverser against the world tree on small.yaml's game (buckets 0, 16: 576
+abstract sets; the schedule above scaled to 2M, seed 0), exact exploitability (mbb/hand)
+and CPU seconds at equal iterations:
+
+    iterations      world tree          sampled deals
+    250k            192.0  (3.8 s)      255.5  (4.1 s)
+    500k            146.7  (7.0 s)      194.9  (7.9 s)
+    1M              129.2 (12.7 s)      143.4 (15.5 s)
+
+HUNL (configs/blueprints/hunl_small.yaml: 50,969 betting nodes, buckets 0/20/20/20 with the
+strength indexer), a 300-second run (`--seconds 300`) on the loaded machine: 199,096
+iterations, 345,820 abstract sets, peak RSS 571 MB (`/usr/bin/time`), 57 CPU seconds of
+which ~22 are setup (betting tree 7 s, strength thresholds 3 s, numba compilation ~10 s);
+resumed for 100k more: 4,758 iterations per CPU second, 355,631 sets (the sets met level
+off as the tree's reachable (decision, bucket) pairs are met). About half of the CPU time
+is dealing and bucketing (three evaluator passes over the 1,326 hands per deal), half the
+traversals.
+
 Bad input (an unknown key, a bucket file of another configuration or a corrupt one, a
 checkpoint of another game, abstraction or settings, an empty or non-increasing bet-size
 list) is one line on stderr and exit status 2, before anything is written.
@@ -74,8 +98,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import resource
 import sys
 import time
+from math import comb
 from pathlib import Path
 
 import numpy as np
@@ -96,17 +122,31 @@ from sog.agents.blueprint import (
     save_blueprint,
     save_checkpoint,
 )
+from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
 from sog.files import atomic_write
+from sog.games import parse_game_string
+from sog.games.holdem import Holdem
 from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
 from sog.games.holdem.buckets import BucketConfig, BucketError, load, load_or_build
+from sog.games.holdem.deal_buckets import (
+    INDEXERS,
+    DealBucketError,
+    DealBuckets,
+    describe_indexer,
+)
+from sog.games.holdem.params import HoldemParameterError
+from sog.multiplayer import PlayersError
+from sog.multiplayer.api import MAX_PLAYERS
+from sog.multiplayer.holdem import Holdem as TableHoldem
 from sog.policy import TabularPolicy
 from sog.policy.files import _info_states
 from sog.search.full_tree import exploitability, full_tree_limit
 
-SECTIONS = ("game", "abstraction", "mccfr", "run")
-ABSTRACTION_KEYS = ("buckets", "recall", "bins", "rollouts", "seed", "cache_dir", "file", "bet_sizes")
+SECTIONS = ("game", "players", "abstraction", "mccfr", "run")
+ABSTRACTION_KEYS = ("buckets", "recall", "bins", "rollouts", "seed", "cache_dir", "file", "bet_sizes", "indexer")
 RUN_KEYS = ("iterations", "seconds", "checkpoint_every", "eval_every", "out")
-MAX_HANDS = 120            # the world tree holds every pair of hands of a public state it meets
+MAX_HANDS = 120            # the world tree holds every pair of hands of a public state it meets; and the
+                           # k-means tables of every round (indexer: table) are built only for decks this small
 EXACT_MAX_PUBLIC_STATES = 20000
 
 
@@ -129,8 +169,11 @@ def add_parser(subparsers):
 @dataclasses.dataclass
 class BlueprintConfig:
     game_name: str
-    game: object
-    buckets: BucketConfig
+    game: object                      # a two-player `Holdem`, or `sog.multiplayer.holdem.Holdem`
+    players: int
+    buckets: BucketConfig             # the tables: every round (indexer table), the first (strength)
+    counts: tuple[int, ...]           # buckets per round, as configured
+    indexer: str
     recall: str
     cache_dir: str
     file: str | None
@@ -143,8 +186,10 @@ class BlueprintConfig:
     out: str
 
     def fingerprint(self) -> dict:
-        return fingerprint(self.game, describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes),
-                           self.settings)
+        indexer = (describe_indexer(self.indexer, self.counts, self.buckets.seed, players=self.players)
+                   if self.settings.traverser == "sampled" else None)
+        return fingerprint(_label(self.game), describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes,
+                                                           indexer), self.settings)
 
 
 def _mapping(value, where: str, known) -> dict:
@@ -179,7 +224,10 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     raw = _mapping(raw, path, SECTIONS)
     if "game" not in raw:
         raise UserError(f"{path}: no 'game'")
-    game = named_holdem(str(raw["game"]))
+    players = raw.get("players", 2)
+    if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= MAX_PLAYERS:
+        raise UserError(f"{path}: players: {players!r} must be an integer from 2 to {MAX_PLAYERS}")
+    game = named_holdem(str(raw["game"])) if players == 2 else _table_holdem(path, str(raw["game"]), players, None)
     rules = game.rules
     ab = _mapping(raw.get("abstraction"), f"{path}: abstraction", ABSTRACTION_KEYS)
     counts = ab.get("buckets")
@@ -189,9 +237,15 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     if len(counts) != rules.num_rounds:
         raise UserError(f"{path}: abstraction.buckets: {counts} gives {len(counts)} rounds; the game has "
                         f"{rules.num_rounds}")
+    indexer = ab.get("indexer", "table")
+    if indexer not in INDEXERS:
+        raise UserError(f"{path}: abstraction.indexer: {indexer!r} must be one of {', '.join(INDEXERS)}")
+    if indexer == "strength" and any(k < 1 for k in counts[1:]):
+        raise UserError(f"{path}: abstraction.buckets: {counts}: indexer strength needs a count >= 1 on every round "
+                        "after the first")
     try:
-        bconf = BucketConfig.for_game(game, counts, bins=ab.get("bins", 20), rollouts=ab.get("rollouts", 2000),
-                                      seed=ab.get("seed", 0))
+        bconf = BucketConfig.for_game(game, counts if indexer == "table" else counts[:1], bins=ab.get("bins", 20),
+                                      rollouts=ab.get("rollouts", 2000), seed=ab.get("seed", 0))
     except (BucketError, TypeError) as e:
         raise UserError(f"{path}: abstraction: {e}") from None
     recall = ab.get("recall", "imperfect")
@@ -210,11 +264,17 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
         raise UserError(f"{path}: a fullgame no-limit game needs abstraction.bet_sizes")
     if bet_sizes is not None and (rules.limit or rules.abstraction != "fullgame"):
         raise UserError(f"{path}: abstraction.bet_sizes apply to betting=nolimit,bettingAbstraction=fullgame "
-                        f"games; {game.spec.name} has its own actions")
+                        f"games; {_label(game)} has its own actions")
     try:
         settings = Settings.parse(raw.get("mccfr"))
     except (BlueprintError, TypeError) as e:
         raise UserError(f"{path}: {e}") from None
+    if indexer == "strength" and settings.traverser != "sampled":
+        raise UserError(f"{path}: abstraction.indexer strength needs mccfr.traverser: sampled")
+    if players != 2:
+        if settings.traverser != "sampled":
+            raise UserError(f"{path}: {players} players: the world tree is two-player; set mccfr.traverser: sampled")
+        game = _table_holdem(path, str(raw["game"]), players, bet_sizes)
     r = {**_mapping(raw.get("run"), f"{path}: run", RUN_KEYS), **(overrides or {})}
     iterations = _count(r.get("iterations"), f"{path}: run.iterations", 1, optional=True)
     seconds = r.get("seconds")
@@ -228,19 +288,47 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     out = r.get("out")
     if not isinstance(out, str) or not out:
         raise UserError(f"{path}: run.out must name the output folder")
-    return BlueprintConfig(str(raw["game"]), game, bconf, recall, ab.get("cache_dir", "runs/buckets"), ab.get("file"),
+    return BlueprintConfig(str(raw["game"]), game, players, bconf, tuple(counts), indexer, recall, ab.get("cache_dir", "runs/buckets"), ab.get("file"),
                            bet_sizes, settings, iterations, None if seconds is None else float(seconds),
                            _count(r.get("checkpoint_every", 10000), f"{path}: run.checkpoint_every", 1),
                            _count(r.get("eval_every", 0), f"{path}: run.eval_every", 0), out)
 
 
+def _label(game) -> str:
+    """A game's name in fingerprints and messages: the two-player game's spec name, the n-player
+    game's repr."""
+    return game.spec.name if isinstance(game, Holdem) else repr(game)
+
+
+def _table_holdem(path: str, text: str, players: int, bet_sizes: BetSizes | None):
+    """The n-player hold'em game of a holdem(...) string (`sog.multiplayer.holdem.Holdem`); with
+    bet sizes its `pluribus` abstraction over the string's fullgame no-limit betting."""
+    try:
+        name, params = parse_game_string(text)
+    except ValueError as e:
+        raise UserError(f"{path}: game: {e}") from None
+    if name not in ("holdem", "universal_poker"):
+        raise UserError(f"{path}: game: {players} players need a holdem(...) game, not {name!r}")
+    if bet_sizes is not None:
+        params = {**params, "bettingAbstraction": "pluribus"}
+    try:
+        return TableHoldem(players, bet_sizes=bet_sizes, **params)
+    except (HoldemParameterError, PlayersError) as e:
+        raise UserError(f"{path}: game: {e}") from None
+
+
 def _refuse_unsupported(cfg: BlueprintConfig) -> None:
     """What this implementation cannot run, as one line, before any work."""
-    game = cfg.game
-    if game.spec.num_states > MAX_HANDS:
-        raise UserError(f"{game.spec.name}: {game.spec.num_states:,} hands; this blueprint's world tree holds "
-                        f"every pair of hands of a public state, at most {MAX_HANDS} hands (HUNL needs a "
-                        "sampled-deal traverser; --check validates the file)")
+    game, rules = cfg.game, cfg.game.rules
+    hands = comb(rules.num_ranks * rules.num_suits, rules.hole)
+    if hands > MAX_HANDS and cfg.settings.traverser == "world":
+        raise UserError(f"{_label(game)}: {hands:,} hands; the world tree holds every pair of "
+                        f"hands of a public state, at most {MAX_HANDS} hands (set mccfr.traverser: sampled; "
+                        "--check validates the file)")
+    if hands > MAX_HANDS and cfg.indexer == "table" and rules.num_rounds > 1:
+        raise UserError(f"{_label(game)}: {hands:,} hands; k-means tables of every round "
+                        f"(indexer: table) are built for at most {MAX_HANDS} hands (the 52-card turn has 55M "
+                        "classes); set abstraction.indexer: strength")
 
 
 def _buckets(cfg: BlueprintConfig):
@@ -258,7 +346,7 @@ def _exact_ok(game) -> bool:
 
 
 def _describe(cfg: BlueprintConfig) -> dict:
-    return {"game": cfg.game.spec.name, "buckets": list(cfg.buckets.buckets), "recall": cfg.recall,
+    return {"game": _label(cfg.game), "players": cfg.players, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
             "bins": cfg.buckets.bins, "rollouts": cfg.buckets.rollouts,
             "bet_sizes": None if cfg.bet_sizes is None else [[list(s) for s in r] for r in cfg.bet_sizes.sizes],
             "mccfr": dataclasses.asdict(cfg.settings), "iterations": cfg.iterations, "seconds": cfg.seconds,
@@ -278,7 +366,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             theirs = meta.get("fingerprint") or {}
             mine = cfg.fingerprint()
             what = ("game" if theirs.get("game") != mine["game"] else "abstraction"
-                    if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
+                    if any(theirs.get(k) != mine.get(k) for k in ("buckets", "recall", "bet_sizes", "indexer"))
                     else "MCCFR settings" if theirs.get("settings") != mine["settings"] else "configuration")
             raise UserError(f"{ckpt}: a blueprint checkpoint of another {what}"
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
@@ -292,7 +380,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
         except BlueprintError as e:
             raise UserError(str(e)) from None
         log(f"blueprint: resumed {ckpt} at iteration {solver.iterations}")
-    exact = cfg.eval_every > 0 and _exact_ok(cfg.game)
+    exact = cfg.eval_every > 0 and cfg.players == 2 and cfg.indexer == "table" and _exact_ok(cfg.game)
     out.mkdir(parents=True, exist_ok=True)
     seconds, curve = float(extra["seconds"]), list(extra["curve"])
     load = [os.getloadavg()[0]]
@@ -334,15 +422,26 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
               "train_seconds": seconds, "iterations_per_second": solver.iterations / max(seconds, 1e-9),
               "abstract_sets": solver.tree.num_rows, "snapshots": solver.snapshots,
               "pruned_traversals": solver.pruned_traversals, "skipped_actions": solver.skipped_actions,
-              "load_average": load, "checkpoint": str(ckpt), "blueprint": str(out / "blueprint.npz"),
+              "load_average": load, "cpu_seconds": time.process_time(),
+              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+              "checkpoint": str(ckpt), "blueprint": str(out / "blueprint.npz"),
               "exploitability_mbb": curve[-1]["exploitability_mbb"] if curve else None, "curve": curve}
     atomic_write(out / "result.json", lambda f: f.write(json.dumps(result, indent=1).encode()))
     return result
 
 
-def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR:
-    """A fresh blueprint solver of the config on these bucket tables."""
-    return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR | SampledBlueprintMCCFR:
+    """A fresh blueprint solver of the config on these bucket tables (the world tree, or sampled deals)."""
+    if cfg.settings.traverser == "world":
+        return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
+    try:
+        cards = DealBuckets(cfg.game.rules, buckets, cfg.counts, cfg.recall, cfg.indexer, seed=cfg.buckets.seed,
+                            players=cfg.players)
+        if cfg.players != 2:
+            return MultiplayerBlueprintMCCFR(cfg.game, cards, cfg.settings)
+        return SampledBlueprintMCCFR(cfg.game, cards, cfg.bet_sizes, cfg.settings)
+    except (DealBucketError, BlueprintError) as e:
+        raise UserError(f"{_label(cfg.game)}: {e}") from None
 
 
 # ---- the race against OpenSpiel and the bucket sweep ----------------------------------------
@@ -384,8 +483,8 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     if name is None:
         raise UserError(f"{game.spec.name} has no universal_poker twin to race")
     _refuse_unsupported(cfg)
-    if not _exact_ok(game):
-        raise UserError(f"{game.spec.name}: too large for exact exploitability")
+    if not _exact_ok(game) or cfg.indexer != "table":
+        raise UserError(f"{game.spec.name}: exact exploitability needs a small deck and abstraction.indexer: table")
     buckets = _buckets(cfg)
     os_game = pyspiel.load_game(name)
     solver = _solver(cfg, buckets)
@@ -421,8 +520,9 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
     _refuse_unsupported(cfg)
     if cfg.iterations is None or not cfg.eval_every:
         raise UserError("--sweep needs run.iterations and run.eval_every")
-    if not _exact_ok(cfg.game):
-        raise UserError(f"{cfg.game.spec.name}: too large for exact exploitability")
+    if not _exact_ok(cfg.game) or cfg.indexer != "table":
+        raise UserError(f"{cfg.game.spec.name}: exact exploitability needs a small deck and abstraction.indexer: "
+                        "table")
     rows = []
     load = [os.getloadavg()[0]]
     for counts in lists:
@@ -432,9 +532,9 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
             bconf = dataclasses.replace(cfg.buckets, buckets=tuple(counts))
         except BucketError as e:
             raise UserError(str(e)) from None
-        c = dataclasses.replace(cfg, buckets=bconf, file=None)
+        c = dataclasses.replace(cfg, buckets=bconf, counts=tuple(counts), file=None)
         buckets = _buckets(c)
-        solver = _solver(cfg, buckets)
+        solver = _solver(c, buckets)
         curve, seconds = [], 0.0
         while solver.iterations < cfg.iterations:
             t = time.perf_counter()
@@ -458,6 +558,8 @@ def run(args) -> dict:
     cfg = parse_config(args.config, overrides)
     if args.check:
         return {"command": "blueprint --check", "valid": True, **_describe(cfg)}
+    if cfg.players != 2 and (args.bench is not None or args.sweep is not None):
+        raise UserError(f"--bench and --sweep measure exact exploitability: two players only, not {cfg.players}")
     if args.bench is not None:
         if not args.bench > 0:
             raise UserError(f"--bench must be positive, got {args.bench}")

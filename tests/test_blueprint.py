@@ -4,6 +4,7 @@ uninterrupted one, and bad input is one line with exit status 2, nothing overwri
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,11 +170,16 @@ def test_shipped_configs_parse(tmp_path, capsys):
     small = LB.parse_config("configs/blueprints/small.yaml")
     assert small.game.spec.num_states == 66 and small.buckets.buckets == (0, 16)
     hunl = LB.parse_config("configs/blueprints/hunl.yaml")
-    assert hunl.bet_sizes is not None and hunl.buckets.buckets == (0, 200, 200, 200)
-    # HUNL validates but does not run here: one line, exit 2, nothing written
-    _one_line_error(capsys, ["--config", "configs/blueprints/hunl.yaml", "--out", str(tmp_path / "h")],
-                    "1,326 hands")
-    assert not (tmp_path / "h").exists()
+    assert hunl.bet_sizes is not None and hunl.counts == (0, 200, 200, 200) and hunl.buckets.buckets == (0,)
+    assert (hunl.indexer, hunl.settings.traverser) == ("strength", "sampled")
+    assert LB.parse_config("configs/blueprints/hunl_small.yaml").counts == (0, 20, 20, 20)
+    # HUNL on the world tree, or with k-means tables of every round: one line, exit 2, nothing written
+    text = Path("configs/blueprints/hunl.yaml").read_text()
+    for old, new, needle in (("traverser: sampled", "traverser: world", "set mccfr.traverser: sampled"),
+                             ("indexer: strength", "indexer: table", "set abstraction.indexer: strength")):
+        (tmp_path / "h.yaml").write_text(text.replace(old, new).replace("indexer: strength", ""))
+        _one_line_error(capsys, ["--config", str(tmp_path / "h.yaml"), "--out", str(tmp_path / "h")], needle)
+        assert not (tmp_path / "h").exists()
 
 
 NOLIMIT = ("holdem(betting=nolimit,bettingAbstraction=fullgame,numRounds=2,blind=2 1,stack=8 8,firstPlayer=2 1,"

@@ -67,10 +67,11 @@ from sog.games.holdem.action_abstraction import (
 from sog.games.holdem.buckets import Buckets
 from sog.search.full_tree import full_tree, tabular_from_array
 
-__all__ = ["AVERAGING", "RECALL", "AbstractWorldTree", "BlueprintError", "BlueprintMCCFR", "CardAbstraction",
+__all__ = ["AVERAGING", "RECALL", "TRAVERSERS", "AbstractWorldTree", "BlueprintError", "BlueprintMCCFR", "CardAbstraction",
            "load_checkpoint", "real_policy", "save_checkpoint"]
 
 AVERAGING = ("pluribus", "all")
+TRAVERSERS = ("world", "sampled")
 RECALL = ("imperfect", "perfect")
 CHECKPOINT_FORMAT = 1
 
@@ -246,6 +247,7 @@ class Settings:
     snapshot_after: int = 4000        # snapshots of the current strategy once t > this (800 min)
     snapshot_interval: int = 1000     # ... every (200 min)
     averaging: str = "pluribus"
+    traverser: str = "world"          # world tree (small decks) or sampled deals (sog.agents.sampled_mccfr)
 
     def __post_init__(self):
         ints = ("seed", "batch", "discount_interval", "linear_until", "prune_after", "strategy_interval",
@@ -269,6 +271,8 @@ class Settings:
                 raise BlueprintError(f"mccfr.{name}: {v!r} must be a number")
         if self.averaging not in AVERAGING:
             raise BlueprintError(f"mccfr.averaging: {self.averaging!r} must be one of {', '.join(AVERAGING)}")
+        if self.traverser not in TRAVERSERS:
+            raise BlueprintError(f"mccfr.traverser: {self.traverser!r} must be one of {', '.join(TRAVERSERS)}")
 
     @classmethod
     def parse(cls, config) -> Settings:
@@ -288,6 +292,8 @@ class BlueprintMCCFR(PluribusMCCFR):
 
     def __init__(self, abstraction: CardAbstraction, settings: Settings = Settings()):
         s = settings
+        if s.traverser != "world":
+            raise BlueprintError(f"mccfr.traverser {s.traverser!r}: BlueprintMCCFR is the world-tree traverser")
         game = abstraction.game
         super().__init__(game, seed=s.seed, discount_interval=s.discount_interval, linear_until=s.linear_until,
                          prune_after=s.prune_after, prune_prob=s.prune_prob, prune_threshold=s.prune_threshold,
@@ -386,7 +392,7 @@ class BlueprintMCCFR(PluribusMCCFR):
 
     # ---- checkpoints ----------------------------------------------------------------
     def fingerprint(self) -> dict:
-        return fingerprint(self.game, self.abstraction.describe(), self.settings)
+        return fingerprint(self.game.spec.name, self.abstraction.describe(), self.settings)
 
     def state(self) -> dict:
         rows = self.tree.num_rows
@@ -427,15 +433,21 @@ def _abstract_probs(tree: AbstractWorldTree, probs: np.ndarray, pub) -> np.ndarr
     return out
 
 
-def fingerprint(game, abstraction: dict, settings: Settings) -> dict:
-    """What a checkpoint must match (JSON-normalised): the game, the abstraction
+def fingerprint(game: str, abstraction: dict, settings: Settings) -> dict:
+    """What a checkpoint must match (JSON-normalised): the game's name, the abstraction
     (`CardAbstraction.describe`) and the settings."""
-    return json.loads(json.dumps({"game": game.spec.name, **abstraction, "settings": dataclasses.asdict(settings)}))
+    return json.loads(json.dumps({"game": game, **abstraction, "settings": dataclasses.asdict(settings)}))
 
 
-def describe_abstraction(buckets_json: str, recall: str, bet_sizes: BetSizes | None) -> dict:
-    return {"buckets": buckets_json, "recall": recall,
-            "bet_sizes": None if bet_sizes is None else [bet_sizes.sizes, bet_sizes.all_in]}
+def describe_abstraction(buckets_json: str, recall: str, bet_sizes: BetSizes | None,
+                         indexer: dict | None = None) -> dict:
+    """The abstraction part of a fingerprint; `indexer`: the sampled traverser's deal buckets
+    (`DealBuckets.describe`), absent for the world tree."""
+    out = {"buckets": buckets_json, "recall": recall,
+           "bet_sizes": None if bet_sizes is None else [bet_sizes.sizes, bet_sizes.all_in]}
+    if indexer is not None:
+        out["indexer"] = indexer
+    return out
 
 
 def real_policy(tree: AbstractWorldTree, probs: np.ndarray) -> np.ndarray:
@@ -566,7 +578,7 @@ def load_checkpoint(solver: BlueprintMCCFR, path: str | Path) -> dict:
     mine, theirs = solver.fingerprint(), meta.get("fingerprint")
     if theirs != mine:
         what = ("game" if not isinstance(theirs, dict) or theirs.get("game") != mine["game"] else
-                "abstraction" if any(theirs.get(k) != mine[k] for k in ("buckets", "recall", "bet_sizes"))
+                "abstraction" if any(theirs.get(k) != mine.get(k) for k in ("buckets", "recall", "bet_sizes", "indexer"))
                 else "MCCFR settings" if theirs.get("settings") != mine["settings"] else "configuration")
         detail = (f"written for {theirs.get('game')}, not {mine['game']}" if what == "game"
                   else f"its {what} differ from this configuration's")

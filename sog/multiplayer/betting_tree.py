@@ -1,0 +1,60 @@
+"""The abstract betting tree of n-player hold'em (`sog.multiplayer.holdem.Holdem`), cards left out.
+
+The same arrays as the two-player `sog.games.holdem.betting_tree.BettingTree` (see there),
+with P = the game's players, so the sampled-deal traverser (`sog.agents.sampled_mccfr`)
+walks either. Betting never looks at the cards, so the tree is enumerated from the game's
+states with one fixed deal (each chance node deals the lowest card left); the game deals a
+card per chance node, so chance nodes come in chains (the hole cards before the first
+decision, then each round's board cards). A decision's history is its betting sequences,
+rounds joined by '|' (raises written with their raise-to chips in no-limit).
+"""
+from __future__ import annotations
+
+from sog.games.api import CHANCE, DECISION, TERMINAL
+from sog.games.holdem.betting_tree import MAX_NODES, BettingTree, BettingTreeError
+from sog.multiplayer import api
+from sog.multiplayer.holdem import Holdem
+
+
+class TableBettingTree(BettingTree):
+    """The enumerated betting tree of an n-player `Holdem` game (its own action abstraction:
+    limit, fcpa or pluribus bet sizes)."""
+
+    def __init__(self, game: Holdem, max_nodes: int = MAX_NODES):
+        if game.abstraction == "fullgame" and not game.rules.limit:
+            raise BettingTreeError("fullgame no-limit has a raise per chip: use bettingAbstraction=pluribus")
+        self.game, self.rules, self.bet_sizes = game, game.rules, game.bet_sizes
+        kind, actor, rnd, acts, kids, spent, folded, history = [], [], [], [], [], [], [], []
+        stack = [(game.initial_state(), -1, 0, 0)]         # (state, parent, slot, depth)
+        max_depth = 0
+        while stack:
+            st, parent, slot, depth = stack.pop()
+            node = len(kind)
+            if node >= max_nodes:
+                raise BettingTreeError(f"the abstract betting tree has more than {max_nodes:,} nodes; "
+                                       "use fewer bet sizes or players")
+            if parent >= 0:
+                kids[parent][slot] = node
+            max_depth = max(max_depth, depth)
+            cur = st.current_player()
+            k = CHANCE if cur == api.CHANCE else TERMINAL if cur == api.TERMINAL else DECISION
+            kind.append(k)
+            rnd.append(st.round)
+            spent.append(list(st.spent))
+            folded.append(list(st.folded))
+            if k == DECISION:
+                a = st.legal_actions()
+                actor.append(cur)
+                history.append("|".join("".join(m[0] + (str(m[1]) if m[1] else "") for m in moves)
+                                        for moves in st.moves[:st.round + 1]))
+                acts.append(a)
+                kids.append([-1] * len(a))
+                for j in reversed(range(len(a))):       # popped in ascending slot order
+                    stack.append((st.child(a[j]), node, j, depth + 1))
+            else:
+                actor.append(0)
+                acts.append(())
+                kids.append([-1])
+                if k == CHANCE:
+                    stack.append((st.child(st.deck[0]), node, 0, depth + 1))
+        self._arrays(kind, actor, rnd, acts, kids, spent, folded, history, max_depth, max(game.rules.blinds))
