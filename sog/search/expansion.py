@@ -129,18 +129,20 @@ def fill_uniform_priors(lo, hi, first, legal, prior):
 
 
 @numba.njit(cache=True)
-def centred_logits(actor, legal, logits, temperature):
-    """float [B, N, A]: logits[b, actor[b]] / temperature at the legal actions (bool [B, N, A]) less
-    their maximum per slot, -inf elsewhere: the exponents of the prior's softmax (logits float
-    [B, 2, N, A])."""
-    B, N, A = legal.shape
+def centred_logits(nodes, actor, legal, logits, temperature):
+    """float [B, N, A]: logits[b, actor[v]] / temperature at the legal actions of node v = nodes[b]
+    (actor int8 [>= n], legal bool [>= n, N, A]: the tree's arrays) less their maximum per slot,
+    -inf elsewhere: the exponents of the prior's softmax (logits float [B, 2, N, A])."""
+    B, N, A = len(nodes), legal.shape[1], legal.shape[2]
     z = np.empty((B, N, A))
     for b in range(B):
+        v = nodes[b]
+        i = actor[v]
         for s in range(N):
             top, any_legal = -np.inf, False
             for a in range(A):
-                z[b, s, a] = logits[b, actor[b], s, a] / temperature if legal[b, s, a] else -np.inf
-                if legal[b, s, a] and (not any_legal or z[b, s, a] > top):
+                z[b, s, a] = logits[b, i, s, a] / temperature if legal[v, s, a] else -np.inf
+                if legal[v, s, a] and (not any_legal or z[b, s, a] > top):
                     top, any_legal = z[b, s, a], True
             for a in range(A):
                 z[b, s, a] = z[b, s, a] - (top if any_legal else 0.0)
@@ -148,15 +150,17 @@ def centred_logits(actor, legal, logits, temperature):
 
 
 @numba.njit(cache=True)
-def normalise_priors(rows, z, prior):
-    """prior[rows[b], s] = z[b, s] / max(z[b, s].sum(), 1e-300) in order of b (a later row of the
-    same public state wins); z float [B, N, A], the exponentials of the softmax."""
+def normalise_priors(nodes, first, z, prior):
+    """prior[first[nodes[b]], s] = z[b, s] / max(z[b, s].sum(), 1e-300) in order of b (a later row
+    of the same public state wins); z float [B, N, A], the exponentials of the softmax; first
+    int [>= n]: `PublicTree.first`."""
     N, A = z.shape[1], z.shape[2]
-    for b in range(len(rows)):
+    for b in range(len(nodes)):
+        row = first[nodes[b]]
         for s in range(N):
             total = max(pairwise_sum(z[b, s], 0, A), 1e-300)
             for a in range(A):
-                prior[rows[b], s, a] = z[b, s, a] / total
+                prior[row, s, a] = z[b, s, a] / total
 
 
 @numba.njit(cache=True)
