@@ -35,21 +35,29 @@ node, or the children that the actions it lists reach."""
 @numba.njit(cache=True)
 def _block_sum(a, lo, n):
     """float: numpy's sum of a block of n <= 128 float64 values from a[lo] (sequential below 8,
-    else 8 interleaved accumulators added pairwise, then the rest)."""
+    else 8 interleaved accumulators added pairwise, then the rest). The accumulators are
+    scalars, not an array: this runs for every sum of 8 or more terms (a tic-tac-toe prior's
+    9 actions), and a heap array a call cost more than the sum."""
     if n < 8:
         res = 0.0
         for k in range(n):
             res += a[lo + k]
         return res
-    r = np.empty(8)
-    for j in range(8):
-        r[j] = a[lo + j]
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
     k = 8
     while k < n - n % 8:
-        for j in range(8):
-            r[j] += a[lo + k + j]
+        b = lo + k
+        r0 += a[b]
+        r1 += a[b + 1]
+        r2 += a[b + 2]
+        r3 += a[b + 3]
+        r4 += a[b + 4]
+        r5 += a[b + 5]
+        r6 += a[b + 6]
+        r7 += a[b + 7]
         k += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     while k < n:
         res += a[lo + k]
         k += 1
