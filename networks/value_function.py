@@ -1,9 +1,9 @@
 """The CVPN behind sog's `ValueFunction` protocol (`sog.search.value_function`).
 
 `NetworkValueFunction.evaluate(pubs, ranges)` encodes the B public belief
-states (`networks.encoding.encode`), runs one jitted `model.apply` of the
+states (`networks.encoding.encode_query`), runs one jitted `model.apply` of the
 configured CVPN (`networks.cvpn`) per chunk and converts the values to game
-units:
+units (`networks.encoding.game_values`):
 
     values  float64 [B, 2, N]     counterfactual values (cfv convention of
                                   `sog.games.api`, units of the game's utility)
