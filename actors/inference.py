@@ -20,8 +20,8 @@ Three pieces:
   once per version.
 - `InferenceClient`: a sog `ValueFunction` (`sog.search.value_function`)
   backed by a server. It encodes the beliefs itself
-  (`networks.encoding.encode`) and converts the network's outputs to game
-  units (`to_game_units`), exactly as `NetworkValueFunction.evaluate` does,
+  (`networks.encoding.encode_query`) and converts the network's outputs to game
+  units (`game_values`), exactly as `NetworkValueFunction.evaluate` does,
   so the wire carries small float arrays, not public states, and the
   encoding work is spread over the clients. It records the latest weight
   version it saw (for the weight-lag metric), the seconds spent waiting and
@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from actors.batch_sizes import BatchSizes
-from networks.encoding import encode, to_game_units, value_scales
+from networks.encoding import encode_query, game_values
 from sog.games import load_game
 from sog.process import rss_mb
 
@@ -260,8 +260,7 @@ class InferenceClient:
         n, a = spec.num_states, spec.num_actions
         if not len(pubs):
             return np.zeros((0, 2, n)), np.zeros((0, 2, n, a))
-        ranges = np.asarray(ranges, dtype=np.float64)
-        inputs, possible = encode(self.game, pubs, ranges)
+        inputs, possible, unit = encode_query(self.game, pubs, ranges)
         t0 = time.perf_counter()
         values, logits, version = self.submit(inputs, possible)
         self.wait_seconds += time.perf_counter() - t0
@@ -269,5 +268,4 @@ class InferenceClient:
         self.calls += 1
         self.queries += len(pubs)
         self.batch_sizes.add(len(pubs))
-        return (to_game_units(values, ranges, possible, value_scales(self.game, pubs)),
-                np.asarray(logits, dtype=np.float64))
+        return game_values(values, possible, unit), np.asarray(logits, dtype=np.float64)

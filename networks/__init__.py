@@ -4,8 +4,10 @@
     vf = NetworkValueFunction(game, config.network, init_params(game, config.network, seed=0))
     values, logits = vf.evaluate(pubs, ranges)        # sog.search.value_function.ValueFunction
 
-Architectures are chosen by `network.kind` (`networks.registry`).
+Architectures are chosen by `network.kind` (`networks.registry`). Importing the package makes
+JAX's CPU dispatch synchronous (`networks.dispatch`).
 """
+import networks.dispatch  # noqa: F401  (first: before anything starts JAX's CPU backend)
 from networks.cvpn import init_params, make_model
 from networks.encoding import encode, to_game_units, to_network_units
 from networks.loss import cvpn_loss

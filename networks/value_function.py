@@ -1,9 +1,9 @@
 """The CVPN behind sog's `ValueFunction` protocol (`sog.search.value_function`).
 
 `NetworkValueFunction.evaluate(pubs, ranges)` encodes the B public belief
-states (`networks.encoding.encode`), runs one jitted `model.apply` of the
+states (`networks.encoding.encode_query`), runs one jitted `model.apply` of the
 configured CVPN (`networks.cvpn`) per chunk and converts the values to game
-units:
+units (`networks.encoding.game_values`):
 
     values  float64 [B, 2, N]     counterfactual values (cfv convention of
                                   `sog.games.api`, units of the game's utility)
@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from networks.cvpn import make_model
-from networks.encoding import encode, to_game_units, value_scales
+from networks.encoding import encode_query, game_values
 from sog.config import NetworkConfig
 from sog.games.api import Game
 
@@ -103,7 +103,6 @@ class NetworkValueFunction:
         self.queries += len(pubs)
         if not len(pubs):
             return np.zeros((0, 2, n)), np.zeros((0, 2, n, a))
-        ranges = np.asarray(ranges, dtype=np.float64)
-        inputs, possible = encode(self.game, pubs, ranges)
+        inputs, possible, unit = encode_query(self.game, pubs, ranges)
         values, logits = self.apply_padded(inputs, possible)
-        return to_game_units(values, ranges, possible, value_scales(self.game, pubs)), logits.astype(np.float64)
+        return game_values(values, possible, unit), logits.astype(np.float64)

@@ -6,7 +6,17 @@ import numpy as np
 import pytest
 
 from networks.cvpn import init_params, make_model
-from networks.encoding import encode, normalise_ranges, to_game_units, to_network_units
+from networks.encoding import (
+    _normalise_into,
+    encode,
+    encode_query,
+    game_values,
+    normalise_ranges,
+    opponent_reach,
+    to_game_units,
+    to_network_units,
+    value_scales,
+)
 from networks.loss import cvpn_loss
 from networks.mlp import MLP, build_mlp
 from networks.registry import BUILDERS, builder
@@ -116,6 +126,32 @@ def test_units_round_trip_and_zero_safe_encoding(leduc):
     np.testing.assert_allclose(back[mask], v[mask], rtol=1e-6)
     assert not mask[1, 1].any()        # player 0's range is zero: player 1's values carry nothing
     assert np.all(back[~mask] == 0.0)
+
+
+def test_encode_query_and_game_values_are_the_numpy_formulas_bit_for_bit(leduc):
+    """The numba per-call path (issue 24) gives `normalise_ranges`' inputs and `to_game_units`'
+    values exactly, on Leduc and on random [B, 2, N] rows of up to hold'em's 1326 slots (numpy's
+    pairwise sums above 8 and 128 terms)."""
+    game, pubs, _ = leduc
+    rng = np.random.default_rng(5)
+    ranges = random_ranges(rng, len(pubs), 6, zero_rows=[(0, 1)])
+    inputs, possible, unit = encode_query(game, pubs, ranges)
+    ref_inputs, ref_possible = encode(game, pubs, ranges)
+    np.testing.assert_array_equal(inputs, ref_inputs)
+    np.testing.assert_array_equal(possible, ref_possible)
+    v = rng.normal(size=(len(pubs), 2, 6)).astype(np.float32)
+    want = to_game_units(v, ranges, possible, value_scales(game, pubs))
+    assert game_values(v, possible, unit).tobytes() == want.tobytes()
+    for n in (1, 3, 9, 24, 200, 1326):
+        r = random_ranges(rng, 7, n, zero_rows=[(2, 0)])
+        m = rng.random((7, 2, n)) < 0.8
+        scale = rng.uniform(0.5, 40.0, 7)
+        got, unit = np.zeros((7, 2 * n), np.float32), np.zeros((7, 2))
+        _normalise_into(r, m, scale, got, unit)
+        assert got.tobytes() == normalise_ranges(r, m).reshape(7, 2 * n).tobytes()
+        assert unit.tobytes() == (scale[:, None] * opponent_reach(r, m)).tobytes()
+        v = rng.normal(size=(7, 2, n)).astype(np.float32)
+        assert game_values(v, m, unit).tobytes() == to_game_units(v, r, m, scale).tobytes()
 
 
 def test_bucket_padding_matches_unpadded_apply_and_bounds_compilations(leduc):

@@ -179,6 +179,16 @@ class Game(abc.ABC):
         """The OpenSpiel game string with the same rules, or None."""
         return None
 
+    def child_actions(self, pub) -> np.ndarray:
+        """bool [K, A] at a decision node: whether child k of `children(pub)` is reached by action
+        a from some legal slot of the actor that is possible here (`PublicTree`'s partial
+        expansion picks the children of the actions it is given); derived from `children`,
+        `legal_mask` and `possible_mask`, so `cached` keeps it per public state."""
+        kids = self.cached("children", pub)
+        legal = self.cached("legal_mask", pub) & self.cached("possible_mask", pub)[self.cached("actor", pub)][:, None]
+        amaps = np.stack([child.actor_map for child in kids])            # [K, N, A]
+        return ((amaps >= 0) & legal).any(1)
+
     def value_scale(self, pub) -> float:
         """The unit of the network's values at public state `pub` (`networks.encoding`): by default
         `spec.max_utility`; poker's pot (DeepStack's normalisation)."""

@@ -35,21 +35,29 @@ node, or the children that the actions it lists reach."""
 @numba.njit(cache=True)
 def _block_sum(a, lo, n):
     """float: numpy's sum of a block of n <= 128 float64 values from a[lo] (sequential below 8,
-    else 8 interleaved accumulators added pairwise, then the rest)."""
+    else 8 interleaved accumulators added pairwise, then the rest). The accumulators are
+    scalars, not an array: this runs for every sum of 8 or more terms (a tic-tac-toe prior's
+    9 actions), and a heap array a call cost more than the sum."""
     if n < 8:
         res = 0.0
         for k in range(n):
             res += a[lo + k]
         return res
-    r = np.empty(8)
-    for j in range(8):
-        r[j] = a[lo + j]
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
     k = 8
     while k < n - n % 8:
-        for j in range(8):
-            r[j] += a[lo + k + j]
+        b = lo + k
+        r0 += a[b]
+        r1 += a[b + 1]
+        r2 += a[b + 2]
+        r3 += a[b + 3]
+        r4 += a[b + 4]
+        r5 += a[b + 5]
+        r6 += a[b + 6]
+        r7 += a[b + 7]
         k += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     while k < n:
         res += a[lo + k]
         k += 1
@@ -129,18 +137,20 @@ def fill_uniform_priors(lo, hi, first, legal, prior):
 
 
 @numba.njit(cache=True)
-def centred_logits(actor, legal, logits, temperature):
-    """float [B, N, A]: logits[b, actor[b]] / temperature at the legal actions (bool [B, N, A]) less
-    their maximum per slot, -inf elsewhere: the exponents of the prior's softmax (logits float
-    [B, 2, N, A])."""
-    B, N, A = legal.shape
+def centred_logits(nodes, actor, legal, logits, temperature):
+    """float [B, N, A]: logits[b, actor[v]] / temperature at the legal actions of node v = nodes[b]
+    (actor int8 [>= n], legal bool [>= n, N, A]: the tree's arrays) less their maximum per slot,
+    -inf elsewhere: the exponents of the prior's softmax (logits float [B, 2, N, A])."""
+    B, N, A = len(nodes), legal.shape[1], legal.shape[2]
     z = np.empty((B, N, A))
     for b in range(B):
+        v = nodes[b]
+        i = actor[v]
         for s in range(N):
             top, any_legal = -np.inf, False
             for a in range(A):
-                z[b, s, a] = logits[b, actor[b], s, a] / temperature if legal[b, s, a] else -np.inf
-                if legal[b, s, a] and (not any_legal or z[b, s, a] > top):
+                z[b, s, a] = logits[b, i, s, a] / temperature if legal[v, s, a] else -np.inf
+                if legal[v, s, a] and (not any_legal or z[b, s, a] > top):
                     top, any_legal = z[b, s, a], True
             for a in range(A):
                 z[b, s, a] = z[b, s, a] - (top if any_legal else 0.0)
@@ -148,15 +158,17 @@ def centred_logits(actor, legal, logits, temperature):
 
 
 @numba.njit(cache=True)
-def normalise_priors(rows, z, prior):
-    """prior[rows[b], s] = z[b, s] / max(z[b, s].sum(), 1e-300) in order of b (a later row of the
-    same public state wins); z float [B, N, A], the exponentials of the softmax."""
+def normalise_priors(nodes, first, z, prior):
+    """prior[first[nodes[b]], s] = z[b, s] / max(z[b, s].sum(), 1e-300) in order of b (a later row
+    of the same public state wins); z float [B, N, A], the exponentials of the softmax; first
+    int [>= n]: `PublicTree.first`."""
     N, A = z.shape[1], z.shape[2]
-    for b in range(len(rows)):
+    for b in range(len(nodes)):
+        row = first[nodes[b]]
         for s in range(N):
             total = max(pairwise_sum(z[b, s], 0, A), 1e-300)
             for a in range(A):
-                prior[rows[b], s, a] = z[b, s, a] / total
+                prior[row, s, a] = z[b, s, a] / total
 
 
 @numba.njit(cache=True)

@@ -459,7 +459,7 @@ class GTCFR:
         if not len(f):
             return self._no_leaves
         pubs = self.tree.pubs
-        leaf_values, logits = yield from self.recorder.ask([pubs[p] for p in f.tolist()], ranges[f])
+        leaf_values, logits = yield from self.recorder.ask(list(map(pubs.__getitem__, f.tolist())), ranges[f])
         self._set_priors(f, logits)
         return np.asarray(leaf_values, dtype=np.float64)
 
@@ -514,9 +514,9 @@ class GTCFR:
         returns them): the prior of a public state is that of its latest evaluation."""
         self._fill_priors()
         tree = self.tree
-        z = expansion.centred_logits(tree.actor[nodes], tree.legal[nodes], np.asarray(logits, dtype=np.float64),
+        z = expansion.centred_logits(nodes, tree.actor, tree.legal, np.asarray(logits, dtype=np.float64),
                                      float(self.settings.prior_temperature))
-        expansion.normalise_priors(tree.first[nodes], np.exp(z), self.prior)
+        expansion.normalise_priors(nodes, tree.first, np.exp(z), self.prior)
 
     def grow(self, simulations: int) -> None:
         """Run `simulations` expansion simulations with virtual losses between them (their visits

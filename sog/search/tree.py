@@ -104,12 +104,14 @@ class PublicTree:
         self.e_src = np.zeros(ecap, dtype=np.int32)
         self.e_dst = np.zeros(ecap, dtype=np.int32)
         self.e_action = np.zeros(ecap, dtype=np.int32)
+        self._no_actions = np.zeros((N, A), dtype=bool)            # `_write_node`'s stand-ins where the
+        self._no_actions_map = np.full((N, A), -1, dtype=np.int64)  # node has no legal mask, actor map or
+        self._no_state_maps = np.full((2, N), -1, dtype=np.int64)   # edge (a root)
         self.pubs: list[Hashable] = []
         self.edge: list[Child | None] = []          # edge from the parent, per node
         self.children: list[list[int]] = []         # child node ids, per node
         self._added: list[set[int]] = []            # indices (in game.children) of added children
         self.index: dict[Hashable, int] = {}        # public state -> node (first occurrence)
-        self._reach: dict[Hashable, np.ndarray] = {}  # public state -> `_reached_by`
         self.roots = [self._append(pub, -1, None) for pub in roots]
 
     # ---- growth -----------------------------------------------------------
@@ -117,58 +119,35 @@ class PublicTree:
         if self.size == len(self.parent):
             self._grow()
         game, i = self.game, self.size
+        N, A = game.spec.num_states, game.spec.num_actions
+        while self.num_edges + N * A + N > len(self.e_child):
+            for name in ("e_child", "e_player", "e_src", "e_dst", "e_action"):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
         self.size += 1
         self.version += 1
-        self.parent[i] = parent
-        self.expanded[i] = False
-        self.depth[i] = 0 if parent < 0 else self.depth[parent] + 1
-        self.prob[i] = edge.prob if parent >= 0 and self.kind[parent] == CHANCE else 1.0
-        self.kind[i] = game.cached("kind", pub)
-        self.actor[i] = game.cached("actor", pub)
-        self.possible[i] = game.cached("possible_mask", pub)
-        self.present[i] = False
-        self.legal[i] = (game.cached("legal_mask", pub) & self.possible[i, self.actor[i]][:, None]
-                         if self.kind[i] == DECISION else False)
+        kind = game.cached("kind", pub)
+        legal = game.cached("legal_mask", pub) if kind == DECISION else self._no_actions
+        prob = edge.prob if parent >= 0 and self.kind[parent] == CHANCE else 1.0
+        state_maps, actor_map = ((edge.state_maps, self._no_actions_map if edge.actor_map is None else edge.actor_map)
+                                 if edge is not None else (self._no_state_maps, self._no_actions_map))
         self.pubs.append(pub)
         self.edge.append(edge)
         self.children.append([])
         self._added.append(set())
-        self.first[i] = self.index.setdefault(pub, i)
-        self.first_child[i] = self.next_sibling[i] = self._last_child[i] = -1
-        self.edge_start[i] = self.num_edges
-        if edge is not None:
-            self._link(parent, i, edge)
-            self._add_edges(parent, i)
-        self.edge_start[i + 1] = self.num_edges
-        if edge is None:
-            self.in_state_maps[i], self.in_actor_map[i] = -1, -1
+        self.num_edges = _write_node(
+            i, parent, kind, game.cached("actor", pub), prob, self.index.setdefault(pub, i),
+            game.cached("possible_mask", pub), legal, state_maps, actor_map, edge is not None, self.num_edges,
+            self.parent, self.depth, self.kind, self.actor, self.prob, self.expanded, self.possible, self.legal,
+            self.present, self.first, self.first_child, self.next_sibling, self._last_child, self.edge_start,
+            self.in_state_maps, self.in_actor_map, self.e_child, self.e_player, self.e_src, self.e_dst,
+            self.e_action)
         return i
-
-    def _link(self, p: int, c: int, edge: Child) -> None:
-        """Link child c as parent p's last child and store its edge's arrays (see class doc)."""
-        if self._last_child[p] < 0:
-            self.first_child[p] = c
-        else:
-            self.next_sibling[self._last_child[p]] = c
-        self._last_child[p] = c
-        self.in_state_maps[c] = edge.state_maps
-        self.in_actor_map[c] = edge.actor_map if edge.actor_map is not None else -1
 
     def add_root(self, pub) -> int:
         """Append another root (a forest); returns its node."""
         self.roots.append(self._append(pub, -1, None))
         return self.roots[-1]
-
-    def _add_edges(self, p: int, c: int) -> None:
-        """Record the slot-to-slot edges of parent p -> child c (see class doc) from c's edge arrays."""
-        N, A = self.game.spec.num_states, self.game.spec.num_actions
-        while self.num_edges + N * A + N > len(self.e_child):
-            for name in ("e_child", "e_player", "e_src", "e_dst", "e_action"):
-                old = getattr(self, name)
-                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
-        self.num_edges = _add_edges(p, c, self.num_edges, self.kind, self.actor, self.in_actor_map, self.in_state_maps,
-                                    self.legal, self.possible, self.present, self.e_child,
-                                    self.e_player, self.e_src, self.e_dst, self.e_action)
 
     def nbytes(self) -> int:
         """Bytes held by the tree's arrays (node-indexed arrays at their capacity, the edge
@@ -193,7 +172,7 @@ class PublicTree:
             return self.children[node]
         added = self._added[node]
         kids = self.game.cached("children", self.pubs[node])
-        wanted = (self._reached_by(node)[:, list(actions)].any(1) if actions is not None
+        wanted = (self.game.cached("child_actions", self.pubs[node])[:, list(actions)].any(1) if actions is not None
                   and self.kind[node] == DECISION else np.ones(len(kids), dtype=bool))
         for k, child in enumerate(kids):
             if k in added or not wanted[k]:
@@ -216,17 +195,6 @@ class PublicTree:
         self.expanded[node] = True
         self.version += 1
         return self.children[node]
-
-    def _reached_by(self, node: int) -> np.ndarray:
-        """bool [K, A]: whether some legal slot of the actor reaches child k (of
-        `game.children`) with action a at decision node `node`; kept per public state."""
-        pub = self.pubs[node]
-        reached = self._reach.get(pub)
-        if reached is None:
-            kids = self.game.cached("children", pub)
-            amaps = np.stack([child.actor_map for child in kids])            # [K, N, A]
-            reached = self._reach[pub] = ((amaps >= 0) & self.legal[node]).any(1)
-        return reached
 
     def expand_all(self, max_depth: int | None = None, stop=None, start: int = 0,
                    max_nodes: int | None = None) -> "PublicTree":
@@ -258,6 +226,54 @@ class PublicTree:
     def is_frontier(self) -> np.ndarray:
         """bool [size]: non-terminal leaves (no child in the tree yet)."""
         return self.is_leaf() & (self.kind[: self.size] != TERMINAL)
+
+
+@numba.njit(cache=True)
+def _write_node(i, p, kind_i, actor_i, prob_i, first_i, possible_i, legal_mask, state_maps, actor_map, has_edge,
+                start, parent, depth, kind, actor, prob, expanded, possible, legal, present, first, first_child,
+                next_sibling, last_child, edge_start, in_state_maps, in_actor_map, e_child, e_player, e_src, e_dst,
+                e_action):
+    """Write node i (parent p, -1 for a root) into the tree's arrays (see `PublicTree`): its kind,
+    actor, edge probability prob_i, first node of its public state first_i, possible slots
+    possible_i bool [2, N], legal (slot, action) pairs legal_mask bool [N, A] masked to the actor's
+    possible slots at a decision node (none elsewhere); with an edge (has_edge), link it as p's
+    last child, store the edge's maps (state_maps int [2, N], actor_map int [N, A]: -1 rows where
+    it has none) and record its edges from row `start` (`_add_edges`; room assumed); a root's maps
+    are -1. Returns the new number of edges."""
+    N, A = legal.shape[1], legal.shape[2]
+    parent[i] = p
+    expanded[i] = False
+    depth[i] = 0 if p < 0 else depth[p] + 1
+    prob[i] = prob_i
+    kind[i] = kind_i
+    actor[i] = actor_i
+    for j in range(2):
+        for s in range(N):
+            possible[i, j, s] = possible_i[j, s]
+    for s in range(N):
+        for a in range(A):
+            present[i, s, a] = False
+            legal[i, s, a] = kind_i == DECISION and legal_mask[s, a] and possible_i[actor_i, s]
+    first[i] = first_i
+    first_child[i] = next_sibling[i] = last_child[i] = -1
+    edge_start[i] = start
+    k = start
+    for j in range(2):
+        for s in range(N):
+            in_state_maps[i, j, s] = state_maps[j, s]
+    for s in range(N):
+        for a in range(A):
+            in_actor_map[i, s, a] = actor_map[s, a]
+    if has_edge:
+        if last_child[p] < 0:
+            first_child[p] = i
+        else:
+            next_sibling[last_child[p]] = i
+        last_child[p] = i
+        k = _add_edges(p, i, start, kind, actor, in_actor_map, in_state_maps, legal, possible, present, e_child,
+                       e_player, e_src, e_dst, e_action)
+    edge_start[i + 1] = k
+    return k
 
 
 @numba.njit(cache=True)
