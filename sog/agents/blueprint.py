@@ -357,20 +357,7 @@ class BlueprintMCCFR(PluribusMCCFR):
 
     def blueprint_probs(self) -> np.ndarray:
         """float [R, A]: the blueprint of every allocated row (see the module doc)."""
-        rows = self.tree.num_rows
-        legal = self.tree.row_legal
-        current = regret_matching(self._regret[:rows], legal)
-        avg = self._avg[:rows] * legal
-        total = avg.sum(axis=1, keepdims=True)
-        averaged = np.where(total > 0, avg / np.where(total > 0, total, 1.0), current)
-        if self.settings.averaging == "all":
-            return averaged
-        if self.snapshots:
-            uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
-            later = (self._snap[:rows] + (self.snapshots - self._snap_rows[:rows])[:, None] * uniform) / self.snapshots
-        else:
-            later = current
-        return np.where((self.tree.row_round == 0)[:, None], averaged, later)
+        return pluribus_blueprint(self, self.tree.num_rows, self.tree.row_legal, self.tree.row_round == 0)
 
     def blueprint(self) -> dict[str, np.ndarray]:
         """{abstract key: float [A] action probabilities (columns: action ids)}."""
@@ -416,6 +403,26 @@ class BlueprintMCCFR(PluribusMCCFR):
         (self.iterations, self.snapshots, self.nodes_touched, self.pruned_traversals,
          self.skipped_actions) = (int(x) for x in arrays["counters"])
         self.rng.bit_generator.state = json.loads(str(arrays["rng"]))
+
+
+def pluribus_blueprint(solver, rows: int, legal: np.ndarray, first_round: np.ndarray) -> np.ndarray:
+    """float [R, A]: the blueprint of a Pluribus solver's first `rows` rows (the module doc):
+    the average strategy where `first_round` (bool [R]) or with `averaging="all"`, else the
+    snapshot average, rows met after some snapshots counting those as uniform (the current
+    strategy before any snapshot). `solver` holds `_regret`, `_avg`, `_snap` [>= R, A],
+    `_snap_rows` int [>= R], `snapshots` and `settings.averaging`; legal bool [R, A]."""
+    current = regret_matching(solver._regret[:rows], legal)
+    avg = solver._avg[:rows] * legal
+    total = avg.sum(axis=1, keepdims=True)
+    averaged = np.where(total > 0, avg / np.where(total > 0, total, 1.0), current)
+    if solver.settings.averaging == "all":
+        return averaged
+    if solver.snapshots:
+        uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
+        later = (solver._snap[:rows] + (solver.snapshots - solver._snap_rows[:rows])[:, None] * uniform) / solver.snapshots
+    else:
+        later = current
+    return np.where(first_round[:, None], averaged, later)
 
 
 def _abstract_probs(tree: AbstractWorldTree, probs: np.ndarray, pub) -> np.ndarray:

@@ -43,6 +43,7 @@ from sog.agents.blueprint import (
     Settings,
     describe_abstraction,
     fingerprint,
+    pluribus_blueprint,
     real_policy,
 )
 from sog.agents.common import Budget
@@ -215,19 +216,7 @@ class SampledBlueprintMCCFR:
     def blueprint_probs(self) -> np.ndarray:
         """float [R, K]: the blueprint of every row: the average strategy on the first round,
         the snapshot average after it (`averaging="pluribus"`), as `BlueprintMCCFR`."""
-        rows, legal = self.num_rows, self.row_legal()
-        current = regret_matching(self._regret[:rows], legal)
-        avg = self._avg[:rows] * legal
-        total = avg.sum(axis=1, keepdims=True)
-        averaged = np.where(total > 0, avg / np.where(total > 0, total, 1.0), current)
-        if self.settings.averaging == "all":
-            return averaged
-        if self.snapshots:
-            uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
-            later = (self._snap[:rows] + (self.snapshots - self._snap_rows[:rows])[:, None] * uniform) / self.snapshots
-        else:
-            later = current
-        return np.where((self.betting.round[self.row_nodes()] == 0)[:, None], averaged, later)
+        return pluribus_blueprint(self, self.num_rows, self.row_legal(), self.betting.round[self.row_nodes()] == 0)
 
     def game_probs(self, probs: np.ndarray) -> np.ndarray:
         """float [R, A]: slot probabilities [R, K] as the game's action ids (small games: A columns)."""
