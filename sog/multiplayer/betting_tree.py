@@ -24,37 +24,16 @@ class TableBettingTree(BettingTree):
         if game.abstraction == "fullgame" and not game.rules.limit:
             raise BettingTreeError("fullgame no-limit has a raise per chip: use bettingAbstraction=pluribus")
         self.game, self.rules, self.bet_sizes = game, game.rules, game.bet_sizes
-        kind, actor, rnd, acts, kids, spent, folded, history = [], [], [], [], [], [], [], []
-        stack = [(game.initial_state(), -1, 0, 0)]         # (state, parent, slot, depth)
-        max_depth = 0
-        while stack:
-            st, parent, slot, depth = stack.pop()
-            node = len(kind)
-            if node >= max_nodes:
-                raise BettingTreeError(f"the abstract betting tree has more than {max_nodes:,} nodes; "
-                                       "use fewer bet sizes or players")
-            if parent >= 0:
-                kids[parent][slot] = node
-            max_depth = max(max_depth, depth)
-            cur = st.current_player()
-            k = CHANCE if cur == api.CHANCE else TERMINAL if cur == api.TERMINAL else DECISION
-            kind.append(k)
-            rnd.append(st.round)
-            spent.append(list(st.spent))
-            folded.append(list(st.folded))
-            if k == DECISION:
-                a = st.legal_actions()
-                actor.append(cur)
-                history.append("|".join("".join(m[0] + (str(m[1]) if m[1] else "") for m in moves)
-                                        for moves in st.moves[:st.round + 1]))
-                acts.append(a)
-                kids.append([-1] * len(a))
-                for j in reversed(range(len(a))):       # popped in ascending slot order
-                    stack.append((st.child(a[j]), node, j, depth + 1))
-            else:
-                actor.append(0)
-                acts.append(())
-                kids.append([-1])
-                if k == CHANCE:
-                    stack.append((st.child(st.deck[0]), node, 0, depth + 1))
-        self._arrays(kind, actor, rnd, acts, kids, spent, folded, history, max_depth, max(game.rules.blinds))
+        self._enumerate(game.initial_state(), max_nodes, "use fewer bet sizes or players", max(game.rules.blinds))
+
+    def _node(self, st):
+        """`BettingTree._node` for an n-player state (chance deals the lowest card left)."""
+        cur = st.current_player()
+        k = CHANCE if cur == api.CHANCE else TERMINAL if cur == api.TERMINAL else DECISION
+        spent, folded = list(st.spent), list(st.folded)
+        if k == DECISION:
+            a = st.legal_actions()
+            history = "|".join("".join(m[0] + (str(m[1]) if m[1] else "") for m in moves)
+                               for moves in st.moves[:st.round + 1])
+            return k, cur, spent, folded, history, a, [st.child(x) for x in a]
+        return k, 0, spent, folded, None, (), [st.child(st.deck[0])] if k == CHANCE else []

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sog.games.api import CHANCE, DECISION, TERMINAL
+from sog.games.api import CHANCE, DECISION
 from sog.games.holdem import betting as B
 from sog.games.holdem.action_abstraction import BetSizes, abstract_actions
 
@@ -50,40 +50,50 @@ class BettingTree:
         if bet_sizes is None and not rules.limit and rules.abstraction == "fullgame":
             raise BettingTreeError("a fullgame no-limit game needs bet sizes")
         self.rules, self.bet_sizes = rules, bet_sizes
+        self._enumerate(B.initial(rules), max_nodes, "use fewer bet sizes", rules.big_blind)
+
+    def _node(self, st):
+        """(kind, actor, chips spent [P], folded [P], history, actions, child states) of the state
+        `st`: children per action at a decision, the deal at a chance node, none at a terminal;
+        actor 0 and history None away from decisions."""
+        rules = self.rules
+        k = B.kind(rules, st)
+        spent, folded = st.spent, (st.folded == 0, st.folded == 1)
+        if k == DECISION:
+            a = self._actions(st)
+            return (k, B.actor(rules, st), spent, folded, B.sequences(rules, st), a,
+                    [B.apply(rules, st, x) for x in a])
+        children = [B.deal(st, B.cards_due(rules, st))] if k == CHANCE else []
+        return k, 0, spent, folded, None, (), children
+
+    def _enumerate(self, root, max_nodes: int, advice: str, big_blind: float) -> None:
+        """Enumerate the tree below the state `root` depth-first (`_node` describes each state;
+        a node's children get ascending ids by slot) into the tree's arrays (`_arrays`); more than
+        `max_nodes` nodes raise a BettingTreeError ending in `advice`."""
         kind, actor, rnd, acts, kids, spent, folded, history = [], [], [], [], [], [], [], []
-        stack = [(B.initial(rules), -1, 0)]         # (state, parent, slot)
-        depth = {0: 0}
+        stack = [(root, -1, 0, 0)]                   # (state, parent, slot, depth)
         max_depth = 0
         while stack:
-            st, parent, slot = stack.pop()
+            st, parent, slot, depth = stack.pop()
             node = len(kind)
             if node >= max_nodes:
-                raise BettingTreeError(f"the abstract betting tree has more than {max_nodes:,} nodes; "
-                                       "use fewer bet sizes")
+                raise BettingTreeError(f"the abstract betting tree has more than {max_nodes:,} nodes; {advice}")
             if parent >= 0:
                 kids[parent][slot] = node
-                depth[node] = depth[parent] + 1
-                max_depth = max(max_depth, depth[node])
-            k = B.kind(rules, st)
+            max_depth = max(max_depth, depth)
+            k, who, chips, out, hist, a, children = self._node(st)
             kind.append(k)
+            actor.append(who)
             rnd.append(st.round)
-            spent.append(st.spent)
-            folded.append((st.folded == 0, st.folded == 1))
+            spent.append(chips)
+            folded.append(out)
+            acts.append(a)
+            kids.append([-1] * max(len(children), 1))
             if k == DECISION:
-                a = self._actions(st)
-                actor.append(B.actor(rules, st))
-                history.append(B.sequences(rules, st))
-                acts.append(a)
-                kids.append([-1] * len(a))
-                for j in reversed(range(len(a))):       # popped in ascending slot order
-                    stack.append((B.apply(rules, st, a[j]), node, j))
-            else:
-                actor.append(0)
-                acts.append(())
-                kids.append([-1])
-                if k == CHANCE:
-                    stack.append((B.deal(st, B.cards_due(rules, st)), node, 0))
-        self._arrays(kind, actor, rnd, acts, kids, spent, folded, history, max_depth, rules.big_blind)
+                history.append(hist)
+            for j in reversed(range(len(children))):   # popped in ascending slot order
+                stack.append((children[j], node, j, depth + 1))
+        self._arrays(kind, actor, rnd, acts, kids, spent, folded, history, max_depth, big_blind)
 
     def _arrays(self, kind, actor, rnd, acts, kids, spent, folded, history, depth, big_blind) -> None:
         """The tree's arrays from per-node lists in creation order (see the module doc): kind,
