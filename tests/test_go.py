@@ -165,3 +165,24 @@ def test_api_and_features():
     children = game.children(pub)
     assert len(children) == game.legal_mask(pub).sum() == 80
     assert all(c.actor_map[0, c.pub[-1]] == 0 for c in children)
+
+
+def test_state_table_is_bounded_and_stays_right(monkeypatch):
+    """Self-play meets ever new positions: the OpenSpiel states and the per-state values the
+    game keeps are bounded, and a state rebuilt after the table was emptied is the same."""
+    from sog.games import spiel_board
+    monkeypatch.setattr(spiel_board, "STATE_MEMO", 40)
+    game = Go(board_size=9)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        pub = ()
+        while game.kind(pub) != TERMINAL and len(pub) < 30:
+            pub = pub + (int(rng.choice(np.flatnonzero(game.legal_mask(pub)[0]))),)
+            game.features(pub)
+            fresh = game.spiel_game.new_initial_state()
+            for a in pub:
+                fresh.apply_action(a)
+            assert str(game.state(pub)) == str(fresh)
+    kept = sum(len(v) if isinstance(v, dict) else 1
+               for k, v in game._memo.items() if k[0] != "actor_map")
+    assert kept <= 2 * 40 + 3
