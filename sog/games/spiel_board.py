@@ -32,7 +32,8 @@ import pyspiel
 
 from sog.games.api import CHANCE_PLAYER, DECISION, TERMINAL, Child, Game
 
-STATE_MEMO = 100_000       # OpenSpiel states, and per-state values of `cached`, kept at most
+STATE_MEMO = 30_000        # OpenSpiel states, and per-state values of `cached`, kept at most (~12 KB
+                            # a Go 9 x 9 position with its feature planes)
 _STATE_MAPS = np.zeros((2, 1), dtype=np.int64)
 _STATE_MAPS.setflags(write=False)
 
