@@ -4,7 +4,7 @@ from __future__ import annotations
 from sog.agents.api import AgentError
 from sog.agents.registry import register, take_params
 from sog.agents.sog_agent import SoGAgent
-from sog.config import NetworkConfig
+from sog.config import ConfigError, NetworkConfig, load_config
 from sog.games.api import Game
 from sog.search.oracle import ExactValueFunction
 from sog.search.settings import SearchSettings
@@ -42,17 +42,24 @@ def _sog_agent(game: Game, arg: str | None, params: dict):
     """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle;
     also alpha: the gadget's, t: T_prior, the prior's temperature, chance_limit / chance_samples:
     `SearchSettings`'s, chance_limit 0 by default: the game's, 1000 on 52-card hold'em, whose
-    searches leave the flop's 22,100 deals a network leaf as in training)."""
+    searches leave the flop's 22,100 deals a network leaf as in training; net=CONFIG with
+    `fresh`: the untrained network of that training config's `network` section, e.g. the
+    starting point of a run in an Elo table, instead of the default architecture)."""
 
     p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "t": float, "oracle_iterations": int,
-                                    "chance_limit": int, "chance_samples": int},
+                                    "chance_limit": int, "chance_samples": int, "net": str},
                     minimum={"s": 1, "oracle_iterations": 1, "chance_limit": 0, "chance_samples": 1})
+    if "net" in p and arg != "fresh":
+        raise AgentError(f"agent 'sog': net= gives the architecture of sog:fresh only, not of {arg or 'oracle'!r}")
     try:
         search = SearchSettings(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
                                 gadget_alpha=p.get("alpha", 0.5), prior_temperature=p.get("t", 1.0),
                                 chance_limit=p.get("chance_limit", 0), chance_samples=p.get("chance_samples", 16))
-        value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
-    except ValueError as e:
+        if "net" in p:
+            value_fn = fresh_cvpn(game, config=load_config(p["net"]).network)
+        else:
+            value_fn = make_value_function(arg or "oracle", game, p.get("oracle_iterations", 50))
+    except (ValueError, ConfigError) as e:
         raise AgentError(f"agent 'sog': {e}") from None
     return SoGAgent(game, value_fn, search)
 

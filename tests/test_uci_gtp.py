@@ -12,11 +12,13 @@ from pathlib import Path
 
 import chess
 import chess.engine
+import jax
 import pytest
 from engine_programs import needs_gnugo, needs_stockfish, program
 
 from launch.uci import UCIServer
 from sog.agents.gtp import GTPClient, GTPError
+from sog.games import load_game
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
@@ -158,3 +160,21 @@ def test_gtp_random_loses_to_gnugo():
             passes = passes + 1 if vertex.lower() == "pass" else 0
             moves += 1
         assert gnugo.send("final_score").startswith("W+")
+
+
+def test_fresh_agent_takes_a_training_configs_network():
+    """`sog:fresh?net=CONFIG`: the untrained network of a run's architecture (an Elo table's
+    starting point); net= with a checkpoint or the oracle, or a missing config, is one error."""
+    from launch.tournament import setup_agents
+    from sog.agents.api import AgentError
+    from sog.agents.registry import make_agent
+
+    setup_agents()
+    go = load_game("go")
+    small = make_agent("sog:fresh?s=1&net=go9_small", go).resolver.value_fn
+    default = make_agent("sog:fresh?s=1", go).resolver.value_fn
+    count = lambda vf: sum(x.size for x in jax.tree_util.tree_leaves(vf.params))
+    assert count(small) < count(default)
+    for bad, words in (("sog:oracle?net=go9_small", "sog:fresh only"), ("sog:fresh?net=nope", "nope")):
+        with pytest.raises(AgentError, match=words):
+            make_agent(bad, go)
