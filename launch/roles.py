@@ -121,7 +121,8 @@ class Role:
 
 ROLES = (
     Role("inference", "inference server", NetworkValueFunction, lambda c: c.inference.servers,
-         sync_count=lambda c: 1, ray_options={"num_cpus": 0, **SERVICE, "max_concurrency": 1000}, gpu_share=0.5, jax=True),
+         sync_count=lambda c: 1, ray_options={"num_cpus": 0, **SERVICE, "max_concurrency": 1000},
+         gpu_share=0.5, jax=True),
     Role("replay", "replay buffer", ReplayBuffer, lambda c: 1, snapshot="replay.npz",
          ray_options={"num_cpus": 0, **SERVICE}),
     Role("queue", "query queue", QueryQueue, lambda c: 1 if c.solver.solvers else 0, snapshot="queue.pkl",
