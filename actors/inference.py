@@ -1,4 +1,5 @@
-"""Batched CVPN inference shared by every self-play worker and query solver.
+"""Batched CVPN inference shared by the self-play workers and query solvers (the Ray
+run has `inference.servers` servers, each answering its share of the producers).
 
 Three pieces:
 
@@ -19,7 +20,7 @@ Three pieces:
   loop, up to 1000 concurrent calls). The weights are moved to the device
   once per version.
 - `InferenceClient`: a sog `ValueFunction` (`sog.search.value_function`)
-  backed by a server. It encodes the beliefs itself
+  backed by one server. It encodes the beliefs itself
   (`networks.encoding.encode_query`) and converts the network's outputs to game
   units (`game_values`), exactly as `NetworkValueFunction.evaluate` does,
   so the wire carries small float arrays, not public states, and the

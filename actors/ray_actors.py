@@ -21,8 +21,10 @@ died is retried on the restarted actor, so workers just wait a little; replay
 inserts are idempotent (example ids) so a retried `add` is harmless. The
 replay and the queue reload their persisted files from the run directory
 when (re)started, and a restarted inference server comes back with its
-initial weights until the driver, which checks the server's version every
-progress tick, publishes the latest again. Producer `step` calls are not
+initial weights until the driver, which checks every server's version every
+progress tick, publishes the latest again. A restarted producer keeps the
+inference server it was given, and a restarted server answers the same
+producers as before. Producer `step` calls are not
 retried (`max_task_retries=0`): the driver gets `RayActorError`, counts it,
 and calls `step` again, which waits until the restarted actor is up. A
 restarted producer draws a fresh seed (the constructor mixes in the clock),
@@ -150,7 +152,8 @@ class RayChannels:
 
 class ProducerActor:
     """A producer of `actors.producers` on Ray: `plain(game, config, client, channels, seed)` with a
-    client of the inference server `server` and `RayChannels(replay, queue)`, seeded afresh from
+    client of the inference server `server` (with several, the run hands each producer one:
+    `launch.ray_run.server_of`) and `RayChannels(replay, queue)`, seeded afresh from
     (run.seed, seed_tag, index) and the clock; a `step` call is one call of its method `step`."""
 
     def __init__(self, plain: type, step: str, config: Config, index: int, seed_tag: int,

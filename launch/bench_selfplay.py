@@ -16,7 +16,10 @@ difference of `TrainingRun.totals()` at the two ends, over the window's length:
   the learner; the learner's is the time it waited for data over its wall time);
 - inference: batches and their sizes (mean, p50, p95, max rows), the share of the time the
   network computed (`busy_share`), and on Ray the server's `idle_share` (no request pending);
-  on the Ray-free run the batches are the in-process network's calls;
+  with several servers (`inference.servers`) the batches and sizes are summed over them, the
+  shares are their means, and `servers` lists each one's batches, mean batch, busy and idle
+  shares and whether it restarted; on the Ray-free run the batches are the in-process
+  network's calls;
 - `search_split`, per producer role: the time of its searches (self-play searches with
   their re-solving summaries, query solves), which run in lockstep in one thread: each
   search's own clock plus the merged network calls (`actors.search_time`), split into tree
@@ -113,15 +116,34 @@ def _inference(first: dict, last: dict, seconds: float) -> dict:
     out = {"batches": sizes["batches"], "queries": last["queries"] - first.get("queries", 0),
            "mean_batch": sizes["mean"], "p50_batch": sizes["p50"], "p95_batch": sizes["p95"],
            "max_batch": sizes["max"]}
-    if "seconds" in last:                # a server with its own clock (the Ray run)
-        clock = last["seconds"] - first.get("seconds", 0.0)
-        out["busy_share"] = _share(last["busy_seconds"] - first.get("busy_seconds", 0.0), clock)
-        out["idle_share"] = _share(last["idle_seconds"] - first.get("idle_seconds", 0.0), clock)
-        out["server_restarted"] = last.get("pid") != first.get("pid")
+    if "seconds" in last:                # servers with their own clocks (the Ray run)
+        # summed server-seconds: the shares are the servers' means
+        out.update(_shares(first, last))
+        befores = first.get("servers", [])
+        out["servers"] = []
+        for i, now in enumerate(last.get("servers", [])):
+            before = befores[i] if i < len(befores) else {}
+            if not now:
+                out["servers"].append({})
+                continue
+            batches = now["batches"] - before.get("batches", 0)
+            queries = now["queries"] - before.get("queries", 0)
+            out["servers"].append({"batches": batches, "queries": queries,
+                                   "mean_batch": _share(queries, batches), **_shares(before, now),
+                                   "restarted": now.get("restarts", 0) != before.get("restarts", 0)})
+        out["server_restarted"] = any(s.get("restarted") for s in out["servers"])
     else:
         out["busy_share"] = _share(last["busy_seconds"] - first.get("busy_seconds", 0.0), seconds)
         out["idle_share"] = None
     return out
+
+
+def _shares(first: dict, last: dict) -> dict:
+    """busy_share and idle_share of a server's clock (or the servers' summed clocks) between
+    two reads."""
+    clock = last["seconds"] - first.get("seconds", 0.0)
+    return {"busy_share": _share(last["busy_seconds"] - first.get("busy_seconds", 0.0), clock),
+            "idle_share": _share(last["idle_seconds"] - first.get("idle_seconds", 0.0), clock)}
 
 
 def bench_selfplay(config: Config, seconds: float = 60.0, sync: bool = False, out_dir: str | None = None,
@@ -169,8 +191,15 @@ def _report(r: dict, log: Callable) -> None:
     inf = r["inference"]
     if inf:
         idle = "" if inf["idle_share"] is None else f", idle {100 * inf['idle_share']:.0f}%"
-        log(f"inference: {inf['batches']} batches of {inf['mean_batch']:.1f} rows (p50 {inf['p50_batch']}, "
-            f"p95 {inf['p95_batch']}), busy {100 * inf['busy_share']:.0f}%{idle}")
+        servers = inf.get("servers", [])
+        each = ""
+        if len(servers) > 1:
+            each = "; each server: " + ", ".join(
+                f"{s['batches']} of {s['mean_batch']:.1f}, busy {100 * s['busy_share']:.0f}%" if s else "not read"
+                for s in servers)
+        log(f"inference{f' ({len(servers)} servers, shares their mean)' if len(servers) > 1 else ''}: "
+            f"{inf['batches']} batches of {inf['mean_batch']:.1f} rows (p50 {inf['p50_batch']}, "
+            f"p95 {inf['p95_batch']}), busy {100 * inf['busy_share']:.0f}%{idle}{each}")
     for role, s in r["search_split"].items():
         parts = ", ".join(f"{label} {100 * s['shares'][name]:.0f}%" for name, _, label in SPLIT)
         log(f"{role}: {s['searches']} searches, {s['ms_per_search']:.1f} ms each: {parts}")

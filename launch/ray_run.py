@@ -5,7 +5,7 @@ learner in the driver.
 inside `ray job submit`). Every role of `launch.roles` becomes `count` actors
 with the role's options:
 
-    InferenceServer (async actor, GPU when the cluster has one)
+    InferenceServer x inference.servers (async actors, GPU when the cluster has one)
     ReplayActor, QueryQueueActor (reload their snapshots in the run directory)
     ProducerActor around SelfPlayWorker x selfplay.workers, QuerySolverWorker x solver.solvers
     Evaluator (when run.eval_every > 0)
@@ -30,20 +30,35 @@ examples as object refs). A producer or server that dies is
 restarted by Ray; the driver counts the failure once (`actor_failures`; the
 calls that fail while the actor is still restarting are the same failure) and
 calls again, re-publishes the newest weights to a server whose version went
-back (a restarted server starts from its initial weights), and sums the
-server's inference stats across its restarts (`inference_totals`). The
-sample-to-insert limiter lives in the replay buffer
+back (a restarted server starts from its initial weights), and sums each
+server's inference stats across its restarts and then over the servers
+(`inference_totals`).
+
+Several inference servers (`inference.servers`): one server is one process
+whose event loop takes every client's requests, so past some rate its
+per-request overhead, not the network, bounds the run (issue 24: on a 16-core
+H100 host, 15 clients kept one server 94% busy at ~3.4 ms a batch for a
+network that computes one in ~1 ms). Producer i (counted over the producer
+roles in table order: self-play workers, then query solvers) sends its
+queries to server i % servers (`server_of`) for its whole life, restarts
+included; every publish goes to every server, and each server's restarts are
+tracked apart. The servers' progress scalars are one set: the oldest version
+served, the mean batch over all their batches, the mean busy share.
+
+The sample-to-insert limiter lives in the replay buffer
 (`replay.max_updates_per_example`), so the learner waits when it would reuse
 data too much.
 
 Memory: the driver's JAX takes at most `LEARNER_MEM_FRACTION` of a GPU and
-the inference server `launch.roles.INFERENCE_MEM_FRACTION`, so they share
-one; producers and the evaluator run JAX on the CPU.
+the inference servers together `launch.roles.INFERENCE_MEM_FRACTION` (each
+its part, as each asks Ray for its part of the role's half a GPU), so they
+share one; producers and the evaluator run JAX on the CPU.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import os
 import time
 
@@ -68,6 +83,13 @@ SUMMED_SERVER_STATS = ("batches", "requests", "queries", "busy_seconds", "idle_s
                        "seconds")
 
 
+def server_of(config: Config, role: Role, index: int) -> int:
+    """The inference server (its index) that producer `index` of `role` asks: producers are
+    counted over the producer roles in table order, and producer i asks server i % servers."""
+    before = sum(r.count(config) for r in PRODUCERS[:PRODUCERS.index(role)])
+    return (before + index) % config.inference.servers
+
+
 def add_server_totals(earlier: dict, latest: dict) -> dict:
     """`latest` server stats (`InferenceServer.stats`) with the cumulative ones of `earlier`
     (those of servers before a restart) added: counts, seconds and the batch-size histogram;
@@ -82,6 +104,59 @@ def add_server_totals(earlier: dict, latest: dict) -> dict:
     out["batch_sizes"] = dict(sizes)
     out["mean_batch"] = out["queries"] / max(out["batches"], 1)
     return out
+
+
+def sum_servers(servers: list[dict]) -> dict:
+    """The cumulative stats of several servers (each `add_server_totals` over its restarts,
+    `{}` before its first read) as one: counts, seconds, pending calls, restarts, resident memory
+    and the batch-size histogram summed (seconds are server-seconds, so busy_seconds / seconds
+    is the servers' mean busy share), the version the oldest one serves; `servers` the list."""
+    read = [s for s in servers if s]
+    if not read:
+        return {}
+    out = {k: sum(s.get(k, 0) for s in read) for k in (*SUMMED_SERVER_STATS, "pending", "restarts", "rss_mb")}
+    sizes = collections.Counter()
+    for s in read:
+        sizes.update(s.get("batch_sizes", {}))
+    out["batch_sizes"] = dict(sizes)
+    out["mean_batch"] = out["queries"] / max(out["batches"], 1)
+    out["version"] = min(s["version"] for s in read)
+    out["servers"] = [dict(s) for s in servers]
+    return out
+
+
+@dataclasses.dataclass
+class ServerTrack:
+    """What the driver knows of one inference server: its stats at the last read (`latest`, this
+    process's), the summed totals of its processes before a restart (`earlier`), its pid and the
+    restarts seen."""
+
+    latest: dict = dataclasses.field(default_factory=dict)
+    earlier: dict = dataclasses.field(default_factory=dict)
+    pid: int | None = None
+    restarts: int = 0
+
+    def totals(self) -> dict:
+        """Its cumulative stats over its processes, with `restarts` ({} before the first read)."""
+        out = add_server_totals(self.earlier, self.latest)
+        return {**out, "restarts": self.restarts} if out else {}
+
+    def read(self, stats: dict) -> tuple[dict, bool]:
+        """Take a new read: (the differences since the previous read of this process:
+        batches, queries, busy_seconds, seconds; the cumulative figures at the first read or
+        after a restart), whether the server restarted since the previous read."""
+        prev = self.latest
+        restarted = self.pid is not None and stats.get("pid") != self.pid
+        if restarted:
+            self.earlier = add_server_totals(self.earlier, self.latest)
+            self.restarts += 1
+        keys = ("batches", "queries", "busy_seconds", "seconds")
+        if prev and not restarted and stats["batches"] >= prev["batches"] and stats["seconds"] > prev["seconds"]:
+            delta = {k: stats[k] - prev[k] for k in keys}
+        else:
+            delta = {k: stats[k] for k in keys}
+        self.latest, self.pid = stats, stats.get("pid")
+        return delta, restarted
 
 
 class RayRun(TrainingRun):
@@ -133,12 +208,8 @@ class RayRun(TrainingRun):
         self._replay_counters = {}
         self._queue_counters = {}
         self._server_stats = {}
-        self._server_totals = {}
-        self._server_earlier: dict = {}               # summed totals of the servers before a restart
-        self._server_prev = None
-        self._server_pid = None
+        self._tracks = [ServerTrack() for _ in self.servers]     # per inference server
         self._published_at = time.monotonic()
-        self.server_restarts = 0
         self._versions: dict[tuple[str, int], int] = {}
         self._memory: dict[str, float] = {}
         self._app_errors: dict[tuple[str, int], int] = collections.defaultdict(int)
@@ -152,15 +223,16 @@ class RayRun(TrainingRun):
         """The `count` actors of `role` with its options (a role with a snapshot on this node:
         its file is in the run directory, on the driver's disk)."""
         cfg = self.config
-        options = role.actor_options(gpus)
+        n = role.count(cfg)
+        options = role.actor_options(gpus, n)
         if role.snapshot:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
                 ray.get_runtime_context().get_node_id(), soft=False)
-        n = role.count(cfg)
         if role.step is not None:
             actor = ray.remote(ProducerActor).options(**options)
-            return [actor.remote(role.plain, role.step, cfg, i, role.seed_tag, self.server, self.replay,
-                                 self.queue) for i in range(n)]
+            return [actor.remote(role.plain, role.step, cfg, i, role.seed_tag,
+                                 self.servers[server_of(cfg, role, i)], self.replay, self.queue)
+                    for i in range(n)]
         path = str(self.snapshot_path(role)) if role.snapshot else None
         services = {           # role -> (the class the actor runs, its constructor arguments)
             "inference": lambda: (InferenceServer, (cfg, self.weights_ref, self.weights_version)),
@@ -187,7 +259,18 @@ class RayRun(TrainingRun):
 
     @property
     def server(self):
+        """The first inference server."""
         return self._first("inference")
+
+    @property
+    def servers(self) -> list:
+        """The inference servers (`inference.servers` of them)."""
+        return self.actors.get("inference", [])
+
+    @property
+    def server_restarts(self) -> int:
+        """Inference server restarts seen, over all servers."""
+        return sum(t.restarts for t in self._tracks)
 
     @property
     def replay(self):
@@ -220,10 +303,11 @@ class RayRun(TrainingRun):
         return self._server_stats
 
     def inference_totals(self) -> dict:
-        """The server's own cumulative stats as last read (every progress tick), summed over
-        the server processes of this invocation (a restarted server counts from zero; what the
-        old one did after its last read is lost)."""
-        return add_server_totals(self._server_earlier, self._server_totals)
+        """The servers' own cumulative stats as last read (every progress tick): each summed
+        over its processes in this invocation (a restarted server counts from zero; what the old
+        one did after its last read is lost), then over the servers (`sum_servers`; `servers`
+        holds each one's, with its restarts)."""
+        return sum_servers([t.totals() for t in self._tracks])
 
     def versions_in_use(self) -> list[int]:
         return [v for v in self._versions.values() if v >= 0]
@@ -233,54 +317,55 @@ class RayRun(TrainingRun):
 
     def refresh(self) -> None:
         """Read replay, queue and server counters (once per tick); re-publish to a restarted server."""
-        refs = [self.replay.counters.remote(), self.server.stats.remote()]
-        if self.queue is not None:
-            refs.append(self.queue.counters.remote())
+        replay_ref = self.replay.counters.remote()
+        server_refs = [s.stats.remote() for s in self.servers]
+        queue_ref = self.queue.counters.remote() if self.queue is not None else None
+        refs = [replay_ref, *server_refs, *([queue_ref] if queue_ref is not None else [])]
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0)
-        if refs[0] in ready:
-            self._replay_counters = self._get(refs[0], self._replay_counters)
+        if replay_ref in ready:
+            self._replay_counters = self._get(replay_ref, self._replay_counters)
             self._memory["replay"] = self._replay_counters.pop("rss_mb", 0.0)
             self._replay_counters.pop("ratio", None)
-        if refs[1] in ready:
-            stats = self._get(refs[1], None)
+        read = {}
+        for i, ref in enumerate(server_refs):
+            stats = self._get(ref, None) if ref in ready else None
             if stats is not None:
-                self._update_server(stats)
-        if self.queue is not None and refs[2] in ready:
-            self._queue_counters = self._get(refs[2], self._queue_counters)
+                read[i] = stats
+        if read:
+            self._update_servers(read)
+        if queue_ref is not None and queue_ref in ready:
+            self._queue_counters = self._get(queue_ref, self._queue_counters)
 
-    def _update_server(self, stats: dict) -> None:
-        prev = self._server_prev
-        self._memory["inference"] = stats.get("rss_mb", 0.0)
-        out = {"version": stats["version"]}
-        if prev is not None and stats["batches"] >= prev["batches"] and stats["seconds"] > prev["seconds"]:
-            batches = stats["batches"] - prev["batches"]
-            out["mean_batch"] = (stats["queries"] - prev["queries"]) / batches if batches else 0.0
-            out["busy_share"] = (stats["busy_seconds"] - prev["busy_seconds"]) / (stats["seconds"] - prev["seconds"])
-        else:
-            out["mean_batch"] = stats["mean_batch"]
-            out["busy_share"] = stats["busy_seconds"] / max(stats["seconds"], 1e-9)
-        restarted = self._server_pid is not None and stats.get("pid") != self._server_pid
-        if restarted:
-            self._server_earlier = add_server_totals(self._server_earlier, self._server_totals)
-        self._server_prev = stats
-        self._server_stats = out
-        self._server_totals = stats
-        stale = (stats["version"] < self.weights_version
-                 and time.monotonic() - self._published_at > REPUBLISH_AFTER)
-        self._server_pid = stats.get("pid")
-        if restarted or stale:          # a restarted server starts from its initial weights: send the newest
-            if restarted:
-                self.server_restarts += 1
-            self.log_line(f"inference server {'restarted' if restarted else 'behind'} at version "
-                          f"{stats['version']} < {self.weights_version}: publishing again")
-            for s in self.actors["inference"]:
-                s.set_weights.remote(self.weights_ref, self.weights_version)
+    def _update_servers(self, read: dict[int, dict]) -> None:
+        """Take the stats `read` (server index -> `InferenceServer.stats`): the progress scalars
+        since the previous read (the oldest version served, the mean batch over all the servers'
+        batches, their mean busy share), restarts, and the newest weights again to a server
+        that restarted or lags."""
+        batches = queries = 0
+        busy = []
+        for i, stats in read.items():
+            track = self._tracks[i]
+            delta, restarted = track.read(stats)
+            self._memory["inference" if len(self._tracks) == 1 else f"inference{i}"] = stats.get("rss_mb", 0.0)
+            batches += delta["batches"]
+            queries += delta["queries"]
+            busy.append(delta["busy_seconds"] / max(delta["seconds"], 1e-9))
+            stale = (stats["version"] < self.weights_version
+                     and time.monotonic() - self._published_at > REPUBLISH_AFTER)
+            if restarted or stale:      # a restarted server starts from its initial weights: send the newest
+                name = "inference server" if len(self._tracks) == 1 else f"inference server {i}"
+                self.log_line(f"{name} {'restarted' if restarted else 'behind'} at version "
+                              f"{stats['version']} < {self.weights_version}: publishing again")
+                self.servers[i].set_weights.remote(self.weights_ref, self.weights_version)
+        versions = [t.latest["version"] for t in self._tracks if t.latest]
+        self._server_stats = {"version": min(versions), "mean_batch": queries / batches if batches else 0.0,
+                               "busy_share": sum(busy) / len(busy)}
 
     # ------------------------------------------------------------ publishing, evaluation, checkpoints
 
     def publish(self, version: int, params) -> None:
         ref = ray.put(params)                 # one object-store put per version
-        for s in self.actors["inference"]:
+        for s in self.servers:
             s.set_weights.remote(ref, version)
         self.weights_ref, self.weights_version = ref, version   # the previous ref is dropped
         self._published_at = time.monotonic()

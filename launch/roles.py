@@ -2,7 +2,7 @@
 
 | role | plain class (does the work) | step | how many | seed tag |
 |---|---|---|---|---|
-| inference | `networks.value_function.NetworkValueFunction` | - | 1 | - |
+| inference | `networks.value_function.NetworkValueFunction` | - | `inference.servers` (Ray-free: 1) | - |
 | replay | `actors.replay.ReplayBuffer` | - | 1 | - |
 | queue | `actors.queue.QueryQueue` | - | 1 with solvers, else 0 | - |
 | selfplay | `actors.producers.SelfPlayWorker` | step | `selfplay.workers` | 1 |
@@ -21,16 +21,20 @@ its seconds and seconds waiting into the role's wait share, and its seconds
 of `TIME_STATS` into the role's sums (`TrainingRun.totals`).
 
 Services (no step method) answer the producers and the learner: each run
-builds `count` of each, the Ray run as actors with the role's options (the
-inference server is `actors.inference.InferenceServer`, batching around the
-network; the replay and the queue actors are placed on the driver's node,
-where their `snapshot` files live in the run directory), the Ray-free run in
-its own process. A role with a `snapshot` is restored from that file when the
-run starts and saved to it at checkpoints.
+builds `count` of each (the Ray-free run `sync_count` where a role has one),
+the Ray run as actors with the role's options (the inference servers are
+`actors.inference.InferenceServer`, batching around the network; producer i,
+counted over the producer roles in table order, asks server i % servers; the
+replay and the queue actors are placed on the driver's node, where their
+`snapshot` files live in the run directory), the Ray-free run in its own
+process (one network: its queries are answered in-process, one call at a
+time, so a second one would do nothing). A role with a `snapshot` is
+restored from that file when the run starts and saved to it at checkpoints.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 
 from actors.producers import QuerySolverWorker, SelfPlayWorker
@@ -42,13 +46,18 @@ from learners.metrics import Evaluator
 from networks.value_function import NetworkValueFunction
 from sog.config import Config
 
-INFERENCE_MEM_FRACTION = "0.35"  # of a GPU, for the inference server's JAX (the learner takes 0.45)
+INFERENCE_MEM_FRACTION = 0.35   # of a GPU, for the inference servers' JAX together (the learner takes 0.45)
 MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (in lockstep)
 WAIT_STATS = ("wait_inference", "wait_push", "wait_queue")   # a producer's seconds spent waiting
 TIME_STATS = ("seconds", *WAIT_STATS, *SEARCH_TIME_STATS)    # a producer's step seconds, summed per role
 
 SERVICE = {"max_restarts": -1, "max_task_retries": -1}   # restarted; calls in flight retried there
 PRODUCER = {"max_restarts": -1, "max_task_retries": 0}   # restarted; the driver calls `step` again
+
+
+def _split(share: float, count: int) -> float:
+    """One of `count` equal parts of `share`, rounded down to 0.0001 (Ray's resource unit)."""
+    return math.floor(share / max(count, 1) * 10_000 + 1e-9) / 10_000
 
 
 def _no_step_args(config: Config, pushed: int) -> tuple:
@@ -74,9 +83,11 @@ class Role:
     waiting (over the step's seconds). sync_step_args: the Ray-free run's arguments to `step`,
     given the config and the queries pushed so far in the round (a Ray step takes none).
     snapshot: the file in the run directory it is saved to and restored from.
-    ray_options: its Ray actor options; gpu_share: the share of a GPU it asks for when the
-    cluster has one (its JAX then takes `INFERENCE_MEM_FRACTION` of it); jax: it runs JAX,
-    on the CPU unless it got a GPU share.
+    sync_count: the Ray-free run's count, where it differs from `count` (None: `count`).
+    ray_options: its Ray actor options; gpu_share: the share of a GPU its actors ask for
+    together when the cluster has one, split evenly (their JAX then takes
+    `INFERENCE_MEM_FRACTION` of the GPU together); jax: it runs JAX, on the CPU unless it
+    got a GPU share.
     """
 
     name: str
@@ -89,24 +100,29 @@ class Role:
     extra_waits: Mapping[str, str] = dataclasses.field(default_factory=dict)
     sync_step_args: Callable[[Config, int], tuple] = _no_step_args
     snapshot: str | None = None
+    sync_count: Callable[[Config], int] | None = None
     ray_options: Mapping = dataclasses.field(default_factory=dict)
     gpu_share: float = 0.0
     jax: bool = False
 
-    def actor_options(self, gpus: bool) -> dict:
-        """Its Ray actor options on a cluster with (`gpus`) or without GPUs."""
+    def actor_options(self, gpus: bool, count: int = 1) -> dict:
+        """The Ray actor options of each of its `count` actors on a cluster with (`gpus`) or
+        without GPUs: with GPUs, `gpu_share` and `INFERENCE_MEM_FRACTION` split `count` ways
+        (rounded down to Ray's 0.0001 resource unit, so they never add up to more)."""
         out = dict(self.ray_options)
         if self.gpu_share and gpus:
-            out["num_gpus"] = self.gpu_share
-            out["runtime_env"] = {"env_vars": {"XLA_PYTHON_CLIENT_MEM_FRACTION": INFERENCE_MEM_FRACTION}}
+            out["num_gpus"] = _split(self.gpu_share, count)
+            out["runtime_env"] = {"env_vars": {"XLA_PYTHON_CLIENT_MEM_FRACTION":
+                                               f"{_split(INFERENCE_MEM_FRACTION, count):.4f}"}}
         elif self.jax:
             out["runtime_env"] = {"env_vars": {"JAX_PLATFORMS": "cpu"}}
         return out
 
 
 ROLES = (
-    Role("inference", "inference server", NetworkValueFunction, lambda c: 1,
-         ray_options={"num_cpus": 0, **SERVICE, "max_concurrency": 1000}, gpu_share=0.5, jax=True),
+    Role("inference", "inference server", NetworkValueFunction, lambda c: c.inference.servers,
+         sync_count=lambda c: 1, ray_options={"num_cpus": 0, **SERVICE, "max_concurrency": 1000},
+         gpu_share=0.5, jax=True),
     Role("replay", "replay buffer", ReplayBuffer, lambda c: 1, snapshot="replay.npz",
          ray_options={"num_cpus": 0, **SERVICE}),
     Role("queue", "query queue", QueryQueue, lambda c: 1 if c.solver.solvers else 0, snapshot="queue.pkl",

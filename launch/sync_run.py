@@ -10,6 +10,9 @@ then one `QuerySolverWorker.step` of as many queries as the round pushed, at
 least `selfplay.games_per_worker`): the step methods the Ray actors call.
 The learner's wait share is the share of the loop's time spent in production
 rounds (waiting for data); the inference totals are the in-process client's.
+There is one network whatever `inference.servers` says (the role's
+`sync_count`): the Ray run's servers are separate processes that answer
+many clients at once, while here the queries come one call at a time.
 
 Each round's producers are seeded from `run.seed`, their role's seed tag and
 the round counter, and the replay sample seed comes from the learner's RNG key
@@ -55,7 +58,7 @@ class SyncRun(TrainingRun):
             "queue": lambda: QueryQueue(config.solver.queue_size, self.game),
             "evaluator": lambda: Evaluator(config, self.references),
         }
-        self.services = {role.name: [build[role.name]() for _ in range(role.count(config))]
+        self.services = {role.name: [build[role.name]() for _ in range(self.count(role))]
                          for role in ROLES if role.step is None}
         for role in ROLES:
             if role.snapshot:
@@ -68,6 +71,10 @@ class SyncRun(TrainingRun):
         self.client = InferenceClient.in_process(self.vf)
         self.channels = LocalChannels(self.replay, self.queue)
         self._persisted_at = time.monotonic()
+
+    def count(self, role: Role) -> int:
+        """How many of `role` this run builds (a service: its `sync_count` where it has one)."""
+        return (role.sync_count or role.count)(self.config)
 
     def _restore(self, role: Role, store) -> None:
         """Load `store` (of `role`) from its snapshot file, if there is one."""

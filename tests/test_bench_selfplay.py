@@ -1,12 +1,13 @@
 """`sog bench selfplay` on tiny Kuhn: a real Ray-free run of ~3 s gives every figure with sane
 values (rates, shares in [0, 1], a search split that adds up to the searches' clock, batch
 statistics that agree with the query counter), writes bench.json and bench.png with --out; the
-same on Ray; the command's user errors."""
+same on Ray; the inference figures of two servers (summed batches, mean shares, each server's);
+the command's user errors."""
 import json
 
 import pytest
 
-from launch.bench_selfplay import SPLIT, bench_selfplay
+from launch.bench_selfplay import SPLIT, _inference, _report, bench_selfplay
 from launch.cli import main as cli_main
 from sog.config import load_config
 
@@ -60,7 +61,38 @@ def test_ray_bench_gives_every_figure():
     check_figures(r, 2.0)
     inf = r["inference"]
     assert r["mode"] == "ray" and 0 < inf["idle_share"] < 1 and inf["busy_share"] + inf["idle_share"] <= 1
-    assert not inf["server_restarted"]
+    assert not inf["server_restarted"] and len(inf["servers"]) == 1
+    assert inf["servers"][0]["batches"] == inf["batches"]
+
+
+def test_inference_figures_of_two_servers():
+    """The window's inference figures from `RayRun.inference_totals()` of two servers: batches and
+    sizes summed, busy / idle shares the servers' means, each server's own, a restart seen."""
+    from launch.ray_run import sum_servers
+
+    def server(batches, sizes, busy, idle, seconds, restarts=0):
+        return {"version": 3, "batches": batches, "requests": batches, "queries": sum(k * v for k, v in sizes.items()),
+                "batch_sizes": sizes, "busy_seconds": busy, "idle_seconds": idle, "weight_updates": 3,
+                "seconds": seconds, "pid": 1, "restarts": restarts}
+
+    first = sum_servers([server(10, {2: 10}, 1.0, 1.0, 10.0), server(5, {4: 5}, 2.0, 1.0, 10.0)])
+    last = sum_servers([server(30, {2: 20, 8: 10}, 6.0, 2.0, 20.0),
+                        server(15, {4: 15}, 3.0, 5.0, 20.0, restarts=1)])
+    inf = _inference(first, last, 10.0)
+    assert inf["batches"] == 30 and inf["queries"] == 20 + 80 + 40 and inf["mean_batch"] == 140 / 30
+    assert inf["p50_batch"] == 4 and inf["max_batch"] == 8
+    a, b = inf["servers"]
+    assert (a["batches"], a["queries"], b["batches"], b["queries"]) == (20, 100, 10, 40)
+    assert a["busy_share"] == pytest.approx(0.5) and b["busy_share"] == pytest.approx(0.1)
+    assert a["idle_share"] == pytest.approx(0.1) and b["idle_share"] == pytest.approx(0.4)
+    assert inf["busy_share"] == pytest.approx(0.3) and inf["idle_share"] == pytest.approx(0.25)
+    assert not a["restarted"] and b["restarted"] and inf["server_restarted"]
+    lines = []
+    _report({"game": "kuhn_poker", "mode": "ray", "seconds": 10.0, "warmup_seconds": 1.0, "searches_per_s": 1.0,
+             "moves_per_s": 1.0, "selfplay_examples_per_s": 1.0, "solver_examples_per_s": 1.0,
+             "learner_steps_per_s": 1.0, "learner_wait_share": 0.5, "inference": inf, "search_split": {}},
+            lambda text: lines.append(text))
+    assert "2 servers" in lines[1] and "busy 30%" in lines[1] and "20 of 5.0, busy 50%" in lines[1]
 
 
 def test_user_errors(tmp_path, capsys):

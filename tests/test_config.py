@@ -116,6 +116,8 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "replay": {"max_updates_per_example": 0}}, [],
      ["replay.max_updates_per_example"]),
     ({"game": "kuhn_poker", "run": {"eval_search": "ten"}}, [], ["run.eval_search", "ten"]),
+    ({"game": "kuhn_poker", "inference": {"servers": 0}}, [], ["inference.servers", ">= 1", "got 0"]),
+    ({"game": "kuhn_poker"}, ["inference.servers=1.5"], ["inference.servers", "int", "override"]),
     ({"game": "kuhn_poker", "learner": {"learning_rate": ".inf"}}, [], ["learner.learning_rate"]),
 ])
 def test_errors_name_the_key(tmp_path, data, overrides, words):
@@ -218,6 +220,15 @@ def test_unknown_network_kind_is_one_line_and_exit_status_2(capsys):
     rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "network.kind=convnext"])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "network.kind" in err and "one of mlp" in err
+
+
+def test_bad_inference_servers_is_one_line_and_exit_status_2(capsys):
+    from launch.cli import main as cli_main
+    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "inference.servers=0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "inference.servers" in err and "an int >= 1" in err
+    assert load_config("tiny_kuhn", ["inference.servers=3"]).inference.servers == 3
+    assert load_config("tiny_kuhn").inference.servers == 1
 
 
 def test_config_module_imports_no_ray_or_jax():

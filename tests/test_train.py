@@ -1,6 +1,8 @@
 """`sog train` end to end on tiny Kuhn: the synchronous loop (checkpoints, scalars, replay, resume
 equal to an uninterrupted run, refusal of another game), both runs driving every role of the roles
-table, and a real Ray run in which a self-play worker and the inference server are killed mid-run."""
+table, a real Ray run in which a self-play worker and the inference server are killed mid-run, and
+(slow) one with two inference servers, one of them killed; the servers' bookkeeping (producers
+spread over them, their stats summed across restarts and servers, their GPU share split)."""
 import dataclasses
 import json
 import time
@@ -124,9 +126,12 @@ def test_sync_run_drives_every_role_of_the_table(tmp_path):
     for role in services:
         assert all(isinstance(obj, role.plain) for obj in seen[role.name]), role.name
     assert [e["step"] for e in out["evals"]] == [0, 12]
-    alone = train(tiny("run.max_steps=12", "solver.solvers=0", "selfplay.p_td1=0.5"), tmp_path / "alone",
-                  sync=True, log=quiet)
+    networks = []
+    alone = train(tiny("run.max_steps=12", "solver.solvers=0", "selfplay.p_td1=0.5", "inference.servers=2"),
+                  tmp_path / "alone", sync=True, log=quiet,
+                  hooks={"on_tick": lambda run: networks.append(len(run.services["inference"]))})
     assert alone["counters"]["solves"] == 0 and "solver" not in alone["wait_share"] and alone["queue"] == {}
+    assert networks and set(networks) == {1}          # inference.servers is the Ray run's: one network here
 
 
 def test_ray_run_survives_killed_worker_and_server(tmp_path):
@@ -200,6 +205,109 @@ def test_server_totals_add_up_across_a_restart():
     assert both["batches"] == 12 and both["queries"] == 40 and both["mean_batch"] == 40 / 12
     assert both["batch_sizes"] == {2: 5, 4: 6, 6: 1} and both["seconds"] == 5.0
     assert both["version"] == 8 and both["pid"] == 2
+
+
+def test_producers_are_spread_over_the_servers():
+    """Producer i, counted over the producer roles in table order, asks server i % servers."""
+    from launch.ray_run import server_of
+
+    roles = {role.name: role for role in PRODUCERS}
+    config = tiny("selfplay.workers=3", "solver.solvers=2", "inference.servers=2")
+    assert [server_of(config, roles["selfplay"], i) for i in range(3)] == [0, 1, 0]
+    assert [server_of(config, roles["solver"], i) for i in range(2)] == [1, 0]
+    one = tiny("selfplay.workers=3", "solver.solvers=2")
+    assert {server_of(one, role, i) for role in PRODUCERS for i in range(role.count(one))} == {0}
+    assert {role.name: role.count(config) for role in ROLES}["inference"] == 2
+
+
+def test_server_totals_sum_over_servers_and_restarts():
+    """Each server's stats summed across its processes (ServerTrack), then over the servers: counts,
+    seconds (server-seconds, so busy / seconds is the mean busy share) and histograms add up, the
+    version is the oldest served, restarts are counted per server."""
+    from launch.ray_run import ServerTrack, sum_servers
+
+    def stats(pid, batches, queries, busy, seconds, version, sizes):
+        return {"version": version, "batches": batches, "requests": batches, "queries": queries,
+                "batch_sizes": sizes, "busy_seconds": busy, "idle_seconds": seconds - busy,
+                "weight_updates": version, "seconds": seconds, "pid": pid, "pending": 0, "rss_mb": 100.0}
+
+    a, b = ServerTrack(), ServerTrack()
+    assert sum_servers([a.totals(), b.totals()]) == {}
+    delta, restarted = a.read(stats(1, 4, 8, 1.0, 2.0, 3, {2: 4}))
+    assert not restarted and delta == {"batches": 4, "queries": 8, "busy_seconds": 1.0, "seconds": 2.0}
+    delta, restarted = a.read(stats(1, 10, 20, 2.0, 4.0, 5, {2: 10}))
+    assert not restarted and delta == {"batches": 6, "queries": 12, "busy_seconds": 1.0, "seconds": 2.0}
+    delta, restarted = a.read(stats(2, 1, 4, 0.5, 1.0, 6, {4: 1}))           # a new process
+    assert restarted and delta == {"batches": 1, "queries": 4, "busy_seconds": 0.5, "seconds": 1.0}
+    b.read(stats(3, 5, 30, 3.0, 5.0, 4, {6: 5}))
+    ta, tb = a.totals(), b.totals()
+    assert ta["batches"] == 11 and ta["queries"] == 24 and ta["seconds"] == 5.0 and ta["restarts"] == 1
+    assert ta["batch_sizes"] == {2: 10, 4: 1} and tb["restarts"] == 0
+    both = sum_servers([ta, tb])
+    assert both["batches"] == 16 and both["queries"] == 54 and both["mean_batch"] == 54 / 16
+    assert both["batch_sizes"] == {2: 10, 4: 1, 6: 5} and both["restarts"] == 1
+    assert both["busy_seconds"] / both["seconds"] == pytest.approx((2.5 + 3.0) / 10.0)
+    assert both["version"] == 4 and both["servers"] == [ta, tb] and both["rss_mb"] == 200.0
+    assert sum_servers([ta, {}])["batches"] == 11          # a server not read yet counts nothing
+
+
+def test_inference_servers_split_the_gpu_share():
+    """With a GPU the servers ask for the role's half a GPU and its memory fraction together."""
+    from launch.roles import INFERENCE_MEM_FRACTION
+
+    role = next(role for role in ROLES if role.name == "inference")
+    for n in (1, 2, 3, 4):
+        options = role.actor_options(True, n)
+        fraction = float(options["runtime_env"]["env_vars"]["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+        assert 0.5 - 1e-4 * n <= n * options["num_gpus"] <= 0.5
+        assert INFERENCE_MEM_FRACTION - 1e-4 * n <= n * fraction <= INFERENCE_MEM_FRACTION
+    assert role.actor_options(True)["num_gpus"] == 0.5
+    assert role.actor_options(False, 2)["runtime_env"] == {"env_vars": {"JAX_PLATFORMS": "cpu"}}
+
+
+@pytest.mark.slow
+def test_ray_run_with_two_servers_survives_killing_one(tmp_path):
+    """Real Ray (2 CPUs, local), inference.servers=2: the self-play worker asks server 0, the solver
+    server 1; server 1 is killed mid-run. The run reaches max_steps, both servers answered and
+    serve published weights (the restarted one the newest again), the totals are the servers' sums."""
+    import ray
+
+    events = {}
+
+    def on_tick(run):
+        step = run.learner.step_count
+        events.setdefault("members", {name: len(handles) for name, handles in run.actors.items()})
+        if "server" not in events and step >= 20:
+            server = run.servers[1]
+            old = ray.get(server.stats.remote())["pid"]
+            events["version_at_kill"] = run.learner.version
+            ray.kill(server, no_restart=False)
+            deadline = time.monotonic() + 60
+            new = old
+            while new == old and time.monotonic() < deadline:
+                try:
+                    new = ray.get(server.stats.remote(), timeout=60)["pid"]
+                except ray.exceptions.RayError:
+                    time.sleep(0.1)
+            events["server"] = (old, new)
+
+    config = tiny("run.max_steps=100", "inference.servers=2", "learner.checkpoint_every=50", "run.minutes=8")
+    out = train(config, tmp_path / "run", sync=False, log=quiet, tick_seconds=0.25, hooks={"on_tick": on_tick},
+                num_cpus=2)
+    assert out["mode"] == "ray" and out["stop_reason"] == "max_steps" and out["steps"] == 100
+    assert events["members"]["inference"] == 2 and events["server"][0] != events["server"][1]
+    inf = out["inference"]
+    first, second = inf["servers"]
+    assert first["batches"] > 0 and second["batches"] > 0            # both answered producers
+    assert first["restarts"] == 0 and second["restarts"] >= 1 and out["server_restarts_seen"] == second["restarts"]
+    for key in ("batches", "queries", "requests", "weight_updates"):
+        assert inf[key] == first[key] + second[key], key
+    assert inf["seconds"] == pytest.approx(first["seconds"] + second["seconds"])
+    assert sum(inf["batch_sizes"].values()) == inf["batches"]
+    assert inf["version"] == min(first["version"], second["version"])
+    assert first["version"] > events["version_at_kill"] and second["version"] > events["version_at_kill"]
+    assert out["counters"]["solves"] > 0 and out["counters"]["games"] > 0
+    assert max(out["versions_in_use"].values()) >= 1
 
 
 def test_check_run_dir_names_the_folder_it_cannot_write(tmp_path, monkeypatch):
