@@ -95,6 +95,7 @@ class _Timed:
 
     def __init__(self, value_fn):
         self.value_fn, self.seconds, self.calls, self.queries = value_fn, 0.0, 0, 0
+        self.cacheable = getattr(value_fn, "cacheable", True)     # what the search's cache asks
 
     def evaluate(self, pubs, ranges):
         t = time.perf_counter()
@@ -107,8 +108,9 @@ class _Timed:
 
 def bench_search(game, value_fns: dict, settings: list, searches: int, log=print) -> dict:
     """Searches/s, CFR iterations/s, queries/s, mean batch, the share of time outside the
-    network, the search's size (mean tree nodes, the most MB its arrays held: `GTCFR.nbytes`)
-    and the process CPU seconds a search took (all threads; on a shared machine the wall-clock
+    network, the search's size (mean tree nodes, the most MB its arrays held: `GTCFR.nbytes`),
+    the rows a search sent to the value function and those its evaluation cache answered
+    (`sog.search.value_cache`), and the process CPU seconds a search took (all threads; on a shared machine the wall-clock
     figures depend on the other jobs), for SoG(s, c) searches from the root with each value
     function.
 
@@ -121,7 +123,7 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
         for p in settings:
             GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
             timed = _Timed(vf)
-            iterations, nodes, nbytes, wall, cpu = 0, 0, 0, 0.0, 0.0
+            iterations, nodes, nbytes, wall, cpu, hits = 0, 0, 0, 0.0, 0.0, 0
             for seed in range(searches):
                 t0, c0 = time.perf_counter(), time.process_time()
                 search = GTCFR(game, timed, settings=p, seed=seed)
@@ -130,17 +132,20 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
                 cpu += time.process_time() - c0
                 iterations, nodes = iterations + result.iterations, nodes + result.nodes
                 nbytes = max(nbytes, search.nbytes())
+                hits += search.cache_hits
             row = dict(value=vname, search=p.label, searches=searches,
                        seconds=wall, searches_per_s=searches / wall, iterations_per_s=iterations / wall,
                        queries_per_s=timed.queries / wall,
                        mean_batch=timed.queries / max(timed.calls, 1),
                        share_outside_network=1 - timed.seconds / wall,
                        mean_nodes=nodes / searches, search_mb=nbytes / 2**20,
-                       cpu_seconds_per_search=cpu / searches)
+                       cpu_seconds_per_search=cpu / searches, value_cache=search.caches_values,
+                       rows_per_search=timed.queries / searches, cache_hits_per_search=hits / searches)
             rows.append(row)
             log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {row['searches_per_s']:8.4g} searches/s "
                 f"{row['iterations_per_s']:8.1f} it/s {row['queries_per_s']:9.1f} queries/s "
                 f"batch {row['mean_batch']:6.1f}  outside network {100 * row['share_outside_network']:.0f}%  "
                 f"{row['mean_nodes']:.0f} nodes, {row['search_mb']:.0f} MB, "
-                f"{row['cpu_seconds_per_search']:.2f} CPU s a search")
+                f"{row['cpu_seconds_per_search']:.3f} CPU s, {row['rows_per_search']:.0f} rows a search"
+                + (f" ({row['cache_hits_per_search']:.0f} cached)" if search.caches_values else ""))
     return dict(game=game.spec.name, rows=rows)

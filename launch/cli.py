@@ -129,9 +129,10 @@ def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_toleran
         raise UserError(str(e)) from None
 
 
-def _search_settings(text: str, alternating: bool = False):
+def _search_settings(text: str, alternating: bool = False, value_cache: str = "auto"):
+    cache = {"on": True, "off": False}.get(value_cache, value_cache)
     try:
-        return parse_search(text, SearchSettings(alternating=alternating))
+        return parse_search(text, SearchSettings(alternating=alternating, value_cache=cache))
     except ValueError as e:
         raise UserError(str(e)) from None
 
@@ -202,7 +203,7 @@ def cmd_bench(args) -> dict:
         network = load_config(args.config).network if args.config else None
         values["cvpn" if args.value == "fresh" else args.value] = (
             fresh_cvpn(game, config=network) if args.value == "fresh" else _value_function(game, args.value))
-        return bench.bench_search(game, values, [_search_settings(s) for s in args.search],
+        return bench.bench_search(game, values, [_search_settings(s, value_cache=args.value_cache) for s in args.search],
                                   args.searches, log=say)
     if args.what == "holdem":
         return bench_holdem.run(args)
@@ -282,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search: the CVPN, 'fresh' (initialised, untrained; the network of --config "
                         "if given) or a checkpoint")
     b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
+    b.add_argument("--value-cache", choices=["auto", "on", "off"], default="auto",
+                   help="search: the searches' evaluation cache (search.value_cache; auto: on for "
+                        "perfect-information games)")
     bench_holdem.add_arguments(b)
     bench_selfplay.add_arguments(b)
     bench_multiplayer.add_arguments(b)

@@ -313,6 +313,8 @@ def _coerce(value, kind: type, key: str, where: str):
     def bad():
         return ConfigError(f"{key} in {where}: expected {kind.__name__}, got {value!r} "
                            f"({type(value).__name__})")
+    if kind == bool | str:          # a switch with a named third value, checked by its section
+        return value                # (search.value_cache: true, false or "auto")
     if kind is bool:
         if not isinstance(value, bool):
             raise bad()

@@ -73,6 +73,9 @@ class ExactValueFunction:
         if values not in self.VALUES:
             raise ValueError(f"oracle values must be one of {self.VALUES}, got {values!r}")
         self.game, self.iterations, self.config, self.warm_start = game, iterations, config, warm_start
+        # a warm-started oracle answers a repeated query better each time: a search's evaluation
+        # cache (`sog.search.value_cache`) would keep its first answer, so "auto" leaves it off
+        self.cacheable = not warm_start
         self.values, self.tolerance, self.max_iterations = values, tolerance, max_iterations
         self.gap = float("nan")     # the latest call's gap (game units)
         self.gap_total = 0.0        # sum of the calls' gaps

@@ -42,6 +42,11 @@ class ValueFunction(Protocol):
               illegal actions are ignored by callers).
 
     An empty batch gives arrays whose first dimension is 0.
+
+    Optional attribute `cacheable` (True if absent): whether a repeated question may be
+    answered from an earlier answer (a search's evaluation cache, `sog.search.value_cache`,
+    which "auto" turns on in perfect-information games only for such a value function); the
+    warm-started oracle, whose answers improve with repetition, says False.
     """
 
     def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
