@@ -1,0 +1,254 @@
+"""The n-player table evaluation (`sog.eval.table`, `sog tournament` with `players:`): exact checks
+on tiny games (duplicate rotation scores an agent against itself exactly zero, AIVAT is unbiased by
+enumeration of every deal and path, the lockstep walk plays the game's rules), the intervals, the
+blueprint agent's lookups, and the command's bad inputs."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from launch.cli import main
+from sog.eval.table import (
+    BlueprintAgent,
+    CallAgent,
+    MatchResult,
+    Table,
+    TableAgent,
+    UniformAgent,
+    estimates,
+    interval,
+    play_match,
+)
+from sog.games.api import CHANCE, TERMINAL
+from sog.multiplayer import load_game
+
+TINY = ("holdem(betting=limit,numRounds=2,blind=5 10 0,raiseSize=10 20,firstPlayer=3 1,maxRaises=1 1,"
+        "stack=1200 1200 1200,numRanks=3,numSuits=2,numHoleCards=1,numBoardCards=0 1)")
+SMALL = ("holdem(betting=limit,numRounds=2,blind=5 10 0 0,raiseSize=10 20,firstPlayer=3 1,maxRaises=2 2,"
+         "stack=1200 1200 1200 1200,numRanks=5,numSuits=2,numHoleCards=1,numBoardCards=0 2)")
+
+
+class Hashed(TableAgent):
+    """A card-dependent mixed strategy (its own hole card and the node only: no peeking)."""
+
+    def __init__(self, salt: int):
+        self.salt, self.name = salt, f"hashed{salt}"
+
+    def prepare(self, table, cards):
+        return cards
+
+    def probs(self, table, nodes, deals, seats, cards):
+        hole = cards[deals, seats * table.hole]
+        legal = table.legal(nodes)
+        w = legal * (1 + (nodes[:, None] * 7 + hole[:, None] * 13 + np.arange(table.width) * 5 + self.salt) % 5)
+        return w / w.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return Table(load_game(TINY, 3))
+
+
+@pytest.fixture(scope="module")
+def small():
+    return Table(load_game(SMALL, 4))
+
+
+def test_identical_agents_score_exactly_zero(small):
+    """Duplicate rotation with common random numbers: an agent against copies of itself plays each
+    deal's rotations identically, so its chips over a deal sum to zero, raw and with AIVAT."""
+    for agent in (UniformAgent(), Hashed(3)):
+        r = play_match(small, agent, agent, 240, seed=5)
+        assert np.abs(r.raw.sum(axis=1)).max() < 1e-9 and np.abs(r.aivat.sum(axis=1)).max() < 1e-9
+        est = estimates(r)
+        assert abs(est["duplicate"]["mbb_per_hand"]) < 1e-9 and abs(est["duplicate_aivat"]["mbb_per_hand"]) < 1e-9
+        assert est["plain"]["sd_per_unit"] > 100          # one hand per deal is not zero
+    # different agents are not zero, and seeds give the same numbers bit for bit
+    a = play_match(small, CallAgent(), Hashed(1), 120, seed=2)
+    b = play_match(small, CallAgent(), Hashed(1), 120, seed=2)
+    assert np.array_equal(a.raw, b.raw) and np.array_equal(a.aivat, b.aivat) and np.abs(a.raw.sum(axis=1)).max() > 1
+
+
+def test_lockstep_play_is_the_game(small):
+    """Replaying each hand's path in `sog.multiplayer.holdem` gives the same actors, the dealt cards
+    and the same chips for the candidate's seat."""
+    game, bt = small.game, small.betting
+    cards = small.deal(np.random.default_rng(0), 40)
+    hand_deal, hand_seat = np.repeat(np.arange(40), 4), np.tile(np.arange(4), 40)
+    paths, _ = small.play(Hashed(2), UniformAgent(), cards, hand_deal, hand_seat, np.random.default_rng(1))
+    ranks, offsets = small.runouts(cards, np.random.default_rng(2))
+    raw, _ = small.values(paths, np.zeros((len(paths) - 1, len(hand_deal), small.width)), hand_deal, hand_seat,
+                          ranks, offsets)
+    showdowns = 0
+    for h in range(len(hand_deal)):
+        st, dealt = game.initial_state(), 0
+        for t in range(len(paths) - 1):
+            n, nn = paths[t, h], paths[t + 1, h]
+            if bt.kind[n] == TERMINAL:
+                break
+            if bt.kind[n] == CHANCE:
+                st, dealt = st.child(int(cards[hand_deal[h], dealt])), dealt + 1
+            else:
+                assert st.current_player() == bt.actor[n]
+                slot = int(np.flatnonzero(bt.child[n] == nn)[0])
+                st = st.child(int(bt.action[n, slot]))
+        assert st.is_terminal()
+        showdowns += int(sum(st.folded) < 3)
+        assert raw[h] * small.big_blind == pytest.approx(st.returns()[hand_seat[h]])
+    assert showdowns > 10
+
+
+def _enumerate(table, candidate, reference, seat, cards):
+    """Every (path, sigmas, probability) of every deal of `cards` (int64 [D, c]) with the candidate
+    in `seat`: hands as `Table.play` records them (paths padded with the terminal)."""
+    bt = table.betting
+    ctx = (candidate.prepare(table, cards), reference.prepare(table, cards))
+    out = []
+
+    def walk(d, n, path, sig, prob):
+        if bt.kind[n] == TERMINAL:
+            out.append((d, path + [n], sig, prob))
+            return
+        if bt.kind[n] == CHANCE:
+            walk(d, bt.child[n, 0], path + [n], sig + [np.zeros(table.width)], prob)
+            return
+        q = int(bt.actor[n])
+        agent, c = (candidate, ctx[0]) if q == seat else (reference, ctx[1])
+        s = agent.probs(table, np.array([n]), np.array([d]), np.array([q]), c)[0]
+        for j in range(bt.num_actions[n]):
+            if s[j] > 0:
+                walk(d, bt.child[n, j], path + [n], sig + [s], prob * s[j])
+
+    for d in range(len(cards)):
+        walk(d, 0, [], [], 1.0)
+    steps = max(len(p) for _, p, _, _ in out)
+    paths = np.array([p + [p[-1]] * (steps - len(p)) for _, p, _, _ in out]).T
+    sigmas = np.zeros((steps - 1, len(out), table.width))
+    for h, (_, _, sig, _) in enumerate(out):
+        sigmas[:len(sig), h] = sig
+    return paths, sigmas, np.array([d for d, _, _, _ in out]), np.array([w for *_, w in out])
+
+
+def test_aivat_is_unbiased_by_enumeration(tiny):
+    """On a 6-card, 3-player game, the expectation over every ordered deal and every path (agents'
+    probabilities) of the AIVAT value equals that of the chips, for each seat, with enumerated
+    run-outs and with one sampled preflop run-out; the correction is not trivially zero, and
+    values rigged for the seat are caught."""
+    deck = tiny.deck.size
+    cards = np.array(list(itertools.permutations(range(deck), tiny.num_cards)), dtype=np.int64)
+    sampled = Table(tiny.game, tiny.betting, enumerate_max=0, mc_runouts=1)
+    for seat in range(3):
+        paths, sigmas, deal, w = _enumerate(tiny, Hashed(1), Hashed(4), seat, cards)
+        seats = np.full(len(w), seat)
+        ranks, offsets = tiny.runouts(cards, None)
+        raw, cv = tiny.values(paths, sigmas, deal, seats, ranks, offsets)
+        expected = (w * raw).sum() / len(cards)
+        assert (w * cv).sum() / len(cards) == pytest.approx(expected, abs=1e-12)
+        assert np.abs(raw - cv).max() > 0.5
+        # one sampled preflop run-out: unbiased whichever of the cards left it draws (the k-th);
+        # values that favour the seat before the flop are caught
+        rest = np.array([[c for c in range(deck) if c not in row[:tiny.held]] for row in cards])
+        for k in range(deck - tiny.num_cards + 1):
+            r2, o2 = sampled.runouts(cards, None, [rest[:, None, k:k + 1], None])
+            _, cv2 = sampled.values(paths, sigmas, deal, seats, r2, o2)
+            assert (w * cv2).sum() / len(cards) == pytest.approx(expected, abs=1e-12)
+        r2[:, 0, :], r2[:, 0, seat] = 0, 1
+        _, cv2 = sampled.values(paths, sigmas, deal, seats, r2, o2)
+        assert abs((w * cv2).sum() / len(cards) - expected) > 0.1
+
+
+def test_aivat_reduces_variance_on_a_small_table(small):
+    r = play_match(small, CallAgent(), UniformAgent(), 480, seed=1)
+    est = estimates(r)
+    assert est["plain_aivat"]["sd_per_unit"] < est["plain"]["sd_per_unit"]
+    assert est["duplicate_aivat"]["sd_per_unit"] < est["duplicate"]["sd_per_unit"]
+    for e in est.values():       # the same win rate, within the intervals
+        assert abs(e["mbb_per_hand"] - est["duplicate_aivat"]["mbb_per_hand"]) < e["half_width"] + \
+            est["duplicate_aivat"]["half_width"]
+
+
+def test_intervals():
+    x = interval(np.array([1.0, 2.0, 3.0, 4.0]), 6, target_width=1.0)
+    sd = np.std([1, 2, 3, 4], ddof=1)
+    assert x["mbb_per_hand"] == 2.5 and x["sd_per_unit"] == pytest.approx(sd)
+    assert x["half_width"] == pytest.approx(3.182446305284263 * sd / 2)         # t(0.975, 3)
+    assert x["ci95"] == pytest.approx([2.5 - x["half_width"], 2.5 + x["half_width"]])
+    assert x["hands"] == 24 and x["hands_for_target"] == int(np.ceil((2 * 1.959963984540054 * sd) ** 2)) * 6
+    # the estimators' units: a deal's mean (duplicate), one diagonal hand per deal in blocks of n (plain)
+    raw = np.arange(12.0).reshape(4, 3) / 1000
+    est = estimates(MatchResult("a", "b", raw, raw, 1.0, 1.0, {}))
+    assert est["duplicate"]["units"] == 4 and est["duplicate"]["mbb_per_hand"] == pytest.approx(5.5)
+    assert est["plain"]["units"] == 1 and est["plain"]["mbb_per_hand"] == pytest.approx((0 + 4 + 8) / 3)
+
+
+@pytest.mark.slow          # compiles the sampled traverser (~10 CPU s)
+def test_blueprint_agent_reads_a_blueprint_file(tmp_path, small):
+    """The agent's distribution at (decision, the seat's code) is the blueprint file's row."""
+    from sog.agents.blueprint import Settings, save_blueprint
+    from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR
+    from sog.games.holdem.buckets import BucketConfig, build
+    from sog.games.holdem.deal_buckets import DealBuckets
+
+    game = small.game
+    table = build(BucketConfig.for_game(game, (0, 0)), progress=False)
+    cards = DealBuckets(game.rules, table, (0, 0), players=4)
+    solver = MultiplayerBlueprintMCCFR(game, cards, Settings(traverser="sampled", batch=64, linear_until=0,
+                                                             prune_after=10**9, averaging="all"))
+    solver.run(iterations=300)
+    save_blueprint(solver, tmp_path / "b.npz")
+    agent, meta = BlueprintAgent.from_file(tmp_path / "b.npz", small.betting, cards)
+    assert meta["kind"] == "blueprint" and len(agent.keys) == solver.num_rows
+    probs = solver.blueprint_probs()
+    deals = small.deal(np.random.default_rng(0), 64)
+    codes = agent.prepare(small, deals)
+    rows = np.arange(solver.num_rows)
+    key = solver._row_key[:solver.num_rows]
+    d, code = np.divmod(key, cards.num_codes)
+    nodes = small.betting.decision_node[d]
+    seats = small.betting.actor[nodes].astype(np.int64)
+    r = small.betting.round[nodes]
+    # a deal whose seat has that code on that round, where one exists
+    hits = [(i, np.flatnonzero(codes[:, seats[i], r[i]] == code[i])) for i in rows]
+    hits = [(i, js[0]) for i, js in hits if len(js)]
+    i, j = np.array([h[0] for h in hits]), np.array([h[1] for h in hits])
+    got = agent.probs(small, nodes[i], j, seats[i], codes)
+    assert len(i) > 20 and np.allclose(got, probs[i], atol=1e-6) and agent.misses == 0
+
+
+def _cli(tmp_path, capsys, text):
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    rc = main(["tournament", "--config", str(path), "--out", str(tmp_path / "out"), "--quiet"])
+    return rc, capsys.readouterr()
+
+
+def test_cli_table_and_bad_configs(tmp_path, capsys):
+    base = {"game": SMALL, "players": 4, "agents": "{call: call, random: random}",
+            "matches": "[[call, random], [random, random]]", "deals": 120}
+
+    def text(**kw):
+        return "\n".join(f"{k}: {v}" for k, v in {**base, **kw}.items() if v is not None) + "\n"
+    rc, out = _cli(tmp_path, capsys, text())
+    assert rc == 0
+    report = json.loads(out.out)
+    assert report["mode"] == "table" and [m["hands"] for m in report["matches"]] == [480, 480]
+    assert report["matches"][1]["estimates"]["duplicate"]["mbb_per_hand"] == 0
+    saved = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert saved["matches"][0]["estimates"] == report["matches"][0]["estimates"]
+    assert "duplicate_aivat" in (tmp_path / "out" / "report.txt").read_text()
+    stacks = SMALL.replace("betting=limit", "betting=nolimit,bettingAbstraction=fcpa").replace(
+        "stack=1200 1200 1200 1200", "stack=1200 1200 5 1200")
+    for kw, needle in (({"players": 7}, "players: 7 must be an integer from 2 to 6"),
+                       ({"players": 1}, "players: 1 must be an integer from 2 to 6"),
+                       ({"game": stacks}, "seat 2's stack 5 is below the big blind 10"),
+                       ({"agents": "{call: call, x: shark}"}, "unknown agent kind 'shark'"),
+                       ({"matches": "[[call, nobody]]"}, "unknown agent 'nobody'"),
+                       ({"agents": "{call: call, b: 'blueprint:nowhere.yaml'}", "matches": "[[b, call]]"},
+                        "nowhere.yaml"),
+                       ({"deals": 0}, "deals: 0 must be an integer >= 1")):
+        rc, out = _cli(tmp_path, capsys, text(**kw))
+        err = out.err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and needle in err[0], (kw, out.err)
