@@ -132,7 +132,7 @@ def parse_config(path: str) -> TableConfig:
                 raise UserError(f"{path}: bet_sizes: {e}") from None
         game = _table_holdem(path, text, players, sizes)
     rules = game.rules
-    if rules.abstraction == "fullgame" and not rules.limit:
+    if game.abstraction == "fullgame" and not rules.limit:
         raise UserError(f"{path}: fullgame no-limit has a raise per chip: give bet_sizes (the pluribus abstraction)")
     big = max(rules.blinds)
     for seat, stack in enumerate(rules.stacks):

@@ -14,6 +14,7 @@ from launch.cli import main
 from sog.eval.table import (
     BlueprintAgent,
     CallAgent,
+    ContinuationAgent,
     MatchResult,
     Table,
     TableAgent,
@@ -22,7 +23,7 @@ from sog.eval.table import (
     interval,
     play_match,
 )
-from sog.games.api import CHANCE, TERMINAL
+from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
 
 TINY = ("holdem(betting=limit,numRounds=2,blind=5 10 0,raiseSize=10 20,firstPlayer=3 1,maxRaises=1 1,"
@@ -252,3 +253,108 @@ def test_cli_table_and_bad_configs(tmp_path, capsys):
         rc, out = _cli(tmp_path, capsys, text(**kw))
         err = out.err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and needle in err[0], (kw, out.err)
+
+
+# ---- pieces of the real-time search (issue 23 item 3) ------------------------------------------------
+def _small_blueprint(small, seed=0):
+    """A BlueprintAgent with a random distribution at every (decision, code) of the SMALL table
+    (lossless table buckets), and its DealBuckets."""
+    from sog.games.holdem.buckets import BucketConfig, build
+    from sog.games.holdem.deal_buckets import DealBuckets
+
+    cards = DealBuckets(small.rules, build(BucketConfig.for_game(small.game, (0, 0)), progress=False), (0, 0),
+                        players=4)
+    bt = small.betting
+    d = np.repeat(np.arange(bt.num_decisions), cards.num_codes)
+    code = np.tile(np.arange(cards.num_codes), bt.num_decisions)
+    probs = np.random.default_rng(seed).random((len(d), small.width)) * small.legal(bt.decision_node[d])
+    return BlueprintAgent(d * cards.num_codes + code, probs / probs.sum(axis=1, keepdims=True), cards), cards
+
+
+def test_hand_codes_are_the_deal_codes(small):
+    """DealBuckets.hand_codes (every hand on one board) agrees with the codes of dealt hands, for
+    table buckets and for the 52-card strength indexer (perfect and imperfect recall)."""
+    from sog.games.holdem.action_abstraction import BetSizes
+    from sog.games.holdem.buckets import BucketConfig, build
+    from sog.games.holdem.deal_buckets import DealBuckets
+    from sog.multiplayer.holdem import Holdem
+
+    _, table_cards = _small_blueprint(small)
+    six = Holdem(6, bet_sizes=BetSizes((((1.0,),), ((1.0,),), ((1.0,),), ((1.0,),))), betting="nolimit",
+                 bettingAbstraction="pluribus", numRounds=4, numSuits=4, numRanks=13, numHoleCards=2,
+                 numBoardCards="0 3 1 1", stack=" ".join(["400"] * 6), blind="50 100 0 0 0 0")
+    pre = build(BucketConfig.for_game(six, (0,)), progress=False)
+    rng = np.random.default_rng(0)
+    for cards in (table_cards,
+                  DealBuckets(six.rules, pre, (0, 4, 4, 4), indexer="strength", sample=500, players=6),
+                  DealBuckets(six.rules, pre, (0, 3, 3, 3), recall="perfect", indexer="strength", sample=500,
+                              players=6)):
+        dealt, codes, _ = cards.sample(rng, 5)
+        h, held = cards.hole, cards.held
+        for d in range(5):
+            for r in range(cards.num_rounds):
+                every = cards.hand_codes(dealt[d, held:], r)
+                for p in range(cards.players):
+                    assert every[cards.deck.hand_index(dealt[d, p * h:(p + 1) * h])] == codes[d, p, r]
+                board = dealt[d, held:held + int(cards.board_ends[r])]
+                if len(board):
+                    assert (every[(cards.deck.hand_masks & cards.deck.card_masks(board[None])[0]) != 0] == -1).all()
+
+
+def test_blueprint_beliefs_are_bayes_rule(small):
+    """Each seat's range after a played path is the product of the blueprint's probabilities of its
+    actions, hand by hand (a deal giving that seat that hand), normalised; board cards excluded."""
+    agent, _ = _small_blueprint(small, seed=1)
+    bt = small.betting
+    deals = small.deal(np.random.default_rng(3), 30)
+    hd, hs = np.repeat(np.arange(30), 4), np.tile(np.arange(4), 30)
+    paths, _ = small.play(agent, agent, deals, hd, hs, np.random.default_rng(4))
+    checked = 0
+    for h in range(0, len(hd), 4):
+        col = paths[:, h]
+        stop = int(np.argmax(bt.kind[col] == TERMINAL))
+        cut = stop if stop > 3 else len(col)           # the public path before the hand ends
+        path = col[:cut - 1]
+        slots = np.array([int(np.flatnonzero(bt.child[n] == m)[0]) if bt.kind[n] != CHANCE else 0
+                          for n, m in zip(path, col[1:cut])])
+        dealt = int((bt.kind[path] == CHANCE).sum()) - small.held
+        board = deals[hd[h], small.held:small.held + max(dealt, 0)]
+        got = agent.beliefs(small, path, slots, board)
+        for q in range(4):
+            want = np.zeros(small.deck.num_hands)
+            for hand in range(small.deck.num_hands):
+                card = int(small.deck.hands[hand, 0])
+                if card in board.tolist():
+                    continue
+                row = deals[hd[h]].copy()               # seat q gets `card` (swapped with where it was)
+                row[row == card], row[q] = row[q], card
+                codes = agent.prepare(small, row[None])
+                w = 1.0
+                for n, j in zip(path, slots):
+                    if bt.kind[n] == DECISION and bt.actor[n] == q:
+                        w *= agent.probs(small, np.array([n]), np.array([0]), np.array([q]), codes)[0, j]
+                want[hand] = w
+            assert np.allclose(got[q], want / want.sum(), atol=1e-12)
+            checked += 1
+    assert checked == 4 * 30
+
+
+def test_continuation_strategies(small):
+    from sog.agents.table_agents import continuation_probs
+
+    probs = np.array([[0.2, 0.5, 0.3, 0.0], [0.0, 0.6, 0.4, 0.0]])
+    actions = np.array([[0, 1, 2, -1], [1, 2, 3, -1]])
+    np.testing.assert_allclose(continuation_probs(probs, actions, "fold"), [[1 / 1.8, 0.5 / 1.8, 0.3 / 1.8, 0],
+                                                                            [0, 0.6, 0.4, 0]])
+    np.testing.assert_allclose(continuation_probs(probs, actions, "call")[0], np.array([0.2, 2.5, 0.3, 0]) / 3.0)
+    np.testing.assert_allclose(continuation_probs(probs, actions, "raise"), [np.array([0.2, 0.5, 1.5, 0]) / 2.2,
+                                                                             [0, 0.6, 0.4, 0]])   # all raises
+    np.testing.assert_array_equal(continuation_probs(probs, actions, "blueprint"), probs)
+    base = UniformAgent()
+    folds = {}
+    for bias in ("fold", "raise"):
+        r = play_match(small, ContinuationAgent(base, bias), base, 120, seed=0)
+        folds[bias] = r.raw.mean()
+    assert folds["fold"] < folds["raise"]           # folding five times as often loses more blinds here
+    with pytest.raises(ValueError, match="continuation"):
+        ContinuationAgent(base, "limp")

@@ -68,6 +68,14 @@ import numba
 import numpy as np
 
 from sog.agents.sampled_traversal import _utility
+from sog.agents.table_agents import (  # noqa: F401 - the agents, re-exported
+    BlueprintAgent,
+    CallAgent,
+    ContinuationAgent,
+    TableAgent,
+    TableError,
+    UniformAgent,
+)
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.games.holdem.cards import Deck, rank_cardsets
 from sog.multiplayer.betting_tree import TableBettingTree
@@ -80,122 +88,6 @@ BATCH_DEALS = 120            # deals per lockstep batch (a seeding unit: results
 TARGET_WIDTH = 50.0          # mbb/hand: the interval width whose cost in hands is reported
 DEAL_TAG, ACTION_TAG, RUNOUT_TAG = 1, 2, 3
 ESTIMATORS = ("plain", "plain_aivat", "duplicate", "duplicate_aivat")
-
-
-class TableError(ValueError):
-    """A table evaluation that cannot run as asked (bad agents, games, counts)."""
-
-
-# ---- agents ------------------------------------------------------------------------------------------
-class TableAgent:
-    """An agent at the table: for decisions (betting-tree nodes) of a batch of deals, its
-    distribution over each node's action slots. `prepare(table, cards)` runs once per batch of
-    deals (int64 [D, n h + b], `Table.deal`) and returns what `probs` needs."""
-
-    name = "agent"
-
-    def prepare(self, table: Table, cards: np.ndarray):
-        return None
-
-    def probs(self, table: Table, nodes: np.ndarray, deals: np.ndarray, seats: np.ndarray, ctx) -> np.ndarray:
-        """float64 [m, K]: the distribution over slots at decision nodes[i] (int64 [m]) of the
-        player in seats[i] on deal deals[i] (rows of the batch), zero past each node's actions."""
-        raise NotImplementedError
-
-    def stats(self) -> dict:
-        return {}
-
-
-class UniformAgent(TableAgent):
-    """Every legal action slot equally likely (`random`)."""
-
-    name = "random"
-
-    def probs(self, table, nodes, deals, seats, ctx):
-        legal = table.legal(nodes)
-        return legal / legal.sum(axis=1, keepdims=True)
-
-
-class CallAgent(TableAgent):
-    """Always check / call (`call`)."""
-
-    name = "call"
-
-    def probs(self, table, nodes, deals, seats, ctx):
-        out = np.zeros((len(nodes), table.width))
-        out[np.arange(len(nodes)), table.call_slot[nodes]] = 1.0
-        return out
-
-
-class BlueprintAgent(TableAgent):
-    """A blueprint's probabilities (`sog.agents.blueprint.save_blueprint`'s file) looked up by
-    (decision, the seat's bucket code on the node's round): `keys` int64 [R] sorted,
-    `d * num_codes + code`; `probs` float [R, K] in slots; `cards` the blueprint's
-    `DealBuckets` (codes of a deal). Information states the blueprint never met are played
-    uniformly (counted in `stats`)."""
-
-    name = "blueprint"
-
-    def __init__(self, keys: np.ndarray, probs: np.ndarray, cards, label: str = "blueprint"):
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.table_probs = keys[order], np.asarray(probs, dtype=np.float64)[order]
-        self.cards, self.name = cards, label
-        self.lookups = self.misses = 0
-
-    @classmethod
-    def from_file(cls, path, betting, cards, label: str = "blueprint") -> tuple[BlueprintAgent, dict]:
-        """The agent of a blueprint file on this betting tree, and the file's meta (its
-        fingerprint: the caller checks it is of the same configuration). TableError if the
-        file is not a blueprint or its keys are not of this tree."""
-        import json
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                keys, probs = z["keys"], z["probs"]
-        except (OSError, KeyError, ValueError) as e:
-            raise TableError(f"{path}: not a blueprint file ({e})") from None
-        if meta.get("kind") != "blueprint":
-            raise TableError(f"{path}: a {meta.get('kind')!r} file, not a blueprint")
-        if probs.ndim != 2 or probs.shape[0] != len(keys) or probs.shape[1] > betting.width:
-            raise TableError(f"{path}: probabilities of shape {probs.shape} for {len(keys)} keys and "
-                             f"{betting.width} slots")
-        parts = np.char.rpartition(keys.astype(str), "|")
-        history, code = parts[:, 0], parts[:, 2]
-        names = np.array(betting.history)
-        order = np.argsort(names)
-        pos = np.clip(np.searchsorted(names[order], history), 0, len(names) - 1)
-        if len(keys) and (not np.all(names[order][pos] == history) or not np.all(np.char.isdigit(code))):
-            raise TableError(f"{path}: keys that are not this game's betting histories (a blueprint of another "
-                             "game or bet sizes)")
-        decision = order[pos].astype(np.int64)
-        code = code.astype(np.int64) if len(keys) else np.zeros(0, np.int64)
-        if len(keys) and code.max() >= cards.num_codes:
-            raise TableError(f"{path}: bucket codes up to {code.max()}, the abstraction has {cards.num_codes}")
-        full = np.zeros((len(keys), betting.width))
-        full[:, :probs.shape[1]] = probs
-        return cls(decision * cards.num_codes + code, full, cards, label), meta
-
-    def prepare(self, table, cards):
-        return self.cards.codes(cards)
-
-    def probs(self, table, nodes, deals, seats, codes):
-        bt = table.betting
-        key = bt.decision[nodes] * self.cards.num_codes + codes[deals, seats, bt.round[nodes]]
-        idx = np.minimum(np.searchsorted(self.keys, key), max(len(self.keys) - 1, 0))
-        hit = self.keys[idx] == key if len(self.keys) else np.zeros(len(key), bool)
-        legal = table.legal(nodes)
-        out = np.where(hit[:, None], self.table_probs[idx] if len(self.keys) else 0.0, 1.0) * legal
-        total = out.sum(axis=1, keepdims=True)
-        bad = total[:, 0] <= 0
-        out[bad] = legal[bad]
-        total[bad] = legal[bad].sum(axis=1, keepdims=True)
-        self.lookups += len(nodes)
-        self.misses += int((~hit).sum())
-        return out / total
-
-    def stats(self) -> dict:
-        return {"decisions": self.lookups, "unmet_information_states": self.misses,
-                "unmet_share": self.misses / max(self.lookups, 1)}
 
 
 # ---- the table ---------------------------------------------------------------------------------------
