@@ -358,3 +358,34 @@ def test_continuation_strategies(small):
     assert folds["fold"] < folds["raise"]           # folding five times as often loses more blinds here
     with pytest.raises(ValueError, match="continuation"):
         ContinuationAgent(base, "limp")
+
+
+@pytest.mark.slow          # trains a blueprint (compiles the sampled traverser, ~10 CPU s)
+def test_cli_blueprint_at_the_table(tmp_path, capsys):
+    """A 3-player blueprint trained by `sog blueprint` plays at the table from its config; a file of
+    another configuration, or none, is one line and exit status 2."""
+    game = ("holdem(betting=limit,numRounds=2,blind=5 10 0,raiseSize=10 20,firstPlayer=3 1,maxRaises=2 2,"
+            "stack=1200 1200 1200,numRanks=4,numSuits=3,numHoleCards=1,numBoardCards=0 1)")
+
+    def blueprint(name, seed):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"game: {game}\nplayers: 3\nabstraction: {{buckets: [0, 3], cache_dir: {tmp_path / 'b'}}}\n"
+                        f"mccfr: {{traverser: sampled, seed: {seed}, batch: 64}}\n"
+                        f"run: {{iterations: 400, out: {tmp_path / name}}}\n")
+        return path
+    bp, other = blueprint("bp", 0), blueprint("other", 1)
+    assert main(["blueprint", "--config", str(bp)]) == 0
+    assert main(["blueprint", "--config", str(other)]) == 0
+    capsys.readouterr()
+    text = (f"game: {bp}\nplayers: 3\nagents: {{bp: 'blueprint:{bp}', call: call}}\n"
+            "matches: [[bp, call], [bp, bp]]\ndeals: 120\n")
+    rc, out = _cli(tmp_path, capsys, text)
+    assert rc == 0
+    report = json.loads(out.out)
+    assert report["matches"][1]["estimates"]["duplicate"]["mbb_per_hand"] == 0
+    assert report["matches"][0]["agents"]["candidate"]["decisions"] > 0
+    for spec, needle in ((f"blueprint:{bp}?file={tmp_path / 'other' / 'blueprint.npz'}", "another configuration"),
+                         (f"blueprint:{bp}?file={tmp_path / 'none.npz'}", "no blueprint file")):
+        rc, out = _cli(tmp_path, capsys, text.replace(f"'blueprint:{bp}'", f"'{spec}'"))
+        err = out.err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and needle in err[0], out.err
