@@ -389,3 +389,34 @@ def test_cli_blueprint_at_the_table(tmp_path, capsys):
         rc, out = _cli(tmp_path, capsys, text.replace(f"'blueprint:{bp}'", f"'{spec}'"))
         err = out.err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and needle in err[0], out.err
+
+
+def test_rollouts_under_a_profile(small):
+    """`Table.rollout` (a profile: one agent a seat) from the root is `play` with the candidate in
+    seat 0 (the same draws, the same chips), chips summing to zero; from a later node with everyone
+    calling it is the game's showdown."""
+    cards = small.deal(np.random.default_rng(5), 60)
+    deals, seat0 = np.arange(60), np.zeros(60, np.int64)
+    chips = small.rollout([Hashed(1), UniformAgent(), Hashed(2), UniformAgent()], cards, seat0,
+                          np.random.default_rng(6))
+    assert np.abs(chips.sum(axis=1)).max() < 1e-12
+    paths, sigmas = small.play(Hashed(1), UniformAgent(), cards, deals, seat0, np.random.default_rng(6))
+    ranks, offsets = small.runouts(cards, np.random.default_rng(7))
+    raw, _ = small.values(paths, sigmas, deals, seat0, ranks, offsets)
+    chips = small.rollout([Hashed(1)] + [UniformAgent()] * 3, cards, seat0, np.random.default_rng(6))
+    np.testing.assert_allclose(chips[:, 0], raw, atol=1e-12)
+    # everyone calls on from the first decision's call: the game's returns
+    bt, game = small.betting, small.game
+    node = 0
+    while bt.kind[node] == CHANCE:
+        node = bt.child[node, 0]
+    node = bt.child[node, int(small.call_slot[node])]
+    chips = small.rollout([CallAgent()] * 4, cards, np.full(60, node, np.int64), np.random.default_rng(0))
+    for d in range(60):
+        st, dealt = game.initial_state(), 0
+        while not st.is_terminal():
+            if st.is_chance():
+                st, dealt = st.child(int(cards[d, dealt])), dealt + 1
+            else:
+                st = st.child(1)
+        np.testing.assert_allclose(chips[d] * small.big_blind, st.returns(), atol=1e-9)

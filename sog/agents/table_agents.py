@@ -7,7 +7,9 @@ batch. `table` below is the `sog.eval.table.Table` (duck-typed: `betting`, `widt
 `call_slot`, `deck`). Agents: `UniformAgent` (`random`), `CallAgent` (`call`), `BlueprintAgent`
 (a `sog blueprint` file: the blueprint row of (decision, the seat's bucket code)).
 
-Real-time search pieces (Pluribus, issue 23 item 3; the search itself is not written):
+Real-time search pieces (Pluribus, issue 23 item 3; the subgame solver itself is not written;
+`sog.eval.table.Table.rollout` plays a profile of these agents on from any node, one agent a
+seat, which values a depth-limited subgame's leaves under each player's continuation):
 * `continuation_probs` / `ContinuationAgent`: Pluribus's four continuation strategies at a
   depth-limited subgame's leaves: the blueprint, and the blueprint biased toward folding,
   calling or raising (that action class's probabilities multiplied by `BIAS` = 5, then

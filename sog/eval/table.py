@@ -195,9 +195,16 @@ class Table:
         hands) draws the slot. Returns (paths int64 [T + 1, H]: each hand's node per step, the
         terminal repeated once reached; sigmas float64 [T, H, K]: the distribution each decision
         was drawn from, zero at other steps)."""
+        groups = ((candidate, lambda dec, seat: seat == hand_seat[dec]),
+                  (reference, lambda dec, seat: seat != hand_seat[dec]))
+        return self._walk(groups, cards, hand_deal, np.zeros(len(hand_deal), dtype=np.int64), rng)
+
+    def _walk(self, groups, cards, hand_deal, start, rng):
+        """`play` from nodes `start` (int64 [H]), each decision answered by the first of `groups`
+        ((agent, which(dec, seat) -> bool mask)) whose mask holds."""
         bt = self.betting
-        ctx = (candidate.prepare(self, cards), reference.prepare(self, cards))
-        node = np.zeros(len(hand_deal), dtype=np.int64)
+        ctx = [agent.prepare(self, cards) for agent, _ in groups]
+        node = np.asarray(start, dtype=np.int64).copy()
         paths, sigmas = [node], []
         while True:
             kind = bt.kind[node]
@@ -211,8 +218,8 @@ class Table:
             dec = np.flatnonzero(kind == DECISION)
             if len(dec):
                 seat = bt.actor[node[dec]].astype(np.int64)
-                mine = seat == hand_seat[dec]
-                for agent, c, sel in ((candidate, ctx[0], mine), (reference, ctx[1], ~mine)):
+                for (agent, which), c in zip(groups, ctx):
+                    sel = which(dec, seat)
                     if sel.any():
                         sigma[dec[sel]] = agent.probs(self, node[dec[sel]], hand_deal[dec[sel]], seat[sel], c)
                 nxt[dec] = bt.child[node[dec], sample_slots(sigma[dec], u[dec])]
@@ -220,6 +227,21 @@ class Table:
             sigmas.append(sigma)
             node = nxt
         return np.stack(paths), (np.stack(sigmas) if sigmas else np.zeros((0, len(node), self.width)))
+
+    def rollout(self, agents, cards: np.ndarray, start: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """float64 [D, n]: every seat's chips (big blinds) when deal d (a row of `cards`) is played
+        on from node start[d] by agents[p] in seat p (a profile: one agent a seat), the slot drawn
+        as `play` does: the rollouts that value a depth-limited subgame's leaves under a profile of
+        continuation strategies (`sog.agents.table_agents.ContinuationAgent`)."""
+        if len(agents) != self.players:
+            raise TableError(f"{len(agents)} agents for {self.players} seats")
+        deals = np.arange(len(cards))
+        groups = [(agent, lambda dec, seat, p=p: seat == p) for p, agent in enumerate(agents)]
+        paths, _ = self._walk(groups, cards, deals, start, rng)
+        ranks = self._ranks(cards, cards[:, None, self.held:])[:, 0, :]
+        out = np.zeros((len(cards), self.players))
+        _terminal_chips(self.betting.spent, self.betting.folded, paths[-1], ranks, out)
+        return out
 
     def values(self, paths: np.ndarray, sigmas: np.ndarray, hand_deal: np.ndarray, hand_seat: np.ndarray,
                ranks: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -276,6 +298,13 @@ def _add_utilities(spent, folded, n, ranks, w, out):
             if not folded[n, q] and spent[n, q] >= level and ranks[q] == best:
                 out[q] += w * amount / winners
         prev = level
+
+
+@numba.njit(cache=True)
+def _terminal_chips(spent, folded, nodes, ranks, out):
+    """out[h] = every seat's chips at terminal nodes[h] with showdown ranks ranks[h]."""
+    for h in range(len(nodes)):
+        _add_utilities(spent, folded, nodes[h], ranks[h], 1.0, out[h])
 
 
 @numba.njit(cache=True)
