@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -231,7 +232,7 @@ def format_report(report: dict) -> str:
     lines = [(f"{report['game']}: {report['players']} players, {report['deals']} deals a match, seed "
               f"{report['seed']}; mbb/hand of the candidate against {report['players'] - 1} copies of the reference "
               f"(95% interval; hands for an interval narrower than {report['target_width']:g} mbb/hand)")]
-    head = f"{'candidate':>12} {'reference':>12} " + " ".join(f"{e:>34}" for e in ESTIMATORS) + "  hands/s"
+    head = f"{'candidate':>12} {'reference':>12} " + " ".join(f"{e:>34}" for e in ESTIMATORS) + "  hands/s (per CPU s)"
     lines.append(head)
     for m in report["matches"]:
         cells = []
@@ -240,7 +241,7 @@ def format_report(report: dict) -> str:
             need = x["hands_for_target"]
             cells.append(f"{x['mbb_per_hand']:+9.1f} ±{x['half_width']:7.1f} ({'-' if need is None else need:>9})")
         lines.append(f"{m['candidate']:>12} {m['reference']:>12} " + " ".join(f"{c:>34}" for c in cells)
-                     + f"  {m['hands_per_second']:.0f}")
+                     + f"  {m['hands_per_second']:.0f} ({m.get('hands_per_cpu_second', float('nan')):.0f})")
     return "\n".join(lines)
 
 
@@ -270,12 +271,13 @@ def run(args) -> dict:
         def progress(done, total, label=f"{cand} vs {cfg.players - 1} x {ref}"):
             if not quiet:
                 say(f"\r{label}: {done}/{total} deals", end="" if done < total else "\n")
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         result = play_match(table, a, b, cfg.deals, seed=cfg.seed, aivat=cfg.aivat, progress=progress)
-        seconds = time.perf_counter() - t
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
         est = estimates(result, cfg.target_width)
         matches.append({"candidate": cand, "reference": ref, "hands": result.hands, "deals": len(result.raw),
-                        "seconds": seconds, "hands_per_second": result.hands / seconds,
+                        "seconds": seconds, "hands_per_second": result.hands / seconds, "cpu_seconds": cpu,
+                        "hands_per_cpu_second": result.hands / max(cpu, 1e-9), "load_average": os.getloadavg()[0],
                         "play_hands_per_second": result.hands / max(result.play_seconds, 1e-9),
                         "value_seconds": result.value_seconds, "estimates": est,
                         "agents": {"candidate": a.stats(), "reference": b.stats()}})
