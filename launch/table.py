@@ -18,12 +18,13 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
       call: call                                 # always check / call
       random: random                             # uniform over the legal actions
     matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
-    deals: 1200                                  # per match (whole batches of 120)
+    deals: 19200                                 # per match (whole batches of 120)
     seed: 0
     aivat: true
     target_width: 50
     out: tournaments/sixmax                      # report.json, report.txt, chips.npz
 
+`--games G` sets `deals`; `--workers` does not apply (one process, vectorised over hands).
 Every agent plays inside the table's action abstraction (a blueprint's must be the table's
 game and bet sizes, its file of the config's fingerprint). Bad configs (players outside 2..6,
 a stack below the big blind, an unknown agent kind or name, a blueprint of another game or
