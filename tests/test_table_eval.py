@@ -420,3 +420,34 @@ def test_rollouts_under_a_profile(small):
             else:
                 st = st.child(1)
         np.testing.assert_allclose(chips[d] * small.big_blind, st.returns(), atol=1e-9)
+
+
+def test_sampled_hands_follow_the_ranges_without_shared_cards():
+    """`sample_hands` draws from prod_i range_i(h_i) over card-disjoint hands: frequencies of every
+    triple of 2-card hands of an 8-card deck within 5.5 standard deviations of the exact
+    distribution (400k draws), where ignoring the card removal is many deviations off."""
+    from sog.agents.table_agents import sample_hands
+    from sog.games.holdem.cards import Deck
+
+    deck = Deck(4, 2, 2)
+    n = deck.num_hands
+    beliefs = np.random.default_rng(0).random((3, n)) ** 2
+    beliefs[1, 3] = 0.0
+    draws = sample_hands(beliefs, deck.hand_masks, np.random.default_rng(1), 400_000)
+    masks = deck.hand_masks
+    a, b, c = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
+    ok = ((masks[a] & masks[b]) == 0) & ((masks[a] & masks[c]) == 0) & ((masks[b] & masks[c]) == 0)
+    exact = np.where(ok, beliefs[0][a] * beliefs[1][b] * beliefs[2][c], 0.0)
+    exact /= exact.sum()
+    seen = np.bincount((draws[:, 0] * n + draws[:, 1]) * n + draws[:, 2], minlength=n ** 3).reshape(n, n, n)
+    expect = len(draws) * exact
+    z = np.abs(seen - expect) / np.sqrt(np.maximum(expect * (1 - exact), 1e-12))
+    big = ok & (expect >= 20)                        # where the normal approximation holds
+    assert big.sum() > 1000 and z[big].max() < 5.0   # of ~2,000 cells a normal maximum is about 3.9
+    independent = beliefs[0][a] * beliefs[1][b] * beliefs[2][c] / (beliefs[0].sum() * beliefs[1].sum()
+                                                                    * beliefs[2].sum())
+    zi = np.abs(seen - len(draws) * independent) / np.sqrt(len(draws) * independent + 1e-12)
+    assert zi[big].max() > 8                          # ignoring the shared cards would be caught
+    assert not seen[~ok].any() and not seen[:, 3, :].any()
+    with pytest.raises(ValueError, match="empty"):
+        sample_hands(np.zeros((2, n)), masks, np.random.default_rng(0), 5)

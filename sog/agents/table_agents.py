@@ -17,7 +17,9 @@ seat, which values a depth-limited subgame's leaves under each player's continua
 * `BlueprintAgent.beliefs`: each player's range over every hand of the deck along a public
   betting path, by Bayes' rule with the blueprint's action probabilities (the subgame's
   beliefs): per player the product over its decisions of sigma(action | decision, the hand's
-  bucket code on that round's board), zero for hands holding a board card, normalised.
+  bucket code on that round's board), zero for hands holding a board card, normalised;
+* `sample_hands`: hands for the players still in drawn from those ranges, no card shared (the
+  deals a subgame solver would sample its traversals from).
 """
 from __future__ import annotations
 
@@ -221,3 +223,35 @@ class ContinuationAgent(TableAgent):
 
     def stats(self) -> dict:
         return self.base.stats()
+
+
+def sample_hands(beliefs: np.ndarray, hand_masks: np.ndarray, rng: np.random.Generator, n: int,
+                 batch: int = 4096, max_draws: int = 1 << 24) -> np.ndarray:
+    """int64 [n, k]: n independent draws of one hand for each of k players (rows of the deck's
+    hands), player i's from its range beliefs[i] (float [k, N], e.g. `BlueprintAgent.beliefs` of
+    the players still in), conditioned on no two players holding the same card: the joint
+    distribution proportional to prod_i beliefs[i][h_i] over card-disjoint hands (rejection
+    sampling, vectorised over a batch of candidates; `hand_masks` uint64 [N]: each hand's card
+    bits, `Deck.hand_masks`). The deals a subgame solver samples its traversals from. TableError
+    if fewer than one candidate in max_draws / n is accepted."""
+    beliefs = np.asarray(beliefs, dtype=np.float64)
+    cdf = np.cumsum(beliefs, axis=1)
+    if (cdf[:, -1] <= 0).any():
+        raise TableError("a player's range is empty")
+    cdf /= cdf[:, -1:]
+    out, got, drawn = np.empty((n, len(beliefs)), dtype=np.int64), 0, 0
+    while got < n:
+        if drawn >= max_draws:
+            raise TableError(f"{got} of {n} card-disjoint hands after {drawn:,} draws: the ranges hardly overlap")
+        u = rng.random((batch, len(beliefs)))
+        cand = np.stack([np.minimum(np.searchsorted(cdf[i], u[:, i], side="right"), cdf.shape[1] - 1)
+                         for i in range(len(beliefs))], axis=1)
+        masks = hand_masks[cand]
+        acc, ok = np.zeros(batch, dtype=np.uint64), np.ones(batch, dtype=bool)
+        for i in range(len(beliefs)):
+            ok &= (acc & masks[:, i]) == 0
+            acc |= masks[:, i]
+        keep = cand[ok][:n - got]
+        out[got:got + len(keep)] = keep
+        got, drawn = got + len(keep), drawn + batch
+    return out
