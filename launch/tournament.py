@@ -1,6 +1,8 @@
 """`sog tournament --config FILE` and `sog lbr --game GAME --agent SPEC --hands N`.
 
-tournament: plays the tournament a YAML file describes (`sog.eval.tournament`:
+tournament: a YAML file with `players:` is a hold'em table of 2 to 6 players, one
+candidate against copies of a reference (`launch.table`, `sog.eval.table`); otherwise it
+plays the tournament the file describes (`sog.eval.tournament`:
 round robin or gauntlet, seats swapped, duplicate deals for card games, games
 in parallel worker processes, every finished game appended to
 OUT/games.jsonl so an interrupted run resumes where it stopped) and writes
@@ -119,6 +121,9 @@ def aivat_values(cfg, game):
 
 def run(args) -> dict:
 
+    from launch import table
+    if table.is_table_config(args.config):      # `players:`: a hold'em table of 2 to 6 (launch.table)
+        return table.run(args)
     setup_agents()
     overrides = {"workers": args.workers, "games_per_pair": args.games}
     try:

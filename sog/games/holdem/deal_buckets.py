@@ -150,6 +150,29 @@ class DealBuckets:
             codes[:, :, r] = acc
         return codes
 
+    def hand_codes(self, board, r: int) -> np.ndarray:
+        """int64 [N]: the code on round r of every hand of the deck (`Deck.hands` order) with
+        `board` (the board cards in deal order, at least round r's), as `codes` gives a player
+        holding it; -1 for a hand holding a board card."""
+        board = np.asarray(board, dtype=np.int64)
+        n = self.deck.num_hands
+        seen = board[:int(self.board_ends[r])]
+        ok = (self.deck.hand_masks & (self.deck.card_masks(seen[None])[0] if len(seen) else np.uint64(0))) == 0
+        code = np.zeros(n, dtype=np.int64)
+        rounds = range(r + 1) if self.recall == "perfect" else (r,)
+        for k in rounds:
+            b = board[:int(self.board_ends[k])]
+            if k < self._tabled:
+                bucket = self.table.board_buckets(k, b).astype(np.int64)
+            else:
+                out = np.zeros((1, n))
+                fast_rank.ihr_boards(fast_rank.tables(), self.deck.hand_suits, self._hand_masks,
+                                     self.deck.suit_masks(b[None]), self.deck.card_masks(b[None]).astype(np.int64),
+                                     np.arange(n, dtype=np.int64)[None], out)
+                bucket = np.searchsorted(self.thresholds[k - 1], out[0], side="right")
+            code = code * self.sizes[k] + bucket if self.recall == "perfect" else bucket
+        return np.where(ok, code, -1).astype(np.int64)
+
     def ranks(self, cards: np.ndarray) -> np.ndarray:
         """int64 [n, P]: each player's showdown rank (hole cards and the full board)."""
         h = self.hole

@@ -1,0 +1,300 @@
+"""`sog tournament --config FILE` with `players:`: one candidate against n - 1 copies of a reference.
+
+The tournament mode of a hold'em table of 2 to 6 players (`sog.eval.table`): every match
+plays `deals` deals, each replayed with the candidate in every seat (duplicate deals, seats
+rotated, common random numbers), and reports the candidate's win rate in mbb/hand with 95%
+intervals four ways: one hand per deal with no variance reduction (`plain`), the same with
+AIVAT (`plain_aivat`), all rotations (`duplicate`), rotations and AIVAT
+(`duplicate_aivat`), each with the hands a 95% interval narrower than `target_width`
+mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.yaml):
+
+    game: configs/blueprints/sixmax_small.yaml   # a blueprint config: its game, players, bet sizes;
+                                                 # or a holdem(...) string (with players, bet_sizes)
+    players: 6                                   # 2..6; the key that selects this mode
+    bet_sizes: {sizes: [[[1.0]], ...], all_in: true}   # holdem(...) fullgame no-limit only
+    agents:                                      # name: spec
+      blueprint: blueprint:configs/blueprints/sixmax_small.yaml   # its run.out/blueprint.npz
+      bp_file: blueprint:configs/blueprints/sixmax_small.yaml?file=runs/x/blueprint.npz
+      call: call                                 # always check / call
+      random: random                             # uniform over the legal actions
+    matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
+    deals: 19200                                 # per match (whole batches of 120)
+    seed: 0
+    aivat: true
+    target_width: 50
+    out: tournaments/sixmax                      # report.json, report.txt, chips.npz
+
+`--games G` sets `deals`; `--workers` does not apply (one process, vectorised over hands).
+Every agent plays inside the table's action abstraction (a blueprint's must be the table's
+game and bet sizes, its file of the config's fingerprint). Bad configs (players outside 2..6,
+a stack below the big blind, an unknown agent kind or name, a blueprint of another game or
+configuration, a missing blueprint file) are one line on stderr and exit status 2, before
+any hand is played.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+from launch.console import UserError, say
+from sog.agents.api import AgentError
+from sog.agents.spec import parse_spec
+from sog.eval.table import (
+    BATCH_DEALS,
+    ESTIMATORS,
+    TARGET_WIDTH,
+    CallAgent,
+    Table,
+    TableError,
+    UniformAgent,
+    estimates,
+    play_match,
+)
+from sog.files import atomic_write, load_yaml
+from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
+
+KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "seed", "aivat", "target_width", "out")
+KINDS = ("blueprint", "call", "random")
+_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def is_table_config(path: str) -> bool:
+    """Whether a tournament YAML is of this mode (it has a `players` key)."""
+    try:
+        raw = load_yaml(Path(path).read_text())
+    except Exception:       # noqa: BLE001 - the two-player loader reports unreadable files
+        return False
+    return isinstance(raw, dict) and "players" in raw
+
+
+@dataclasses.dataclass
+class TableConfig:
+    path: str
+    game: object                   # sog.multiplayer.holdem.Holdem
+    players: int
+    agents: dict                   # name -> spec
+    matches: list                  # [(candidate, reference)]
+    deals: int
+    seed: int
+    aivat: bool
+    target_width: float
+    out: str | None
+    blueprint_config: object = None     # the BlueprintConfig `game` named, if any
+
+
+def _int(raw, key, where, lo, default=None):
+    v = raw.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise UserError(f"{where}: {key}: {v!r} must be an integer >= {lo}")
+    return v
+
+
+def parse_config(path: str) -> TableConfig:
+    """The validated config of a table tournament file (`UserError` naming any problem)."""
+    from launch.blueprint import _table_holdem
+    from launch.blueprint import parse_config as blueprint_config
+    from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
+
+    try:
+        raw = load_yaml(Path(path).read_text())
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the configuration ({e.strerror or e})") from None
+    except Exception as e:  # noqa: BLE001 - yaml errors
+        raise UserError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: a tournament config is a mapping")
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise UserError(f"{path}: unknown key {unknown[0]!r}; known keys with players: {', '.join(KEYS)}")
+    players = raw.get("players")
+    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise UserError(f"{path}: players: {players!r} must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    if "game" not in raw or "agents" not in raw or "matches" not in raw:
+        raise UserError(f"{path}: needs 'game', 'agents' and 'matches'")
+    text, bp = str(raw["game"]), None
+    if text.endswith((".yaml", ".yml")):
+        if "bet_sizes" in raw:
+            raise UserError(f"{path}: bet_sizes come from the blueprint config {text}; leave them out")
+        bp = blueprint_config(text)
+        if bp.players != players:
+            raise UserError(f"{path}: players: {players}, but the blueprint config {text} has {bp.players}")
+        game = bp.game if players > 2 else _table_holdem(text, bp.game_name, 2, bp.bet_sizes)
+    else:
+        sizes = None
+        if raw.get("bet_sizes") is not None:
+            try:
+                sizes = BetSizes.parse(raw["bet_sizes"])
+            except ActionAbstractionError as e:
+                raise UserError(f"{path}: bet_sizes: {e}") from None
+        game = _table_holdem(path, text, players, sizes)
+    rules = game.rules
+    if game.abstraction == "fullgame" and not rules.limit:
+        raise UserError(f"{path}: fullgame no-limit has a raise per chip: give bet_sizes (the pluribus abstraction)")
+    big = max(rules.blinds)
+    for seat, stack in enumerate(rules.stacks):
+        if stack < big:
+            raise UserError(f"{path}: seat {seat}'s stack {stack} is below the big blind {big}")
+    agents = raw["agents"]
+    if not isinstance(agents, dict) or not agents:
+        raise UserError(f"{path}: agents must map names to agent specs")
+    for name, spec in agents.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise UserError(f"{path}: bad agent name {name!r} (letters, digits, _ . + - only)")
+        if not isinstance(spec, str):
+            raise UserError(f"{path}: agent {name!r}: the spec must be a string, got {spec!r}")
+        try:
+            kind, _, _ = parse_spec(spec)
+        except AgentError as e:
+            raise UserError(f"{path}: agent {name!r}: {e}") from None
+        if kind not in KINDS:
+            raise UserError(f"{path}: agent {name!r}: unknown agent kind {kind!r} at a table; known: "
+                            f"{', '.join(KINDS)}")
+    matches = raw["matches"]
+    if not isinstance(matches, list) or not matches:
+        raise UserError(f"{path}: matches must be a list of [candidate, reference] pairs")
+    pairs = []
+    for m in matches:
+        if not isinstance(m, list) or len(m) != 2:
+            raise UserError(f"{path}: matches: {m!r} must be a [candidate, reference] pair")
+        for name in m:
+            if name not in agents:
+                raise UserError(f"{path}: matches: unknown agent {name!r}; agents: {', '.join(agents)}")
+        pairs.append((m[0], m[1]))
+    width = raw.get("target_width", TARGET_WIDTH)
+    if isinstance(width, bool) or not isinstance(width, (int, float)) or width <= 0:
+        raise UserError(f"{path}: target_width: {width!r} must be a positive number")
+    aivat = raw.get("aivat", True)
+    if not isinstance(aivat, bool):
+        raise UserError(f"{path}: aivat: {aivat!r} must be true or false")
+    out = raw.get("out")
+    if out is not None and not isinstance(out, str):
+        raise UserError(f"{path}: out: {out!r} must be a folder")
+    return TableConfig(path, game, players, dict(agents), pairs, _int(raw, "deals", path, 1, 1200),
+                       _int(raw, "seed", path, 0, 0), aivat, float(width), out, bp)
+
+
+def make_agents(cfg: TableConfig, table: Table) -> dict:
+    """name -> TableAgent; blueprints loaded and checked against the table (UserError)."""
+    from launch.blueprint import _buckets, _label
+    from launch.blueprint import parse_config as blueprint_config
+    from sog.eval.table import BlueprintAgent
+    from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
+
+    out, loaded = {}, {}
+    for name, spec in cfg.agents.items():
+        kind, arg, params = parse_spec(spec)
+        if kind in ("call", "random"):
+            if arg is not None or params:
+                raise UserError(f"agent {name!r}: {kind} takes no argument or options, got {spec!r}")
+            out[name] = CallAgent() if kind == "call" else UniformAgent()
+            out[name].name = name
+            continue
+        if arg is None:
+            raise UserError(f"agent {name!r}: blueprint:CONFIG.yaml[?file=PATH] names a blueprint config")
+        extra = sorted(set(params) - {"file"})
+        if extra:
+            raise UserError(f"agent {name!r}: unknown option {extra[0]!r}; blueprint takes file=PATH")
+        key = (arg, params.get("file"))
+        if key in loaded:
+            out[name] = loaded[key]
+            continue
+        bp = blueprint_config(arg)
+        if repr(bp.game) != repr(table.game) and not (bp.players == 2 and table.players == 2):
+            raise UserError(f"agent {name!r}: the blueprint of {arg} plays {_label(bp.game)}; the table is "
+                            f"{table.game!r}")
+        if bp.bet_sizes != getattr(table.game, "bet_sizes", None) or bp.players != table.players:
+            raise UserError(f"agent {name!r}: the blueprint of {arg} has other bet sizes or players than the table")
+        if bp.settings.traverser != "sampled":
+            raise UserError(f"agent {name!r}: {arg}: table play needs a sampled-deal blueprint (mccfr.traverser: "
+                            "sampled)")
+        file = Path(params.get("file") or Path(bp.out) / "blueprint.npz")
+        if not file.is_file():
+            raise UserError(f"agent {name!r}: no blueprint file {file} (train it: sog blueprint --config {arg})")
+        try:
+            cards = DealBuckets(bp.game.rules, _buckets(bp), bp.counts, bp.recall, bp.indexer, seed=bp.buckets.seed,
+                                players=bp.players)
+            agent, meta = BlueprintAgent.from_file(file, table.betting, cards, name)
+        except (DealBucketError, TableError) as e:
+            raise UserError(f"agent {name!r}: {e}") from None
+        if meta.get("fingerprint") != bp.fingerprint():
+            raise UserError(f"agent {name!r}: {file} is a blueprint of another configuration than {arg}")
+        agent.iterations = int(meta.get("iterations", 0))
+        loaded[key] = out[name] = agent
+    return out
+
+
+def format_report(report: dict) -> str:
+    lines = [(f"{report['game']}: {report['players']} players, {report['deals']} deals a match, seed "
+              f"{report['seed']}; mbb/hand of the candidate against {report['players'] - 1} copies of the reference "
+              f"(95% interval; hands for an interval narrower than {report['target_width']:g} mbb/hand)")]
+    head = f"{'candidate':>12} {'reference':>12} " + " ".join(f"{e:>34}" for e in ESTIMATORS) + "  hands/s (per CPU s)"
+    lines.append(head)
+    for m in report["matches"]:
+        cells = []
+        for e in ESTIMATORS:
+            x = m["estimates"][e]
+            need = x["hands_for_target"]
+            cells.append(f"{x['mbb_per_hand']:+9.1f} ±{x['half_width']:7.1f} ({'-' if need is None else need:>9})")
+        lines.append(f"{m['candidate']:>12} {m['reference']:>12} " + " ".join(f"{c:>34}" for c in cells)
+                     + f"  {m['hands_per_second']:.0f} ({m.get('hands_per_cpu_second', float('nan')):.0f})")
+    return "\n".join(lines)
+
+
+def run(args) -> dict:
+    cfg = parse_config(args.config)
+    out = Path(args.out or cfg.out or Path("tournaments") / Path(args.config).name.removesuffix(".yaml"))
+    if getattr(args, "games", None) is not None:
+        if args.games < 1:
+            raise UserError("--games must be at least 1")
+        cfg.deals = args.games
+    t0 = time.perf_counter()
+    try:
+        table = Table(cfg.game)
+    except TableError as e:
+        raise UserError(str(e)) from None
+    agents = make_agents(cfg, table)
+    setup = time.perf_counter() - t0
+    say(f"table: {cfg.game!r}, {len(table.betting.kind):,} betting nodes; agents ready in {setup:.1f} s")
+    quiet = getattr(args, "quiet", False)
+    matches, chips = [], {}
+    for cand, ref in cfg.matches:
+        a, b = agents[cand], agents[ref]
+        for agent in (a, b):
+            if hasattr(agent, "lookups"):
+                agent.lookups = agent.misses = 0
+
+        def progress(done, total, label=f"{cand} vs {cfg.players - 1} x {ref}"):
+            if not quiet:
+                say(f"\r{label}: {done}/{total} deals", end="" if done < total else "\n")
+        t, cpu = time.perf_counter(), time.process_time()
+        result = play_match(table, a, b, cfg.deals, seed=cfg.seed, aivat=cfg.aivat, progress=progress)
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        est = estimates(result, cfg.target_width)
+        matches.append({"candidate": cand, "reference": ref, "hands": result.hands, "deals": len(result.raw),
+                        "seconds": seconds, "hands_per_second": result.hands / seconds, "cpu_seconds": cpu,
+                        "hands_per_cpu_second": result.hands / max(cpu, 1e-9), "load_average": os.getloadavg()[0],
+                        "play_hands_per_second": result.hands / max(result.play_seconds, 1e-9),
+                        "value_seconds": result.value_seconds, "estimates": est,
+                        "agents": {"candidate": a.stats(), "reference": b.stats()}})
+        chips[f"{cand}|{ref}|raw"], chips[f"{cand}|{ref}|aivat"] = result.raw, result.aivat
+        x = est["duplicate_aivat" if cfg.aivat else "duplicate"]
+        say(f"{cand} vs {cfg.players - 1} x {ref}: {x['mbb_per_hand']:+.1f} ± {x['half_width']:.1f} mbb/hand "
+            f"({result.hands} hands, {result.hands / seconds:.0f} hands/s)")
+    report = {"command": "tournament", "mode": "table", "config": args.config, "game": repr(cfg.game),
+              "players": cfg.players, "deals": matches[0]["deals"], "seed": cfg.seed, "aivat": cfg.aivat,
+              "batch_deals": BATCH_DEALS, "target_width": cfg.target_width, "setup_seconds": setup,
+              "matches": matches, "out": str(out)}
+    out.mkdir(parents=True, exist_ok=True)
+    text = format_report(report)
+    atomic_write(out / "report.json", lambda f: f.write(json.dumps(report, indent=1).encode()))
+    atomic_write(out / "report.txt", lambda f: f.write((text + "\n").encode()))
+    atomic_write(out / "chips.npz", lambda f: np.savez_compressed(f, **chips))
+    say(text)
+    say(f"results in {out}/ (report.txt, report.json, chips.npz: per deal and candidate seat, big blinds)")
+    return report
