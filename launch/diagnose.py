@@ -13,7 +13,12 @@ It also plays the evaluation: SoG(S, C) (`--search`, default the run's first
 state for seed S, whose exploitability it reports (`eval_mbb`, mbb/h), and
 compares the network with exact values on N of that evaluation's own queries.
 Per set, the public states that hold most of the network's error are listed
-(`by_state`). Prints one JSON object (None where a set has nothing to measure).
+(`by_state`). With `--swap`, the same evaluation twice more, with the network's
+values and the exact oracle's prior logits and the other way round, and once
+with the oracle alone (`swap`: mbb/h each): which head holds the gap (issue 18,
+Leduc at step 19,457: 555 with the network, 556 with its values and the
+oracle's policy, 422 with the oracle's values and its policy, 425 with the
+oracle). Prints one JSON object (None where a set has nothing to measure).
 Needs a game whose full public tree the exact oracle can solve.
 
 `add_parser(subparsers)` adds the command with `run` as its func; user errors
@@ -47,6 +52,9 @@ def add_parser(subparsers):
                    help="replay examples drawn uniformly, and as many newest (default 256)")
     d.add_argument("--seed", type=int, default=0, help="seed of the uniform samples and of the evaluation")
     d.add_argument("--search", help="S,C of the evaluated SoG search (default: the run's first run.eval_search)")
+    d.add_argument("--swap", action="store_true",
+                   help="also evaluate the network's values with the oracle's policy, the oracle's values "
+                        "with the network's policy, and the oracle (which head holds the gap)")
     d.set_defaults(func=run)
     return d
 
@@ -96,8 +104,28 @@ def run(args) -> dict:
         for r in rows:
             say(f"  {name}: {100 * r['share']:5.1f}% of the error at {r['state']} "
                 f"({r['beliefs']} beliefs, mean {r['net_error']:.4f})")
-    return {"run": str(run_dir), "game": game.spec.name, "checkpoint": step, "version": version,
-            "replay_size": len(replay), "search": settings.label, "eval_mbb": 1000 * played["mean"], **out}
+    result = {"run": str(run_dir), "game": game.spec.name, "checkpoint": step, "version": version,
+              "replay_size": len(replay), "search": settings.label, "eval_mbb": 1000 * played["mean"], **out}
+    if args.swap:
+        result["swap"] = _swap(game, vf, settings)
+    return result
+
+
+def _swap(game, vf, settings: SearchSettings) -> dict:
+    """SoG(settings) exploitability (mbb/h, seed 0) with the network's values and the oracle's
+    logits, the oracle's values and the network's logits, and the oracle alone."""
+    from learners.oracle_reference import ORACLE_ITERATIONS
+    from sog.search.oracle import ExactValueFunction
+    from sog.search.value_function import SplitValueFunction
+
+    def oracle():       # a fresh one each time: the oracle warm-starts from its earlier answers
+        return ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000)
+    out = {}
+    for name, fn in (("net_values_oracle_policy", SplitValueFunction(vf, oracle())),
+                     ("oracle_values_net_policy", SplitValueFunction(oracle(), vf)), ("oracle", oracle())):
+        out[name] = 1000 * search_exploitability(game, ContinualResolver(game, fn, settings), 1)["mean"]
+        say(f"SoG({settings.label}) with {name.replace('_', ' ')}: {out[name]:.2f} mbb/h")
+    return out
 
 
 def _search(text: str | None, config):

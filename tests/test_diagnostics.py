@@ -189,3 +189,24 @@ def test_sog_diagnose_prints_json_and_refuses_bad_runs(tiny_run, tmp_path, capsy
         assert cli_main(["diagnose", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("sog diagnose: error: ") and message in err[0]
+
+
+def test_sog_diagnose_swap_says_which_head_holds_the_gap(tiny_run, capsys):
+    """`--swap`: the oracle alone gives the run's cached oracle reference; the split value
+    function takes each head from the function named for it."""
+    from sog.search.value_function import SplitValueFunction
+    run_dir, _, _ = tiny_run
+    (row,) = oracle_reference.load(run_dir).values()
+    assert cli_main(["diagnose", "--run", str(run_dir), "--samples", "8", "--swap"]) == 0
+    swap = json.loads(capsys.readouterr().out)["swap"]
+    assert set(swap) == {"net_values_oracle_policy", "oracle_values_net_policy", "oracle"}
+    assert swap["oracle"] == pytest.approx(row["mean_mbb"], rel=1e-9)
+
+    class Const:
+        def __init__(self, v):
+            self.v = v
+
+        def evaluate(self, pubs, ranges):
+            return np.full((len(pubs), 2, 3), self.v), np.full((len(pubs), 2, 3, 2), -self.v)
+    values, logits = SplitValueFunction(Const(1.0), Const(2.0)).evaluate([(), ()], np.ones((2, 2, 3)))
+    assert (values == 1.0).all() and (logits == -2.0).all()

@@ -74,3 +74,18 @@ def drive(steps: ValueSteps[T], value_fn: ValueFunction | None) -> T:
             steps.close()
             raise ValueError("the tree has frontier leaves but no value function was given")
         answer = value_fn.evaluate(*request)
+
+
+class SplitValueFunction:
+    """Values from one value function and prior logits from another (`sog diagnose --swap`:
+    is a trained network's gap to exact play in its values or in its policy head?). Both are
+    asked every batch; `cacheable` only if both are."""
+
+    def __init__(self, values_from: ValueFunction, logits_from: ValueFunction):
+        self.values_from, self.logits_from = values_from, logits_from
+        self.cacheable = getattr(values_from, "cacheable", True) and getattr(logits_from, "cacheable", True)
+
+    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values, _ = self.values_from.evaluate(pubs, ranges)
+        _, logits = self.logits_from.evaluate(pubs, ranges)
+        return values, logits
