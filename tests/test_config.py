@@ -116,6 +116,8 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "replay": {"max_updates_per_example": 0}}, [],
      ["replay.max_updates_per_example"]),
     ({"game": "kuhn_poker", "run": {"eval_search": "ten"}}, [], ["run.eval_search", "ten"]),
+    ({"game": "kuhn_poker", "run": {"eval_grace": -1}}, [], ["run.eval_grace", "[0, 600]"]),
+    ({"game": "kuhn_poker"}, ["run.eval_grace=3600"], ["run.eval_grace", "[0, 600]", "override"]),
     ({"game": "kuhn_poker", "learner": {"learning_rate": ".inf"}}, [], ["learner.learning_rate"]),
 ])
 def test_errors_name_the_key(tmp_path, data, overrides, words):
