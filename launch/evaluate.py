@@ -1,8 +1,9 @@
-"""`sog eval --run RUN_DIR [--every N] [--search S,C ...] [--seeds N] [--no-policy] [--pool FILE [--games G]]`.
+"""`sog eval --run RUN_DIR [--every N | --step STEP ...] [--search S,C ...] [--seeds N] [--no-policy] [--pool FILE [--games G]]`.
 
 Evaluates the checkpoints of a training run directory (one numbered directory
 per saved learner step, `learners.checkpoint`), oldest first, every N-th one
-and always the newest:
+and always the newest (or those of the given steps: what a training run names
+when its deadline cut an evaluation short, `launch.training_run`):
 
 * SoG(S, C) for each --search setting: exact exploitability of the agent's
   composed policy (searches at every public state in breadth-first order,
@@ -58,6 +59,8 @@ def add_parser(subparsers):
                                            "network policy; eval.csv, tensorboard, eval.png")
     e.add_argument("--run", required=True, help="run directory (numbered checkpoint directories inside)")
     e.add_argument("--every", type=int, default=1, help="evaluate every N-th checkpoint (and the newest)")
+    e.add_argument("--step", type=int, nargs="+", default=None,
+                   help="evaluate the checkpoints of these learner steps only")
     e.add_argument("--search", nargs="+", default=None,
                    help="S,C settings of SoG(S, C) (default: the run config's run.eval_search, else 10,1)")
     e.add_argument("--seeds", type=int, default=None,
@@ -206,6 +209,12 @@ def run(args) -> dict:
         raise UserError("--every must be at least 1")
     steps = run_checkpoint_steps(run_dir)
     selected = sorted(set(steps[::args.every]) | {steps[-1]})
+    if args.step is not None:
+        absent = sorted(set(args.step) - set(steps))
+        if absent:
+            raise UserError(f"no checkpoint of step {', '.join(map(str, absent))} in {run_dir} "
+                            f"(steps: {', '.join(map(str, steps))})")
+        selected = sorted(set(args.step))
     config = _run_config(run_dir)
     searches = args.search
     if searches is None:

@@ -8,7 +8,7 @@ with the role's options:
     InferenceServer x inference.servers (async actors, GPU when the cluster has one)
     ReplayActor, QueryQueueActor (reload their snapshots in the run directory)
     ProducerActor around SelfPlayWorker x selfplay.workers, QuerySolverWorker x solver.solvers
-    Evaluator (when run.eval_every > 0)
+    Evaluator (when run.eval_every > 0; its process at nice `learners.metrics.EVAL_NICENESS`)
 
 The learner runs in the driver process. It is the one place that needs the
 replay's batches at a high rate and writes the checkpoints and metrics, so
@@ -26,7 +26,8 @@ and the evaluator; the driver keeps only the newest reference, so older
 versions are freed), checkpoint (replay and queue saved first, then the orbax
 checkpoint), and start an evaluation (the evaluator actor is handed the weights
 and, for its diagnostics, the replay actor's uncounted sample and newest
-examples as object refs). A producer or server that dies is
+examples as object refs, and the evaluation deadline, past which it gives up;
+the driver waits for it until then at the end). A producer or server that dies is
 restarted by Ray; the driver counts the failure once (`actor_failures`; the
 calls that fail while the actor is still restarting are the same failure) and
 calls again, re-publishes the newest weights to a server whose version went
@@ -71,7 +72,7 @@ from actors.inference import InferenceServer
 from actors.ray_actors import ProducerActor, QueryQueueActor, ReplayActor
 from launch.roles import PRODUCERS, ROLES, Role
 from launch.training_run import TrainError, TrainingRun
-from learners.metrics import Evaluator
+from learners.metrics import EVAL_NICENESS, EvaluationAbandoned, Evaluator
 from sog.config import Config
 
 LEARNER_MEM_FRACTION = "0.45"    # of a GPU, for the driver's JAX (the learner)
@@ -238,7 +239,7 @@ class RayRun(TrainingRun):
             "inference": lambda: (InferenceServer, (cfg, self.weights_ref, self.weights_version)),
             "replay": lambda: (ReplayActor, (example_schema(self.game), cfg.replay, path)),
             "queue": lambda: (QueryQueueActor, (cfg.solver.queue_size, cfg.game, path)),
-            "evaluator": lambda: (Evaluator, (cfg, self.references)),
+            "evaluator": lambda: (Evaluator, (cfg, EVAL_NICENESS)),
         }
         cls, args = services[role.name]()
         actor = ray.remote(cls).options(**options)
@@ -374,7 +375,10 @@ class RayRun(TrainingRun):
         if self.evaluator is None:
             return
         step = self.learner.step_count
-        if step == self.last_eval_step or (self._eval_job and self._eval_job[0] == step):
+        if step == self.last_eval_step or (self._eval_job and self._eval_job[0] == step) or step in self.unfinished:
+            return
+        if self.eval_time_left() <= 0:
+            self.abandon_eval(step)
             return
         if self.learner.version == self.weights_version and self.learner.step_count % \
                 self.config.learner.publish_every == 0:
@@ -392,7 +396,7 @@ class RayRun(TrainingRun):
             return
         step, version, ref, (examples, fresh) = self.eval_pending
         self.eval_pending = None
-        self.eval_ref = self.evaluator.evaluate.remote(ref, version, examples, fresh)
+        self.eval_ref = self.evaluator.evaluate.remote(ref, version, examples, fresh, self.eval_wall_deadline())
         self._eval_job = (step, version)
 
     def _finish_eval(self) -> None:
@@ -401,7 +405,10 @@ class RayRun(TrainingRun):
         try:
             out = ray.get(ref)
         except Exception as e:  # noqa: BLE001 - an evaluation failure must not end training
-            self.log_line(f"warning: evaluation at step {step} failed: {type(e).__name__}: {e}")
+            if isinstance(e, EvaluationAbandoned) or isinstance(getattr(e, "cause", None), EvaluationAbandoned):
+                self.abandon_eval(step)
+            else:
+                self.log_line(f"warning: evaluation at step {step} failed: {type(e).__name__}: {e}")
         else:
             self.record_eval(step, version, out["rows"], out["diagnostics"])
         self._start_eval()
@@ -532,13 +539,17 @@ class RayRun(TrainingRun):
         self._persist_ref = self._save_snapshots()
         self._persisted_at = time.monotonic()
 
-    def finish_evals(self, timeout: float = 600.0) -> None:
-        """Wait for the evaluation in flight and the pending one (at the end of a run)."""
-        end = time.monotonic() + timeout
-        while self.eval_ref is not None and time.monotonic() < end:
-            ready, _ = ray.wait([self.eval_ref], timeout=max(0.0, end - time.monotonic()))
+    def finish_evals(self) -> None:
+        """Wait for the evaluation in flight and the pending one until the evaluation deadline;
+        those unfinished then are given up (the actor, which gives up too, is killed at `close`)."""
+        while self.eval_ref is not None and self.eval_time_left() > 0:
+            ready, _ = ray.wait([self.eval_ref], timeout=max(0.0, self.eval_time_left()))
             if ready:
                 self._finish_eval()
+        for job in (self._eval_job, self.eval_pending):
+            if job is not None:
+                self.abandon_eval(job[0])
+        self.eval_ref = self._eval_job = self.eval_pending = None
 
     def close(self) -> None:
         """Kill every actor (and Ray, when this run started it), then release the driver's part."""

@@ -3,7 +3,8 @@
 Every role of `launch.roles` lives in this process: the network answers
 queries directly (an in-process `InferenceClient`), the replay buffer and the
 query queue are plain objects, the evaluator evaluates (and diagnoses a replay
-sample drawn without touching the limiter) at once. While the
+sample drawn without touching the limiter) at once, giving up at the
+evaluation deadline (`TrainingRun.eval_deadline`). While the
 replay's limiter allows, the learner steps; otherwise a production round runs
 one step of each producer role in table order (one `SelfPlayWorker.step`,
 then one `QuerySolverWorker.step` of as many queries as the round pushed, at
@@ -34,7 +35,7 @@ from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
 from launch.roles import PRODUCERS, ROLES, Role
 from launch.training_run import TrainError, TrainingRun
-from learners.metrics import Evaluator
+from learners.metrics import EvaluationAbandoned, Evaluator
 from networks.value_function import NetworkValueFunction, bucket_sizes
 from sog.config import Config
 from sog.seeding import derive_seed
@@ -56,7 +57,7 @@ class SyncRun(TrainingRun):
                                                       buckets=bucket_sizes(config.inference.max_batch)),
             "replay": lambda: ReplayBuffer.from_config(example_schema(self.game), config.replay),
             "queue": lambda: QueryQueue(config.solver.queue_size, self.game),
-            "evaluator": lambda: Evaluator(config, self.references),
+            "evaluator": lambda: Evaluator(config),
         }
         self.services = {role.name: [build[role.name]() for _ in range(self.count(role))]
                          for role in ROLES if role.step is None}
@@ -117,17 +118,25 @@ class SyncRun(TrainingRun):
 
     def request_eval(self) -> None:
         step = self.learner.step_count
-        if self.evaluator is None or step == self.last_eval_step:
+        if self.evaluator is None or step == self.last_eval_step or step in self.unfinished:
+            return
+        if self.eval_time_left() <= 0:
+            self.abandon_eval(step)
             return
         n = self.config.run.diagnose_samples
         examples = fresh = None
         if n and len(self.replay):
             examples = self.replay.peek(n, np.random.default_rng(self.diagnostics_sample()))
             fresh = self.replay.newest(n)
-        out = self.evaluator.evaluate(self.learner.params(), self.learner.version, examples, fresh)
+        try:
+            out = self.evaluator.evaluate(self.learner.params(), self.learner.version, examples, fresh,
+                                          deadline=self.eval_wall_deadline())
+        except EvaluationAbandoned:
+            self.abandon_eval(step)
+            return
         self.record_eval(step, self.learner.version, out["rows"], out["diagnostics"])
 
-    def finish_evals(self, timeout: float = 600.0) -> None:
+    def finish_evals(self) -> None:
         """Nothing to wait for: `request_eval` evaluates at once."""
 
     def production_round(self) -> None:

@@ -10,7 +10,12 @@ progress) is `launch.training_run.TrainingRun`, the interface `train` talks to.
 
 A run stops at `run.minutes` of this invocation or at `run.max_steps` learner
 steps (in total, across resumes), then saves replay, queue and a checkpoint,
-evaluates the last weights and draws eval.png.
+evaluates the last weights and draws eval.png. Evaluations (the one running,
+the final one, the exact-oracle references) may take `run.eval_grace` seconds
+past `run.minutes` (a run stopped earlier by `run.max_steps` waits for them until
+then); what is unfinished then is given up and named in one line
+with the `sog eval` command that computes it (`launch.training_run`), so a run
+ends within `run.eval_grace` plus the time to save its state.
 Ctrl-C stops the same way.
 """
 from __future__ import annotations
@@ -69,7 +74,9 @@ def train(config: Config, run_dir: str | Path, sync: bool = False, log: Callable
             run.request_eval()
             run.finish_evals()
         if config.run.eval_every:
+            run.finish_references()
             run.draw_eval()
+            run.report_unfinished()
         failed = False
         return run.summary()
     finally:

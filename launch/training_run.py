@@ -19,12 +19,23 @@ resignation threshold), redraws the progress line on stderr and calls
 `hooks["on_tick"](run)`.
 
 Evaluations (`learners.metrics.Evaluator.evaluate`, every `run.eval_every`
-steps) bring the exploitability rows, each with its exact-oracle reference,
-and diagnostics against exact values of `run.diagnose_samples` replay examples
-(`learners.diagnostics`; `diagnostics_sample` draws them). `record_eval` logs
-them, caches new references in the run directory
-(`learners.oracle_reference`, so a resumed run does not recompute them);
-`draw_eval` draws RUN_DIR/eval.png with the reference lines (at the end of a run).
+steps) bring the exploitability rows and diagnostics against exact values of
+`run.diagnose_samples` replay examples (`learners.diagnostics`;
+`diagnostics_sample` draws them); `record_eval` logs them, each row with its
+exact-oracle reference once that is known. The references the run directory's
+cache (`learners.oracle_reference`) lacks are computed beside the run, at the
+lowest OS priority, from `begin` on (`oracle_reference.Background`; `tick`
+collects and caches them, so a resumed run does not recompute them); `draw_eval`
+draws RUN_DIR/eval.png with the reference lines (at the end of a run).
+
+The deadline: `run.minutes` after the start the loop stops (`should_stop`);
+evaluations may go on until `eval_deadline`, `run.eval_grace` seconds later.
+Every evaluation is handed that deadline and gives itself up when it passes it
+(`learners.metrics.EvaluationAbandoned`; a Ray run also stops waiting for it
+then), as does the reference process; what is given up is only not logged
+(eval.csv, the checkpoints, replay and queue are written as without it), and
+`report_unfinished` names it in one line with the `sog eval` command that
+computes it afterwards.
 """
 from __future__ import annotations
 
@@ -32,6 +43,7 @@ import abc
 import collections
 import math
 import os
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,7 +52,7 @@ import numpy as np
 
 from actors.selfplay import END_STATS
 from launch.console import say
-from launch.evaluate import PNG_FILE, plot
+from launch.evaluate import PNG_FILE, checkpoint_steps, plot
 from launch.roles import TIME_STATS, WAIT_STATS, Role
 from learners import oracle_reference
 from learners.learner import Learner
@@ -101,12 +113,15 @@ class TrainingRun(abc.ABC):
         self.tick_seconds, self.hooks = tick_seconds, dict(hooks or {})
         self.started = time.monotonic()
         self.deadline = self.started + 60.0 * config.run.minutes
+        self.eval_deadline = self.deadline + config.run.eval_grace
+        self.unfinished: list[int] = []                # steps of evaluations given up at the deadline
+        self.reference_jobs: oracle_reference.Background | None = None   # `begin` starts them
         self.stop_reason = None
         self.last_losses: dict = {}
         self.eval_results: list[dict] = []
         self.last_eval_step = -1
         self.checkpoints: list[int] = []
-        self.references = oracle_reference.load(self.run_dir)   # the evaluator starts from these
+        self.references = oracle_reference.load(self.run_dir)   # {key: row}, the cache's and new ones
         # per-tick accumulators
         self._loss_sums: dict = collections.defaultdict(float)
         self._loss_n = 0
@@ -134,6 +149,10 @@ class TrainingRun(abc.ABC):
         resume (a corrupt replay or queue snapshot) leaves the run directory as it was."""
         dump_config(self.config, self.run_dir / "config.yaml")
         self.metrics = Metrics(self.run_dir)
+        cfg = self.config
+        if cfg.run.eval_every:
+            self.reference_jobs = oracle_reference.Background(
+                self.game, parse_eval_search(cfg.run.eval_search, cfg.search), cfg.run.eval_seeds, self.references)
 
     # ------------------------------------------------------------ hooks for subclasses
 
@@ -232,32 +251,93 @@ class TrainingRun(abc.ABC):
         """Start an exploitability evaluation of the latest weights."""
 
     @abc.abstractmethod
-    def finish_evals(self, timeout: float = 600.0) -> None:
-        """Wait (at most `timeout` seconds) for the evaluations still running."""
+    def finish_evals(self) -> None:
+        """Wait for the evaluations still running, until `eval_deadline`; give up (`abandon_eval`)
+        those that have not finished by then."""
+
+    def eval_time_left(self) -> float:
+        """Seconds until `eval_deadline` (negative past it)."""
+        return self.eval_deadline - time.monotonic()
+
+    def eval_wall_deadline(self) -> float:
+        """`eval_deadline` as a `time.time()`, the form an evaluation (in any process) is handed."""
+        return time.time() + self.eval_time_left()
+
+    def abandon_eval(self, step: int) -> None:
+        """Note that the evaluation of step `step` was given up at the deadline."""
+        if step not in self.unfinished:
+            self.unfinished.append(step)
 
     def record_eval(self, step: int, version: int, rows: list[dict], diagnostics: dict | None = None) -> None:
         """Log an evaluation (rows of `Evaluator.exploitability`, diagnostics or None; see module doc)."""
         self.counters["evals"] += 1
         self.last_eval_step = step
+        rows = [{**row, "oracle": self.references.get(row["oracle_key"])} for row in rows]
         self.metrics.eval_rows(step, version, rows)
         if diagnostics is not None:
             self.metrics.diagnostics(step, diagnostics)
-        new = {r["oracle_key"]: r["oracle"] for r in rows if r["oracle_key"] not in self.references}
-        if new:
-            self.references.update(new)
-            oracle_reference.save(self.run_dir, self.references)
         for row in rows:
             self.eval_results.append({"step": step, "version": version, **row})
+            ref = row["oracle"]
             self.log_line(f"eval at step {step} (v{version}): SoG({row['search']}) exploitability "
                           f"{row['mean_mbb']:.1f} mbb/h (min {row['min_mbb']:.1f}, max {row['max_mbb']:.1f}, "
                           f"{row['seeds']} seeds, {row['seconds']:.1f} s; with the exact oracle "
-                          f"{row['oracle']['mean_mbb']:.1f})")
+                          + (f"{ref['mean_mbb']:.1f})" if ref else "still being computed)"))
         if diagnostics is not None:
             d = {k: v for k, v in diagnostics.items() if v is not None}
             self.log_line("  vs exact: " + ", ".join(f"{k} {v:.4g}" for k, v in d.items()))
 
+    def poll_references(self) -> None:
+        """Cache and log the exact-oracle references finished since the last call."""
+        jobs = self.reference_jobs
+        if jobs is None:
+            return
+        errors = dict(jobs.errors)
+        new = jobs.poll()
+        for k in jobs.errors.keys() - errors.keys():
+            self.log_line(f"warning: SoG({jobs.settings[k].label}) with the exact oracle failed: {jobs.errors[k]}")
+        if new:
+            self.references.update(new)
+            oracle_reference.save(self.run_dir, self.references)
+            for k, row in new.items():
+                self.metrics.reference(self.learner.step_count, jobs.settings[k].label, row["mean_mbb"])
+                self.log_line(f"SoG({jobs.settings[k].label}) with the exact oracle: {row['mean_mbb']:.1f} mbb/h "
+                              f"(the reference, {row['seconds']:.0f} s in the background)")
+
+    def finish_references(self) -> None:
+        """Wait for the references still running until `eval_deadline` (not after Ctrl-C), then end
+        their process."""
+        jobs = self.reference_jobs
+        if jobs is None:
+            return
+        while jobs.running() and self.stop_reason != "interrupted" and self.eval_time_left() > 0:
+            time.sleep(min(0.2, max(self.eval_time_left(), 0.0)))
+            self.poll_references()
+        self.poll_references()
+        jobs.stop()
+
+    def report_unfinished(self) -> None:
+        """One line naming the evaluations and references given up, with the `sog eval` command
+        that computes them (the run's checkpoints of those steps, or its newest)."""
+        jobs = self.reference_jobs
+        missing = [jobs.settings[k] for k in jobs.missing] if jobs else []
+        if not self.unfinished and not missing:
+            return
+        cfg = self.config
+        kept = set(checkpoint_steps(self.run_dir))
+        steps = [s for s in self.unfinished if s in kept] or [self.learner.step_count]   # `train` saved it
+        what = [f"the evaluation at step {s}" + ("" if s in kept else " (no checkpoint of it is kept)")
+                for s in self.unfinished]
+        what += [f"the exact-oracle reference of SoG({s.label})" for s in missing]
+        searches = " ".join(s.label for s in parse_eval_search(cfg.run.eval_search, cfg.search))
+        when = "at Ctrl-C" if self.stop_reason == "interrupted" else "by run.minutes + run.eval_grace"
+        self.log_line(f"not finished {when}: {', '.join(what)}; to compute {'it' if len(what) == 1 else 'them'}: "
+                      f"sog eval --run {shlex.quote(str(self.run_dir))} --step {' '.join(map(str, steps))} "
+                      f"--search {searches} --seeds {cfg.run.eval_seeds} --no-policy")
+
     def draw_eval(self) -> None:
-        """Draw RUN_DIR/eval.png from eval.csv, with the cached reference lines of `run.eval_search`."""
+        """Draw RUN_DIR/eval.png from eval.csv, with the cached reference lines of `run.eval_search`
+        (nothing while eval.csv has no rows)."""
         cfg = self.config
         references = {}
         for settings in parse_eval_search(cfg.run.eval_search, cfg.search):
@@ -265,8 +345,9 @@ class TrainingRun(abc.ABC):
             if row is not None:
                 references[settings.label, cfg.run.eval_seeds] = row["mean_mbb"]
         try:
-            plot(read_eval_csv(self.metrics.eval_path), self.run_dir / PNG_FILE,
-                 f"{cfg.game}: {self.run_dir.name}", references)
+            rows = read_eval_csv(self.metrics.eval_path)
+            if rows:
+                plot(rows, self.run_dir / PNG_FILE, f"{cfg.game}: {self.run_dir.name}", references)
         except Exception as e:  # noqa: BLE001 - a chart must not end training
             self.log_line(f"warning: could not draw {PNG_FILE}: {type(e).__name__}: {e}")
 
@@ -352,6 +433,7 @@ class TrainingRun(abc.ABC):
         self._tick_at, self._tick_snapshot = now, snap
         self.last_scalars = scalars
         self._progress(scalars, now)
+        self.poll_references()
         hook = self.hooks.get("on_tick")
         if hook is not None:
             hook(self)
@@ -421,6 +503,9 @@ class TrainingRun(abc.ABC):
             "counters": dict(self.counters), "replay": self.replay_counters(), "queue": self.queue_counters(),
             "losses": self.last_losses, "checkpoints": self.checkpoints,
             "last_checkpoint": self.learner.store.latest_step(), "evals": self.eval_results,
+            "evals_unfinished": list(self.unfinished),
+            "references_unfinished": ([self.reference_jobs.settings[k].label for k in self.reference_jobs.missing]
+                                      if self.reference_jobs else []),
             "config": config_to_dict(self.config),
         }
         return out
@@ -432,7 +517,10 @@ class TrainingRun(abc.ABC):
         self.metrics.flush()
 
     def close(self) -> None:
-        """Release what the run holds (metrics files, the learner; actors in a Ray run)."""
+        """Release what the run holds (metrics files, the learner, the reference process; actors in
+        a Ray run)."""
+        if self.reference_jobs is not None:
+            self.reference_jobs.stop()
         if self.metrics is not None:
             self.metrics.close()
         self.learner.close()

@@ -17,7 +17,8 @@ Each example's public state is looked up by its `pub_key` among the full tree's 
 ranges, which is enough because values in network units do not depend on the ranges' scale.
 Exact values: one batched oracle call per set, alternating CFR+ on the subgames below all the
 examples at once, `EXACT_ITERATIONS` iterations at a time until the mean best-response gap per
-example is at most `EXACT_GAP` network units (or `EXACT_MAX_ITERATIONS` ran), not warm-started.
+example is at most `EXACT_GAP` network units (or `EXACT_MAX_ITERATIONS` ran), not warm-started;
+`interrupt` (the training run's evaluation deadline) is called after every chunk and may give up.
 They are the values of the equilibrium the oracle converges to: where a subgame's equilibrium
 values are not unique (a slot its owner never reaches), even a perfect target may differ.
 
@@ -54,6 +55,7 @@ absolute error in each set), which `sog diagnose` prints; training logs only the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -140,24 +142,25 @@ def _decode(game: Game, examples: dict) -> tuple[np.ndarray, list]:
     return np.asarray(rows, np.int64), [pubs[b] for b in rows]
 
 
-def exact_network_values(game: Game, pubs: list, ranges: np.ndarray,
-                         possible: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def exact_network_values(game: Game, pubs: list, ranges: np.ndarray, possible: np.ndarray,
+                         interrupt: Callable[[], None] | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Exact values of B public belief states in network units.
 
-    pubs: B non-terminal public states; ranges: float [B, 2, N]; possible: bool [B, 2, N].
+    pubs: B non-terminal public states; ranges: float [B, 2, N]; possible: bool [B, 2, N];
+    interrupt: called after every `EXACT_ITERATIONS` iterations, may raise to give up.
     Returns (values float32 [B, 2, N], mask bool [B, 2, N]: possible slots with positive
     opponent reach, mean best-response gap per belief in network units)."""
     spec = game.spec
     oracle = ExactValueFunction(game, iterations=EXACT_ITERATIONS, warm_start=False,
                                 tolerance=EXACT_GAP * spec.max_utility * len(pubs),
-                                max_iterations=EXACT_MAX_ITERATIONS)
+                                max_iterations=EXACT_MAX_ITERATIONS, interrupt=interrupt)
     unit = ranges / np.maximum(np.where(possible, ranges, 0.0).sum(-1, keepdims=True), 1e-300)
     values, _ = oracle.solve(pubs, unit)
     exact, mask = to_network_units(values, unit, possible, value_scales(game, pubs))
     return exact, mask, oracle.gap / (spec.max_utility * len(pubs))
 
 
-def _exact(game: Game, examples: dict):
+def _exact(game: Game, examples: dict, interrupt: Callable[[], None] | None):
     """(rows of `examples` diagnosed, their public states, their exact values [K, 2, N] in network
     units, mask [K, 2, N], mean gap); None when no row qualifies."""
     rows, pubs = _decode(game, examples)
@@ -165,7 +168,7 @@ def _exact(game: Game, examples: dict):
         return None
     n = game.spec.num_states
     ranges = examples["inputs"][rows, :2 * n].reshape(len(rows), 2, n).astype(np.float64)
-    return (rows, pubs, *exact_network_values(game, pubs, ranges, examples["possible"][rows]))
+    return (rows, pubs, *exact_network_values(game, pubs, ranges, examples["possible"][rows], interrupt))
 
 
 def policy_kl(logits: np.ndarray, examples: dict) -> np.ndarray:
@@ -185,11 +188,13 @@ def policy_kl(logits: np.ndarray, examples: dict) -> np.ndarray:
 
 
 def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict | None,
-             fresh: dict | None, queries: tuple[list, np.ndarray] | None = None, by_state: bool = False) -> dict:
+             fresh: dict | None, queries: tuple[list, np.ndarray] | None = None, by_state: bool = False,
+             interrupt: Callable[[], None] | None = None) -> dict:
     """The fields of the module doc for the network `vf` (of weight `version`) on a uniform replay
     sample `examples` and the newest replay examples `fresh` (dicts of arrays [B, ...]; None or
     empty: no such set) and the evaluation's queries `queries` ((pubs, ranges float [Q, 2, N]),
-    `QueryRecorder.sample`; None or empty: none); `by_state` adds the per-state rows."""
+    `QueryRecorder.sample`; None or empty: none); `by_state` adds the per-state rows; `interrupt`
+    is called after every chunk of the exact solves' iterations and may raise to give up."""
     t0 = time.perf_counter()
     out = dict.fromkeys(FIELDS)
     out.update(samples=0, fresh=0, value_examples=0, policy_examples=0, eval_queries=0)
@@ -203,7 +208,7 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
         has_policy = np.isfinite(kl)
         out["policy_kl"] = _mean(kl, has_policy)
         out["policy_examples"] = int(has_policy.any((1, 2)).sum())
-        got = _exact(game, examples)
+        got = _exact(game, examples, interrupt)
         if got is not None:
             rows, pubs, exact, mask, gap = got
             targets = examples["value_mask"][rows] & mask
@@ -216,7 +221,7 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
             out.update(samples=len(rows), value_examples=int(targets.any((1, 2)).sum()))
             gaps.append(gap)
     if fresh is not None and len(fresh["pub_key"]):
-        got = _exact(game, fresh)
+        got = _exact(game, fresh, interrupt)
         if got is not None:
             rows, _, exact, mask, gap = got
             values, _ = vf.apply_padded(fresh["inputs"][rows], fresh["possible"][rows])
@@ -227,7 +232,7 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
         pubs, ranges = queries
         inputs, possible = encode(game, pubs, ranges)
         values, _ = vf.apply_padded(inputs, possible)
-        exact, mask, gap = exact_network_values(game, pubs, ranges, possible)
+        exact, mask, gap = exact_network_values(game, pubs, ranges, possible, interrupt)
         error = np.abs(values - exact)
         out["net_error_eval"] = _mean(error, mask)
         out["eval_queries"] = len(pubs)

@@ -25,10 +25,15 @@ Scalar names (all logged against the learner step):
     values (`learners.diagnostics`; also in metrics.jsonl).
 
 `Evaluator` measures the exploitability of SoG(s, c) with given weights, as
-`sog exploitability --agent sog` does (`sog.eval.search_policy`), with its
-exact-oracle reference, and diagnoses the weights on replay examples and on the
-evaluation's own network queries (`QueryRecorder`); it is plain so the driver can
-run it in-process (sync mode) or in a Ray actor.
+`sog exploitability --agent sog` does (`sog.eval.search_policy`), and diagnoses
+the weights on replay examples and on the evaluation's own network queries
+(`QueryRecorder`); it is plain so the driver can run it in-process (sync mode) or
+in a Ray actor (there at nice `EVAL_NICENESS`: below self-play, the solvers and
+the learner, so an evaluation slows them little on a machine they keep busy).
+The run computes the exact-oracle references itself, in the background
+(`learners.oracle_reference.Background`). An evaluation given a deadline
+raises `EvaluationAbandoned` once it passes it: it looks at the clock after
+every search and every chunk of the diagnostics' exact CFR iterations.
 `read_scalars(logdir)` reads the event files back (tests, plots) without
 TensorFlow or TensorBoard.
 """
@@ -49,9 +54,11 @@ from learners.diagnostics import QueryRecorder, diagnose
 from sog.config import parse_eval_search
 from sog.eval.search_policy import search_exploitability
 from sog.games import load_game
+from sog.process import lower_priority
 from sog.search.resolve import ContinualResolver
 
 EVAL_FIELDS = ["step", "version", "search", "seeds", "min_mbb", "mean_mbb", "max_mbb", "seconds", "wall"]
+EVAL_NICENESS = 10       # of the Ray evaluator actor's process (a tenth of a busy core's share, not none)
 
 
 class Metrics:
@@ -86,12 +93,14 @@ class Metrics:
             for row in rows:
                 w.writerow({**row, "step": step, "version": version, "wall": round(time.time(), 3)})
         for row in rows:
-            sims, per_phase = row["search"].split(",")
-            tag = f"eval/S{sims}_C{per_phase}"          # tensorboard tags: no parentheses or commas
             for k in ("mean", "min", "max"):
-                self.writer.add_scalar(f"{tag}/{k}_mbb", row[f"{k}_mbb"], global_step=int(step))
-            if "oracle" in row:
-                self.writer.add_scalar(f"{tag}/oracle_mbb", row["oracle"]["mean_mbb"], global_step=int(step))
+                self.writer.add_scalar(f"{_tag(row['search'])}/{k}_mbb", row[f"{k}_mbb"], global_step=int(step))
+            if row.get("oracle") is not None:
+                self.reference(step, row["search"], row["oracle"]["mean_mbb"])
+
+    def reference(self, step: int, search: str, mbb: float) -> None:
+        """Log the exact-oracle reference of SoG(`search`) ('S,C') at `step`."""
+        self.writer.add_scalar(f"{_tag(search)}/oracle_mbb", mbb, global_step=int(step))
 
     def diagnostics(self, step: int, diagnostics: dict) -> None:
         """Log an evaluation's diagnostics (`learners.diagnostics` fields) as diag/<field> scalars."""
@@ -104,6 +113,12 @@ class Metrics:
     def close(self) -> None:
         self.writer.close()
         self._jsonl.close()
+
+
+def _tag(search: str) -> str:
+    """The tensorboard tag prefix of SoG(`search`) ('S,C'): eval/S<s>_C<c> (no parentheses or commas)."""
+    sims, per_phase = search.split(",")
+    return f"eval/S{sims}_C{per_phase}"
 
 
 def read_scalars(logdir: str | Path) -> dict[str, list[tuple[int, float]]]:
@@ -134,15 +149,20 @@ def read_eval_csv(path: str | Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-class Evaluator:
-    """Exploitability of SoG(s, c) for each (s, c) of `run.eval_search` with given weights, its exact
-    reference, and diagnostics against exact values.
+class EvaluationAbandoned(Exception):
+    """An evaluation passed its deadline (`Evaluator.evaluate`) and was given up."""
 
-    references: {key: row} of `learners.oracle_reference` computed before (the run directory's
-    cache); a setting not in it is computed at its first evaluation and kept.
+
+class Evaluator:
+    """Exploitability of SoG(s, c) for each (s, c) of `run.eval_search` with given weights, and
+    diagnostics against exact values (see module doc).
+
+    niceness: if given, the nice value this process's threads are raised to (a Ray actor's).
     """
 
-    def __init__(self, config, references: dict | None = None):
+    def __init__(self, config, niceness: int | None = None):
+        if niceness is not None:            # before JAX starts its threads: they inherit it
+            lower_priority(niceness)
         from networks.cvpn import init_params
         from networks.value_function import NetworkValueFunction
 
@@ -152,39 +172,53 @@ class Evaluator:
         self.searches = parse_eval_search(config.run.eval_search, config.search)
         self.vf = NetworkValueFunction(self.game, config.network,
                                        init_params(self.game, config.network, config.run.seed))
-        self.references = dict(references or {})
 
-    def exploitability(self, params, version: int = 0) -> list[dict]:
+    def exploitability(self, params, version: int = 0, deadline: float | None = None) -> list[dict]:
         """The exploitability of SoG(s, c) with weights `params` (of weight `version`), one row
         per (s, c): search ('S,C'), seeds, min/mean/max_mbb (1000 x game units: mbb per hand in
-        poker), seconds, oracle (the reference row: min/mean/max_mbb, seconds) and oracle_key
-        (its `oracle_reference.key`)."""
+        poker), seconds and oracle_key (the `oracle_reference.key` of its exact-oracle reference).
+        deadline: a `time.time()` after which it raises `EvaluationAbandoned` (None: none)."""
 
         self.vf.set_params(params, version)
         # the evaluation's queries, kept only for the diagnostics (`evaluate`)
         self.queries = QueryRecorder(self.vf) if self.config.run.diagnose_samples else None
         value_fn = self.vf if self.queries is None else self.queries
         seeds = self.config.run.eval_seeds
+        check = _deadline_check(deadline)
         rows = []
         for settings in self.searches:
-            out = search_exploitability(self.game, ContinualResolver(self.game, value_fn, settings), seeds)
+            out = search_exploitability(self.game, ContinualResolver(self.game, value_fn, settings), seeds,
+                                        None if check is None else (lambda seed, k: check()))
             rows.append({"search": settings.label, "seeds": seeds,
                          "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
                          "max_mbb": 1000 * out["max"], "seconds": out["seconds"],
-                         "oracle": oracle_reference.reference(self.game, settings, seeds, self.references),
                          "oracle_key": oracle_reference.key(self.game, settings, seeds)})
         return rows
 
     def evaluate(self, params, version: int, examples: dict | None = None,
-                 fresh: dict | None = None) -> dict:
+                 fresh: dict | None = None, deadline: float | None = None) -> dict:
         """{"rows": `exploitability(params, version)`, "diagnostics": `learners.diagnostics.diagnose`
         on the replay sample `examples`, the newest examples `fresh` and `run.diagnose_samples` of
         the evaluation's own network queries (drawn with seed (run.seed, version)), or None when
-        both replay sets are None or empty, or with `run.diagnose_samples` 0}."""
-        rows = self.exploitability(params, version)
+        both replay sets are None or empty, or with `run.diagnose_samples` 0}.
+        deadline: a `time.time()` after which it raises `EvaluationAbandoned` (None: none)."""
+        rows = self.exploitability(params, version, deadline)
         diagnostics = None
         n = self.config.run.diagnose_samples
         if n and any(x is not None and len(x["pub_key"]) for x in (examples, fresh)):
             queries = self.queries.sample(n, np.random.default_rng((self.config.run.seed, version)))
-            diagnostics = diagnose(self.game, self.vf, version, examples, fresh, queries)
+            diagnostics = diagnose(self.game, self.vf, version, examples, fresh, queries,
+                                   interrupt=_deadline_check(deadline))
         return {"rows": rows, "diagnostics": diagnostics}
+
+
+def _deadline_check(deadline: float | None):
+    """None without a deadline, else a function that raises `EvaluationAbandoned` once
+    `time.time()` is past it."""
+    if deadline is None:
+        return None
+
+    def check() -> None:
+        if time.time() > deadline:
+            raise EvaluationAbandoned(f"past the deadline by {time.time() - deadline:.1f} s")
+    return check

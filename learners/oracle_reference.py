@@ -13,22 +13,38 @@ setting, seeds, oracle iterations), so a resumed run or a later `sog eval`
 reuses it and a change of any of them computes a new one. A value is a row:
 min_mbb, mean_mbb, max_mbb (1000 x game units: mbb per hand in poker) and
 seconds.
+
+A training run computes the references it lacks in `Background`: one spawned
+process at the lowest OS priority (nice `NICENESS`), beside the run rather
+than inside its evaluations. The oracle costs far more than the evaluation
+itself (SoG(10,1) on the 2-core configs: 80 CPU s a seed on Liar's Dice, 300 on
+Scotland Yard, several times the evaluation with the network), and computed
+inside the first evaluation it took that time from self-play and the learner
+at the start of every run (the whole loop, with `--sync`). In the background,
+at nice 19 against their 0, it gets about 1.5% of a core they keep busy and
+whatever they leave idle (with `--sync`, the second core of two); the run
+attaches a reference to the evaluations logged after it arrives, and one still
+missing when the run ends is left to `sog eval`, which computes it the same way.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 from pathlib import Path
 
 from sog.eval.search_policy import search_exploitability
 from sog.files import atomic_write
+from sog.games import load_game
 from sog.games.api import Game
+from sog.process import lower_priority
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings
 
 FILE = "oracle_eval.json"
 ORACLE_ITERATIONS = 50          # `sog exploitability --oracle-iterations`' default
+NICENESS = 19                   # of the `Background` process: it runs on what the run leaves idle
 
 
 def key(game: Game, settings: SearchSettings, seeds: int) -> str:
@@ -68,3 +84,54 @@ def reference(game: Game, settings: SearchSettings, seeds: int, references: dict
     if k not in references:
         references[k] = oracle_exploitability(game, settings, seeds)
     return references[k]
+
+
+def _compute(game_name: str, settings: SearchSettings, seeds: int) -> dict:
+    return oracle_exploitability(load_game(game_name), settings, seeds)
+
+
+class Background:
+    """The references of SoG(s, c) for `searches` (`SearchSettings`) and `seeds` that `references`
+    ({key: row}) lacks, computed one after the other in a spawned process at nice `NICENESS`
+    (see module doc); none is started when nothing is missing.
+
+    settings: {key: settings} of the references it computes; missing: the keys of those not
+    (yet) computed; errors: {key: text} of those that failed.
+    """
+
+    def __init__(self, game: Game, searches: list[SearchSettings], seeds: int, references: dict):
+        self.settings = {k: s for s in searches if (k := key(game, s, seeds)) not in references}
+        self.missing = set(self.settings)
+        self.errors: dict[str, str] = {}
+        self.jobs: dict = {}
+        self.pool = None
+        if self.settings:
+            # spawn: a fork would copy the locks of the caller's JAX and Ray threads
+            self.pool = multiprocessing.get_context("spawn").Pool(1, lower_priority, (NICENESS,))
+            self.jobs = {k: self.pool.apply_async(_compute, (game.spec.name, s, seeds))
+                         for k, s in self.settings.items()}
+
+    def poll(self) -> dict:
+        """{key: row} of the references finished since the last call (a failed one goes to `errors`)."""
+        out = {}
+        for k, job in list(self.jobs.items()):
+            if job.ready():
+                del self.jobs[k]
+                try:
+                    out[k] = job.get()
+                except Exception as e:  # noqa: BLE001 - reported by the caller; the run goes on
+                    self.errors[k] = f"{type(e).__name__}: {e}"
+                else:
+                    self.missing.discard(k)
+        return out
+
+    def running(self) -> bool:
+        return bool(self.jobs)
+
+    def stop(self) -> None:
+        """End the process (what did not finish stays in `missing`)."""
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+        self.jobs.clear()

@@ -130,6 +130,9 @@ class InferenceConfig:
 class RunConfig:
     seed: int = 0
     minutes: float = 60.0            # wall-clock budget of `sog train`
+    eval_grace: float = 30.0         # seconds past `minutes` the evaluations (the one running, the
+                                     # final one, the exact-oracle references) may still take; what
+                                     # is unfinished then is given up and left to `sog eval`
     max_steps: int = 0               # learner steps budget; 0 = unlimited
     eval_every: int = 0              # learner steps between exploitability evaluations; 0 = never
     eval_search: str = "10,1"        # S,C of the evaluated SoG agent; several as "10,1;100,1"
@@ -463,6 +466,7 @@ def _validate(cfg: Config, where) -> None:
 
     check(run.seed >= 0, "run.seed", "an int >= 0")
     check(run.minutes > 0, "run.minutes", "minutes > 0")
+    check(0 <= run.eval_grace <= 600, "run.eval_grace", "seconds in [0, 600]")
     check(run.max_steps >= 0, "run.max_steps", "an int >= 0 (0 = unlimited)")
     check(run.eval_every >= 0, "run.eval_every", "an int >= 0 (0 = never)")
     size, limit = game.public_tree_size(), full_tree_limit(game)

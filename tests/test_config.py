@@ -118,6 +118,8 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "run": {"eval_search": "ten"}}, [], ["run.eval_search", "ten"]),
     ({"game": "kuhn_poker", "inference": {"servers": 0}}, [], ["inference.servers", ">= 1", "got 0"]),
     ({"game": "kuhn_poker"}, ["inference.servers=1.5"], ["inference.servers", "int", "override"]),
+    ({"game": "kuhn_poker", "run": {"eval_grace": -1}}, [], ["run.eval_grace", "[0, 600]"]),
+    ({"game": "kuhn_poker"}, ["run.eval_grace=3600"], ["run.eval_grace", "[0, 600]", "override"]),
     ({"game": "kuhn_poker", "learner": {"learning_rate": ".inf"}}, [], ["learner.learning_rate"]),
 ])
 def test_errors_name_the_key(tmp_path, data, overrides, words):

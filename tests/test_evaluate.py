@@ -46,6 +46,8 @@ def test_eval_appends_logs_draws_and_skips_what_is_done(kuhn_run, tmp_path):
     assert sorted((r["step"], r["search"]) for r in more["evaluated"]) == [
         (0, "3,1"), (5, "2,1"), (5, "3,1"), (10, "3,1")]
     assert rows(run / "eval.csv")[:4] == table
+    only = run_eval("--run", run, "--step", 10, 5, "--search", "1,1", "--seeds", 1, "--no-policy")
+    assert only["selected"] == [5, 10] and [r["step"] for r in only["evaluated"]] == [5, 10]
 
 
 def test_raw_policy_figure_is_the_exact_exploitability_of_the_network_policy(kuhn_run, tmp_path):
@@ -88,6 +90,8 @@ def test_bad_runs_and_files_fail_clearly(kuhn_run, tmp_path):
         run_eval("--run", run, "--search", "2")
     with pytest.raises(UserError, match="--seeds"):
         run_eval("--run", run, "--seeds", 0)
+    with pytest.raises(UserError, match=r"no checkpoint of step 7 in .* \(steps: 0, 5, 10\)"):
+        run_eval("--run", run, "--step", 5, 7)
     assert not (run / "eval.csv").exists()
 
 

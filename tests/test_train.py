@@ -5,6 +5,7 @@ table, a real Ray run in which a self-play worker and the inference server are k
 spread over them, their stats summed across restarts and servers, their GPU share split)."""
 import dataclasses
 import json
+import re
 import time
 
 import numpy as np
@@ -80,6 +81,75 @@ def test_sync_split_and_resume_matches_an_uninterrupted_run(tmp_path):
     for x, y in zip(np.asarray(a.params["params"]["value"]["kernel"]).ravel(),
                     np.asarray(b.params["params"]["value"]["kernel"]).ravel()):
         assert abs(x - y) <= 1e-4 * max(1.0, abs(x))
+
+
+def gives_up(out, logged, run_dir, seeds) -> list[str]:
+    """The run named the evaluations it gave up (its final step's among them) and the reference of
+    SoG(4,1) x `seeds` in one line with the `sog eval` command that computes them; the line."""
+    assert out["steps"] in out["evals_unfinished"] and out["references_unfinished"] == ["4,1"]
+    (line,) = [text for text in logged if text.startswith("not finished by run.minutes + run.eval_grace: ")]
+    assert "the exact-oracle reference of SoG(4,1)" in line and f"the evaluation at step {out['steps']}" in line
+    assert re.search(rf"; to compute them: sog eval --run {run_dir} --step (\d+ )*{out['steps']} --search 4,1 "
+                     rf"--seeds {seeds} --no-policy$", line)
+    assert latest_step(run_dir) == out["steps"] and (run_dir / "replay.npz").is_file()
+    return line
+
+
+def test_sync_run_gives_up_an_evaluation_at_the_deadline_and_resumes(tmp_path):
+    """An evaluation far longer than the budget (SoG(4,1) over a million seeds, and its exact-oracle
+    reference) is given up at run.minutes + run.eval_grace: the run ends then (plus the time to save
+    its state), names it in one line with the `sog eval` command that computes it, leaves eval.csv as
+    it was and its checkpoint and replay as usual; the next run resumes from them."""
+    run_dir = tmp_path / "run"
+    train(tiny("run.max_steps=10", "run.eval_every=5"), run_dir, sync=True, log=quiet)
+    before = read_eval_csv(run_dir / "eval.csv")
+    assert [int(r["step"]) for r in before] == [0, 5, 10]
+    logged = []
+    seeds = 1_000_000
+    out = train(tiny("run.minutes=0.05", "run.eval_grace=1", "run.eval_every=5", f"run.eval_seeds={seeds}"),
+                run_dir, sync=True, log=lambda text, end="\n": logged.append(text))
+    assert out["stop_reason"] == "minutes" and out["steps"] >= 10
+    assert out["seconds"] < 3 + 1 + 60          # budget, grace, and room for saving on a loaded machine
+    gives_up(out, logged, run_dir, seeds)
+    assert out["evals_unfinished"] == [out["steps"]] and out["evals"] == []
+    assert read_eval_csv(run_dir / "eval.csv") == before
+    again = train(tiny(f"run.max_steps={out['steps'] + 5}", "run.eval_every=5"), run_dir, sync=True, log=quiet)
+    assert again["resumed"] and again["start_step"] == out["steps"] and again["evals_unfinished"] == []
+    rows = read_eval_csv(run_dir / "eval.csv")
+    assert rows[:3] == before and [int(r["step"]) for r in rows[3:]] == [e["step"] for e in again["evals"]]
+    assert again["evals"][-1]["step"] == again["steps"] and all(float(r["mean_mbb"]) > 0 for r in rows)
+
+
+@pytest.mark.slow
+def test_ray_run_gives_up_an_evaluation_at_the_deadline(tmp_path):
+    """The same on Ray (2 CPUs): the evaluator actor is given up at the deadline, the run ends
+    then and names it; a --sync run resumes the run directory."""
+    run_dir = tmp_path / "run"
+    logged = []
+    seeds = 1_000_000
+    out = train(tiny("run.minutes=0.25", "run.eval_grace=3", "run.eval_every=5", f"run.eval_seeds={seeds}"),
+                run_dir, log=lambda text, end="\n": logged.append(text), num_cpus=2)
+    assert out["mode"] == "ray" and out["stop_reason"] == "minutes" and out["evals"] == []
+    assert out["seconds"] < 15 + 3 + 60
+    gives_up(out, logged, run_dir, seeds)
+    assert not (run_dir / "eval.csv").exists()
+    again = train(tiny(f"run.max_steps={out['steps'] + 5}", "run.eval_every=5"), run_dir, sync=True, log=quiet)
+    assert again["resumed"] and again["steps"] == out["steps"] + 5 and again["evals"]
+
+
+def test_lower_priority_raises_every_threads_nice_value():
+    """The evaluator actor's and the reference process's priority (`sog.process.lower_priority`):
+    threads started before the call are lowered too (Linux keeps nice values per thread)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, threading; from sog.process import lower_priority; e = threading.Event(); "
+            "t = threading.Thread(target=e.wait); t.start(); lower_priority(7); "
+            "print(os.getpriority(os.PRIO_PROCESS, 0), os.getpriority(os.PRIO_PROCESS, t.native_id)); e.set()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.split() == [str(max(7, os.nice(0)))] * 2
 
 
 def test_resume_refuses_another_game_or_network(tmp_path, capsys, monkeypatch):

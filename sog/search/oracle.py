@@ -32,7 +32,7 @@ regrets carry over whatever batch it is queried in.
 from __future__ import annotations
 
 import collections
-from typing import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -57,6 +57,8 @@ class ExactValueFunction:
       over calls (the oracle's accuracy: see `sog exploitability`'s output).
     max_cached_nodes: compiled forests are cached per batch of queried public states,
       least recently used evicted first beyond this many nodes in all.
+    interrupt: if given, called after every chunk of `iterations` of a call; it may raise to
+      give the call up (a deadline: the training run's diagnostics).
     """
 
     VALUES = ("average", "best_response")
@@ -64,7 +66,8 @@ class ExactValueFunction:
     def __init__(self, game: Game, iterations: int = 500,
                  config: CFRConfig = CFRConfig("cfr+", alternating=True), warm_start: bool = True,
                  values: str = "average", tolerance: float | None = None,
-                 max_iterations: int = 10_000, max_cached_nodes: int = 1_000_000):
+                 max_iterations: int = 10_000, max_cached_nodes: int = 1_000_000,
+                 interrupt: Callable[[], None] | None = None):
         if iterations < 1 or max_iterations < iterations:
             raise ValueError(f"oracle iterations must be >= 1 and <= max_iterations, got {iterations}, "
                              f"{max_iterations}")
@@ -77,6 +80,7 @@ class ExactValueFunction:
         # cache (`sog.search.value_cache`) would keep its first answer, so "auto" leaves it off
         self.cacheable = not warm_start
         self.values, self.tolerance, self.max_iterations = values, tolerance, max_iterations
+        self.interrupt = interrupt
         self.gap = float("nan")     # the latest call's gap (game units)
         self.gap_total = 0.0        # sum of the calls' gaps
         self.iterations_run = 0     # CFR iterations over all calls
@@ -145,6 +149,8 @@ class ExactValueFunction:
             solver.regrets_e = self._store[place]
         while True:
             solver.iterate(self.iterations)
+            if self.interrupt is not None:
+                self.interrupt()
             _, br = evaluate_entries(lv, solver.average_entries(), solver.root_ranges, best_response=True)
             self.gap = float(np.einsum("bpn,bpn->", solver.root_ranges, br[ct.roots]))
             if self.tolerance is None or self.gap <= self.tolerance or \
