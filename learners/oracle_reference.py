@@ -48,8 +48,13 @@ NICENESS = 19                   # of the `Background` process: it runs on what t
 
 
 def key(game: Game, settings: SearchSettings, seeds: int) -> str:
-    """The cache key of one reference (a JSON string)."""
-    return json.dumps({"game": game.spec.name, "search": dataclasses.asdict(settings), "seeds": int(seeds),
+    """The cache key of one reference (a JSON string). `value_cache` "auto" leaves the
+    warm-started oracle uncached (its `cacheable` is False), so it is left out of the key: caches written before
+    that setting existed still match."""
+    search = dataclasses.asdict(settings)
+    if search.get("value_cache") == "auto":
+        del search["value_cache"]
+    return json.dumps({"game": game.spec.name, "search": search, "seeds": int(seeds),
                        "oracle_iterations": ORACLE_ITERATIONS}, sort_keys=True)
 
 

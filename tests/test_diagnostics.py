@@ -27,6 +27,7 @@ from networks.value_function import NetworkValueFunction
 from sog.config import NetworkConfig, apply_overrides, load_config
 from sog.games import load_game
 from sog.search.full_tree import full_tree
+from sog.search.settings import SearchSettings
 
 
 @pytest.fixture(scope="module")
@@ -228,3 +229,16 @@ def test_sog_diagnose_swap_says_which_head_holds_the_gap(tiny_run, capsys):
             return np.full((len(pubs), 2, 3), self.v), np.full((len(pubs), 2, 3, 2), -self.v)
     values, logits = SplitValueFunction(Const(1.0), Const(2.0)).evaluate([(), ()], np.ones((2, 2, 3)))
     assert (values == 1.0).all() and (logits == -2.0).all()
+
+
+def test_reference_key_is_the_same_without_the_value_cache_setting():
+    """References cached before `search.value_cache` existed still match under "auto"."""
+    import dataclasses
+    game = load_game("kuhn_poker")
+    settings = SearchSettings(simulations=4)
+    old = dict(dataclasses.asdict(settings))
+    del old["value_cache"]
+    old_key = json.dumps({"game": game.spec.name, "search": old, "seeds": 2,
+                           "oracle_iterations": oracle_reference.ORACLE_ITERATIONS}, sort_keys=True)
+    assert oracle_reference.key(game, settings, 2) == old_key
+    assert oracle_reference.key(game, dataclasses.replace(settings, value_cache=True), 2) != old_key
