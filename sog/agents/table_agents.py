@@ -23,6 +23,7 @@ seat, which values a depth-limited subgame's leaves under each player's continua
 """
 from __future__ import annotations
 
+import abc
 import json
 
 import numpy as np
@@ -38,7 +39,7 @@ class TableError(ValueError):
     """A table evaluation that cannot run as asked (bad agents, games, counts)."""
 
 
-class TableAgent:
+class TableAgent(abc.ABC):
     """An agent at the table: for decisions (betting-tree nodes) of a batch of deals, its
     distribution over each node's action slots. `prepare(table, cards)` runs once per batch of
     deals (int64 [D, n h + b], `Table.deal`) and returns what `probs` needs."""
@@ -48,10 +49,10 @@ class TableAgent:
     def prepare(self, table, cards: np.ndarray):
         return None
 
+    @abc.abstractmethod
     def probs(self, table, nodes: np.ndarray, deals: np.ndarray, seats: np.ndarray, ctx) -> np.ndarray:
         """float64 [m, K]: the distribution over slots at decision nodes[i] (int64 [m]) of the
         player in seats[i] on deal deals[i] (rows of the batch), zero past each node's actions."""
-        raise NotImplementedError
 
     def stats(self) -> dict:
         return {}
