@@ -143,6 +143,15 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("exploitability", "--game", "hunl", "--agent", "sog"), "at least 2,707,294,201 public states"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "game=liars_dice(numdice=2)",
       "--set", "run.eval_every=10"), "evaluations need the full public tree of liars_dice(numdice=2,dice_sides=6)"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "inference.servers=0"),
+     "inference.servers"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "run.eval_grace=-1"),
+     "run.eval_grace"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.value_cache=maybe"),
+     "search.value_cache"),
+    (("eval", "--run", "/nonexistent/run", "--step", "5"), "/nonexistent/run"),
+    (("lbr", "--game", "hunl", "--agent", "sog:fresh?net=nope"), "nope"),
+    (("lbr", "--game", "hunl", "--agent", "sog:oracle?net=go9_small"), "sog:fresh only"),
 ])
 def test_cli_errors_are_clear(args, message):
     rc, stdout, stderr = run_sog(*args)
@@ -172,8 +181,11 @@ def files_state(folder) -> dict:
      "mrx_start_cards entry 9 is not a station in 1..3"),
     ("game: hunl\nagents: {call: call, random: random}\naivat_value: /nonexistent/run\n",
      ("tournament", "--config", "{file}", "--out", "{dir}/out"), "aivat_value: no checkpoint at /nonexistent/run"),
+    ("game: configs/blueprints/sixmax_small.yaml\nplayers: 7\nagents: {call: call, random: random}\n"
+     "matches: [[call, random]]\ndeals: 10\n",
+     ("tournament", "--config", "{file}", "--out", "{dir}/out"), "players"),
 ], ids=["tournament-agent-twice", "train-key-twice", "map-missing-field", "map-edge-out-of-range",
-        "map-start-card-off-the-map", "tournament-hunl-aivat-cvpn-missing"])
+        "map-start-card-off-the-map", "tournament-hunl-aivat-cvpn-missing", "table-seven-players"])
 def test_cli_file_errors_are_clear(tmp_path, content, args, message):
     """Bad input files: one line, exit 2, nothing written next to them."""
     path = tmp_path / "input.yaml"
