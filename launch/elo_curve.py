@@ -43,6 +43,13 @@ def _pool(path: str) -> tuple[dict, list[str]]:
     return raw, names
 
 
+def _family(game_name: str) -> str:
+    """The network family of the game `game_name` (a pool of plain Go rates a run trained with
+    Go's score term: the same moves and features, `Game.network_family`)."""
+    from sog.games import load_game
+    return load_game(game_name).network_family
+
+
 def _results(records: list[dict]) -> list[tuple]:
     """(a, b, wins of a, draws, losses of a) per game of tournament records without errors."""
     out = []
@@ -92,7 +99,7 @@ def run(args, steps: list[int], game_name: str, prior_temperature: float = 1.0) 
         config.pop("out", None)
         try:
             cfg = parse_config(config, str(args.pool))
-            if cfg.game != game_name:
+            if cfg.game != game_name and _family(cfg.game) != _family(game_name):
                 raise UserError(f"{args.pool} is a pool for {cfg.game}; the run's checkpoints are {game_name}")
             say(f"checkpoint {step}: {len(pool)} pool agent(s) x {cfg.games_per_pair} games")
             out = run_dir / ELO_DIR / name

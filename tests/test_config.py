@@ -204,7 +204,8 @@ def test_shipped_configs_load():
         go = cfg.game.startswith("go")
         assert sp.p_td1 == (0.2 if go else 0.0) and cfg.learner.value_weight == (0.5 if go else 0.25)
         assert (sp.q_search, cfg.solver.q_recursive) == ((0.0, 0.0) if go else (1.0, 0.2))
-        assert sp.max_moves == {"chess": 512, "go": 162, "go(board_size=19)": 722}[cfg.game]
+        assert sp.max_moves == {"chess": 512, "go": 162, "go(board_size=19)": 722,
+                                "go(score_weight=0.5)": 162}[cfg.game]
     for name in ("chess", "go9", "go19"):                          # the paper's scale
         cfg = load_config(name)
         assert (cfg.network.blocks, cfg.network.channels, cfg.search.simulations) == (19, 256, 400)

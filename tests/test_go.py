@@ -132,6 +132,29 @@ def test_area_score_decides_finished_games():
     assert scored >= 20
 
 
+def test_score_utility_keeps_the_result_and_orders_losses():
+    """With a score term the utility has the result's sign, draws stay 0, and a loss by
+    fewer points is worth more; the name round-trips, the network family is the plain game's,
+    and bad weights or scales are refused."""
+    game, plain = load_game("go(score_weight=0.5,score_scale=20)"), Go()
+    assert game.spec.name == "go(score_weight=0.5,score_scale=20.0)"
+    assert load_game(game.spec.name).spec.name == game.spec.name
+    assert game.network_family == plain.spec.name == "go"
+    big = _play(game, [PASS, _point(4, 4), PASS, PASS])                 # black loses by 88.5
+    small = _play(game, [_point(0, 0), _point(4, 4), PASS, PASS])       # black loses by 7.5 + ...
+    for pub in (big, small):
+        u, r = game.utility(pub)[0, 0], plain.utility(pub)[0, 0]
+        assert np.sign(u) == r == -1
+        assert u == pytest.approx(-0.5 + 0.5 * np.tanh(game.area_score(pub) / 20))
+    assert game.utility(big)[0, 0] < game.utility(small)[0, 0] < -0.5
+    win = _play(game, [_point(4, 4), PASS, PASS])
+    assert 0.5 < game.utility(win)[0, 0] <= 1.0
+    assert load_game("go(board_size=19,score_weight=0.25)").network_family == "go(board_size=19,komi=7.5)"
+    for bad in ("go(score_weight=1)", "go(score_weight=-0.1)", "go(score_scale=0)"):
+        with pytest.raises(ValueError):
+            load_game(bad)
+
+
 def test_capture_and_simple_ko():
     game = Go()
     # Black surrounds (1, 1) on three sides, white surrounds (1, 2); black fills (1, 2) and

@@ -14,6 +14,16 @@ OpenSpiel's C++ `go` (through `sog.games.spiel_board`):
   stones plus empty regions reaching only one colour, black minus white minus
   komi; +1 for the winner, -1 for the loser (0 only for an integral komi's tie).
 
+Score utility (`score_weight` w > 0, `score_scale` s points; KataGo's score term): a scored
+game's utility for black is `(1 - w) * result + w * tanh(margin / s)`, `result` +-1 as above and
+`margin` the Tromp-Taylor area score (`area_score`), so the winner still gets more than the
+loser (the sign is the result's) and a lost position is worth more the fewer points it loses
+by. Draws stay 0. Without it, weak self-play under komi 7.5 values every black position "lost"
+(-1) and the value head gives the search no preference between black's moves (session 13's
+go9_small run: black passed from move 15 on); `configs/go9_small.yaml` trains with w = 0.5,
+s = 20. Tournaments and Elo count the sign only, so a network trained with a score term plays
+the plain game (`network_family` leaves w and s out).
+
 Actions: board_size^2 + 1 (82 on 9 x 9): point = row * board_size + column as
 OpenSpiel numbers them, then pass. `action_name` is OpenSpiel's (e.g. "B d4").
 
@@ -37,17 +47,43 @@ NUM_PLANES = 2 * HISTORY + 1
 class Go(SpielBoardGame):
     colours = ("black", "white")
 
-    def __init__(self, board_size: int = 9, komi: float = 7.5):
+    def __init__(self, board_size: int = 9, komi: float = 7.5, score_weight: float = 0.0,
+                 score_scale: float = 20.0):
         board_size, komi = int(board_size), float(komi)
+        score_weight, score_scale = float(score_weight), float(score_scale)
         if board_size not in (9, 13, 19):
             raise ValueError(f"board_size must be 9, 13 or 19, not {board_size}")
+        if not 0.0 <= score_weight < 1.0:
+            raise ValueError(f"score_weight must be in [0, 1), not {score_weight}")
+        if not score_scale > 0.0:
+            raise ValueError(f"score_scale must be > 0 points, not {score_scale}")
         super().__init__("go", {"board_size": board_size, "komi": komi})
         self.size, self.komi = board_size, komi
-        name = "go" if (board_size, komi) == (9, 7.5) else f"go(board_size={board_size},komi={komi})"
+        self.score_weight, self.score_scale = score_weight, score_scale
+        self._family = "go" if (board_size, komi) == (9, 7.5) else f"go(board_size={board_size},komi={komi})"
+        name = self._family
+        if score_weight > 0.0:
+            board = "" if (board_size, komi) == (9, 7.5) else f"board_size={board_size},komi={komi},"
+            name = f"go({board}score_weight={score_weight},score_scale={score_scale})"
         self.spec = GameSpec(name=name, num_states=1, num_actions=board_size ** 2 + 1,
                              feature_size=NUM_PLANES * board_size ** 2, max_utility=1.0,
                              perfect_information=True,
                              feature_shape=(NUM_PLANES, board_size, board_size))
+
+    @property
+    def network_family(self) -> str:
+        """The game without its score term: the features and moves are the same."""
+        return self._family
+
+    def utility(self, pub) -> np.ndarray:
+        """float [1, 1]: black's utility, OpenSpiel's result, with the score term if
+        `score_weight` > 0 (module doc)."""
+        result = self.state(pub).returns()[0]
+        if self.score_weight == 0.0 or result == 0.0:
+            return np.array([[result]])
+        margin = self.area_score(pub)
+        return np.array([[(1.0 - self.score_weight) * result
+                          + self.score_weight * np.tanh(margin / self.score_scale)]])
 
     def public_tree_size(self) -> int:
         """A lower bound: the histories of four stones on distinct points, P (P - 1) (P - 2) (P - 4)
