@@ -17,7 +17,13 @@ Before `first_round` it plays the blueprint. Every agent at the table plays insi
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after
 off-tree bets do not arise here. A search's random numbers are derived from `seed`, the node
 and the cards the searcher sees (its hand, the board), so decisions are reproducible and do
-not depend on the batch they come in. `stats()` reports the searches and seconds per search.
+not depend on the batch they come in. `stats()` reports the searches, wall seconds per search,
+iterations and subgame nodes per search, and the rollouts' blueprint lookups.
+
+Measured (configs/tournaments/sixmax_search.yaml on the sixmax_small blueprint after 600 s of
+training; this 2-core machine at load average 6 to 10, nice 19; README for the win rates): 100
+iterations on 64 deals with 16 profiles, 73 to 93 subgame nodes, 1.3 s wall a search, at most
+0.4 CPU s.
 """
 from __future__ import annotations
 
