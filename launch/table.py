@@ -17,8 +17,14 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
       bp_file: blueprint:configs/blueprints/sixmax_small.yaml?file=runs/x/blueprint.npz
       call: call                                 # always check / call
       random: random                             # uniform over the legal actions
+      search: search:configs/blueprints/sixmax_small.yaml?iterations=100&deals=64   # Pluribus's real-time
+                                                 # search over that blueprint (sog.agents.table_search;
+                                                 # options: SearchSettings' fields, and file=PATH)
     matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
-    deals: 19200                                 # per match (whole batches of 120)
+    deals: 19200                                 # per match (whole batches)
+    batch: 120                                   # deals per lockstep batch (a seeding unit; smaller for
+                                                 # slow agents such as search, which play batch x n hands at once)
+    cpu_seconds: 0                               # > 0: a match stops after the batch passing this CPU time
     seed: 0
     aivat: true
     target_width: 50
@@ -59,8 +65,9 @@ from sog.eval.table import (
 from sog.files import atomic_write, load_yaml
 from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 
-KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "seed", "aivat", "target_width", "out")
-KINDS = ("blueprint", "call", "random")
+KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "batch", "cpu_seconds", "seed", "aivat",
+        "target_width", "out")
+KINDS = ("blueprint", "search", "call", "random")
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
@@ -81,6 +88,8 @@ class TableConfig:
     agents: dict                   # name -> spec
     matches: list                  # [(candidate, reference)]
     deals: int
+    batch: int                     # deals per lockstep batch (a seeding unit)
+    cpu_seconds: float             # a match stops after the batch passing this CPU time (0: never)
     seed: int
     aivat: bool
     target_width: float
@@ -172,19 +181,20 @@ def parse_config(path: str) -> TableConfig:
     aivat = raw.get("aivat", True)
     if not isinstance(aivat, bool):
         raise UserError(f"{path}: aivat: {aivat!r} must be true or false")
+    cpu = raw.get("cpu_seconds", 0)
+    if isinstance(cpu, bool) or not isinstance(cpu, (int, float)) or cpu < 0:
+        raise UserError(f"{path}: cpu_seconds: {cpu!r} must be a number >= 0")
     out = raw.get("out")
     if out is not None and not isinstance(out, str):
         raise UserError(f"{path}: out: {out!r} must be a folder")
     return TableConfig(path, game, players, dict(agents), pairs, _int(raw, "deals", path, 1, 1200),
-                       _int(raw, "seed", path, 0, 0), aivat, float(width), out, bp)
+                       _int(raw, "batch", path, 1, BATCH_DEALS), float(cpu), _int(raw, "seed", path, 0, 0), aivat,
+                       float(width), out, bp)
 
 
 def make_agents(cfg: TableConfig, table: Table) -> dict:
     """name -> TableAgent; blueprints loaded and checked against the table (UserError)."""
-    from launch.blueprint import _buckets, _label
-    from launch.blueprint import parse_config as blueprint_config
-    from sog.eval.table import BlueprintAgent
-    from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
+    from sog.agents.table_search import SearchAgent
 
     out, loaded = {}, {}
     for name, spec in cfg.agents.items():
@@ -196,37 +206,63 @@ def make_agents(cfg: TableConfig, table: Table) -> dict:
             out[name].name = name
             continue
         if arg is None:
-            raise UserError(f"agent {name!r}: blueprint:CONFIG.yaml[?file=PATH] names a blueprint config")
-        extra = sorted(set(params) - {"file"})
-        if extra:
-            raise UserError(f"agent {name!r}: unknown option {extra[0]!r}; blueprint takes file=PATH")
+            raise UserError(f"agent {name!r}: {kind}:CONFIG.yaml[?file=PATH] names a blueprint config")
+        settings = None
+        if kind == "search":
+            settings = _search_settings(name, {k: v for k, v in params.items() if k != "file"})
+        elif set(params) - {"file"}:
+            raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file'})!r}; blueprint takes "
+                            "file=PATH")
         key = (arg, params.get("file"))
-        if key in loaded:
-            out[name] = loaded[key]
-            continue
-        bp = blueprint_config(arg)
-        if repr(bp.game) != repr(table.game) and not (bp.players == 2 and table.players == 2):
-            raise UserError(f"agent {name!r}: the blueprint of {arg} plays {_label(bp.game)}; the table is "
-                            f"{table.game!r}")
-        if bp.bet_sizes != getattr(table.game, "bet_sizes", None) or bp.players != table.players:
-            raise UserError(f"agent {name!r}: the blueprint of {arg} has other bet sizes or players than the table")
-        if bp.settings.traverser != "sampled":
-            raise UserError(f"agent {name!r}: {arg}: table play needs a sampled-deal blueprint (mccfr.traverser: "
-                            "sampled)")
-        file = Path(params.get("file") or Path(bp.out) / "blueprint.npz")
-        if not file.is_file():
-            raise UserError(f"agent {name!r}: no blueprint file {file} (train it: sog blueprint --config {arg})")
-        try:
-            cards = DealBuckets(bp.game.rules, _buckets(bp), bp.counts, bp.recall, bp.indexer, seed=bp.buckets.seed,
-                                players=bp.players)
-            agent, meta = BlueprintAgent.from_file(file, table.betting, cards, name)
-        except (DealBucketError, TableError) as e:
-            raise UserError(f"agent {name!r}: {e}") from None
-        if meta.get("fingerprint") != bp.fingerprint():
-            raise UserError(f"agent {name!r}: {file} is a blueprint of another configuration than {arg}")
-        agent.iterations = int(meta.get("iterations", 0))
-        loaded[key] = out[name] = agent
+        if key not in loaded:
+            loaded[key] = _blueprint(name, arg, params.get("file"), table)
+        out[name] = loaded[key] if settings is None else SearchAgent(loaded[key], settings, name)
     return out
+
+
+def _search_settings(name: str, params: dict):
+    """The `SearchSettings` of a search spec's options (UserError naming a bad one)."""
+    from sog.agents.spec import take_params
+    from sog.agents.table_search import SearchSettings
+
+    fields = {f.name: f.type for f in dataclasses.fields(SearchSettings)}
+    schema = {k: (float if t in ("float", float) else int) for k, t in fields.items()}
+    try:
+        return SearchSettings(**take_params("search", params, schema))
+    except (AgentError, TableError) as e:
+        raise UserError(f"agent {name!r}: {e}") from None
+
+
+def _blueprint(name: str, arg: str, file, table: Table):
+    """The `BlueprintAgent` of blueprint config `arg` (its file `file`, else run.out/blueprint.npz),
+    checked against the table (UserError)."""
+    from launch.blueprint import _buckets, _label
+    from launch.blueprint import parse_config as blueprint_config
+    from sog.eval.table import BlueprintAgent
+    from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
+
+    bp = blueprint_config(arg)
+    if repr(bp.game) != repr(table.game) and not (bp.players == 2 and table.players == 2):
+        raise UserError(f"agent {name!r}: the blueprint of {arg} plays {_label(bp.game)}; the table is "
+                        f"{table.game!r}")
+    if bp.bet_sizes != getattr(table.game, "bet_sizes", None) or bp.players != table.players:
+        raise UserError(f"agent {name!r}: the blueprint of {arg} has other bet sizes or players than the table")
+    if bp.settings.traverser != "sampled":
+        raise UserError(f"agent {name!r}: {arg}: table play needs a sampled-deal blueprint (mccfr.traverser: "
+                        "sampled)")
+    file = Path(file or Path(bp.out) / "blueprint.npz")
+    if not file.is_file():
+        raise UserError(f"agent {name!r}: no blueprint file {file} (train it: sog blueprint --config {arg})")
+    try:
+        cards = DealBuckets(bp.game.rules, _buckets(bp), bp.counts, bp.recall, bp.indexer, seed=bp.buckets.seed,
+                            players=bp.players)
+        agent, meta = BlueprintAgent.from_file(file, table.betting, cards, name)
+    except (DealBucketError, TableError) as e:
+        raise UserError(f"agent {name!r}: {e}") from None
+    if meta.get("fingerprint") != bp.fingerprint():
+        raise UserError(f"agent {name!r}: {file} is a blueprint of another configuration than {arg}")
+    agent.iterations = int(meta.get("iterations", 0))
+    return agent
 
 
 def format_report(report: dict) -> str:
@@ -273,7 +309,8 @@ def run(args) -> dict:
             if not quiet:
                 say(f"\r{label}: {done}/{total} deals", end="" if done < total else "\n")
         t, cpu = time.perf_counter(), time.process_time()
-        result = play_match(table, a, b, cfg.deals, seed=cfg.seed, aivat=cfg.aivat, progress=progress)
+        result = play_match(table, a, b, cfg.deals, seed=cfg.seed, batch=cfg.batch, aivat=cfg.aivat,
+                            progress=progress, cpu_seconds=cfg.cpu_seconds)
         seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
         est = estimates(result, cfg.target_width)
         matches.append({"candidate": cand, "reference": ref, "hands": result.hands, "deals": len(result.raw),
@@ -288,7 +325,7 @@ def run(args) -> dict:
             f"({result.hands} hands, {result.hands / seconds:.0f} hands/s)")
     report = {"command": "tournament", "mode": "table", "config": args.config, "game": repr(cfg.game),
               "players": cfg.players, "deals": matches[0]["deals"], "seed": cfg.seed, "aivat": cfg.aivat,
-              "batch_deals": BATCH_DEALS, "target_width": cfg.target_width, "setup_seconds": setup,
+              "batch_deals": cfg.batch, "cpu_seconds": cfg.cpu_seconds, "target_width": cfg.target_width, "setup_seconds": setup,
               "matches": matches, "out": str(out)}
     out.mkdir(parents=True, exist_ok=True)
     text = format_report(report)

@@ -377,13 +377,16 @@ def test_cli_blueprint_at_the_table(tmp_path, capsys):
     assert main(["blueprint", "--config", str(bp)]) == 0
     assert main(["blueprint", "--config", str(other)]) == 0
     capsys.readouterr()
-    text = (f"game: {bp}\nplayers: 3\nagents: {{bp: 'blueprint:{bp}', call: call}}\n"
-            "matches: [[bp, call], [bp, bp]]\ndeals: 120\n")
+    text = (f"game: {bp}\nplayers: 3\nagents: {{bp: 'blueprint:{bp}', call: call, "
+            f"s: 'search:{bp}?iterations=10&deals=16'}}\nmatches: [[bp, call], [bp, bp], [s, bp]]\ndeals: 120\n"
+            "batch: 40\n")
     rc, out = _cli(tmp_path, capsys, text)
     assert rc == 0
     report = json.loads(out.out)
     assert report["matches"][1]["estimates"]["duplicate"]["mbb_per_hand"] == 0
     assert report["matches"][0]["agents"]["candidate"]["decisions"] > 0
+    assert report["matches"][2]["agents"]["candidate"]["searches"] > 0 and report["batch_deals"] == 40
+    text = text.replace(", [s, bp]", "")
     for spec, needle in ((f"blueprint:{bp}?file={tmp_path / 'other' / 'blueprint.npz'}", "another configuration"),
                          (f"blueprint:{bp}?file={tmp_path / 'none.npz'}", "no blueprint file")):
         rc, out = _cli(tmp_path, capsys, text.replace(f"'blueprint:{bp}'", f"'{spec}'"))

@@ -7,9 +7,10 @@ batch. `table` below is the `sog.eval.table.Table` (duck-typed: `betting`, `widt
 `call_slot`, `deck`). Agents: `UniformAgent` (`random`), `CallAgent` (`call`), `BlueprintAgent`
 (a `sog blueprint` file: the blueprint row of (decision, the seat's bucket code)).
 
-Real-time search pieces (Pluribus, issue 23 item 3; the subgame solver itself is not written;
-`sog.eval.table.Table.rollout` plays a profile of these agents on from any node, one agent a
-seat, which values a depth-limited subgame's leaves under each player's continuation):
+Real-time search pieces (Pluribus, issue 23 item 3; the search agent is
+`sog.agents.table_search.SearchAgent`; `sog.eval.table.Table.rollout` plays a profile of these
+agents on from any node, one agent a seat, which values a depth-limited subgame's leaves under
+each player's continuation):
 * `continuation_probs` / `ContinuationAgent`: Pluribus's four continuation strategies at a
   depth-limited subgame's leaves: the blueprint, and the blueprint biased toward folding,
   calling or raising (that action class's probabilities multiplied by `BIAS` = 5, then
@@ -19,7 +20,7 @@ seat, which values a depth-limited subgame's leaves under each player's continua
   beliefs): per player the product over its decisions of sigma(action | decision, the hand's
   bucket code on that round's board), zero for hands holding a board card, normalised;
 * `sample_hands`: hands for the players still in drawn from those ranges, no card shared (the
-  deals a subgame solver would sample its traversals from).
+  deals a subgame is solved on, `sog.agents.subgame_tree.subgame_deals`).
 """
 from __future__ import annotations
 

@@ -410,9 +410,11 @@ class MatchResult:
 
 def play_match(table: Table, candidate: TableAgent, reference: TableAgent, deals: int, seed: int = 0,
                batch: int = BATCH_DEALS, aivat: bool = True,
-               progress: Callable[[int, int], None] | None = None) -> MatchResult:
+               progress: Callable[[int, int], None] | None = None, cpu_seconds: float = 0.0) -> MatchResult:
     """`deals` deals (rounded up to whole batches), each played with the candidate in every seat
-    (module doc); AIVAT values unless `aivat` is False (then `aivat` repeats `raw`)."""
+    (module doc); AIVAT values unless `aivat` is False (then `aivat` repeats `raw`). With
+    `cpu_seconds` > 0 the match stops after the batch in which its CPU time passes that (the
+    result holds the batches played)."""
     if deals < 1:
         raise TableError(f"deals must be at least 1, got {deals}")
     n = table.players
@@ -420,6 +422,7 @@ def play_match(table: Table, candidate: TableAgent, reference: TableAgent, deals
     raw, cv = np.empty((batches * batch, n)), np.empty((batches * batch, n))
     play_s = value_s = 0.0
     hand_deal, hand_seat = np.repeat(np.arange(batch), n), np.tile(np.arange(n), batch)
+    cpu = time.process_time()
     for b in range(batches):
         t0 = time.perf_counter()
         cards = table.deal(np.random.default_rng(derive_seed(seed, b, DEAL_TAG)), batch)
@@ -438,6 +441,9 @@ def play_match(table: Table, candidate: TableAgent, reference: TableAgent, deals
         play_s, value_s = play_s + t1 - t0, value_s + t2 - t1
         if progress is not None:
             progress((b + 1) * batch, batches * batch)
+        if 0 < cpu_seconds <= time.process_time() - cpu:
+            raw, cv = raw[:(b + 1) * batch], cv[:(b + 1) * batch]
+            break
     stats = {"candidate": candidate.stats(), "reference": reference.stats()}
     return MatchResult(candidate.name, reference.name, raw, cv, play_s, value_s, stats)
 

@@ -1,0 +1,249 @@
+"""Linear CFR on a depth-limited subgame with Pluribus's continuation strategies at its leaves.
+
+The game solved (`SubgameCFR`): a `sog.agents.subgame_tree.SubgameTree` over a fixed set of D
+deals (`subgame_deals`: private cards and run-outs, each with a chance weight w[d]), i.e. CFR with
+the chance events sampled once per search (every deal listed on small games: then it is the
+exact subgame). Every decision's strategy is a row per (decision, the actor's hand); at each
+continuation leaf every player still able to bet (a "chooser": not folded, not all-in) picks one
+of the four continuation strategies (`table_agents.CONTINUATIONS`: blueprint, biased toward
+fold, call, raise) at once, not seeing the others' picks, a row per (leaf, chooser, its hand).
+After the leaf the hand is played out by those strategies: the leaf's utilities are rollouts
+(`Table.rollout`, in big blinds) of every deal under profiles of picks (`leaf_utilities`, one
+rollout per (leaf, deal, profile), common random numbers across profiles). Where the 4^c
+profiles of c choosers are at most `profiles` all are rolled out and a leaf's value is the exact
+expectation sum_s prod_i tau_i(pick_i^s) U^s; beyond that (three or more choosers by default)
+only the 1 + 3c profiles with at most one chooser off the blueprint are, and the value is their
+additive model U(c) ~ U(0) + sum_i (U(c_i alone) - U(0)) (exact when the deviations' effects
+add up; an approximation of the joint play otherwise). Terminal leaves are valued once.
+
+Vector form: an iteration is a forward pass (each player's reach per hand, [S, n, H]) and a
+backward pass (every seat's value per deal, [S, D, n]) over the subgame's depths, vectorised
+over nodes of a depth, deals and hands (no Python loop over hands or information sets);
+the counterfactual regret of (decision x, actor q's hand h, slot a) is
+    sum over deals d with q holding h of  w[d] prod_{p != q} reach_p(x, d) (v_q(child_a, d) - v_q(x, d)),
+simultaneous updates of all players, linear weighting (iteration t's regrets and average
+strategy contributions weighted by t, Pluribus's linear CFR), regret matching with the
+blueprint where no regret is positive (so 0 iterations play the blueprint). Hands are
+compacted per seat to those appearing in the deals (H <= D).
+"""
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from sog.agents.table_agents import CONTINUATIONS, ContinuationAgent, TableAgent
+
+PICKS = len(CONTINUATIONS)
+
+
+class _Prepared(TableAgent):
+    """`base` with a fixed context (its `prepare` of the rollout rows, computed once)."""
+
+    def __init__(self, base: TableAgent, ctx):
+        self.base, self.ctx, self.name = base, ctx, base.name
+
+    def prepare(self, table, cards):
+        return self.ctx
+
+    def probs(self, table, nodes, deals, seats, ctx):
+        return self.base.probs(table, nodes, deals, seats, ctx)
+
+
+def profiles(choosers: int, limit: int) -> np.ndarray:
+    """int64 [S, c]: the continuation picks of `choosers` players per profile: all S = 4^c
+    (`itertools.product` order) where that is at most `limit`, else the 1 + 3c profiles with at
+    most one player off the blueprint (row 0 everyone's blueprint, row 1 + 3i + k - 1 player i
+    on pick k = 1..3), the additive model's (module doc)."""
+    if PICKS ** choosers <= limit:
+        return np.array(list(itertools.product(range(PICKS), repeat=choosers)), np.int64).reshape(PICKS ** choosers,
+                                                                                                     choosers)
+    out = np.zeros((1 + (PICKS - 1) * choosers, choosers), np.int64)
+    for i in range(choosers):
+        out[1 + (PICKS - 1) * i + np.arange(PICKS - 1), i] = np.arange(1, PICKS)
+    return out
+
+
+def leaf_utilities(table, tree, cards: np.ndarray, blueprint: TableAgent, choosers: np.ndarray, picks: np.ndarray,
+                   seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(term float64 [Lt, D, n], cont float64 [Lc, D, S, n]): every seat's chips (big blinds) at
+    the terminal leaves, and from the continuation leaves played out (`Table.rollout`) on deals
+    `cards` (int64 [D, ...]) by the blueprint, seat choosers[i] biased by picks[s, i] in profile s
+    (one rollout per (leaf, deal, profile); the same random numbers for every profile)."""
+    n, d = table.players, len(cards)
+    codes = blueprint.prepare(table, cards)
+
+    def rollout(leaves, agents_of):
+        rows = np.tile(cards, (len(leaves), 1))
+        ctx = None if codes is None else np.tile(codes, (len(leaves),) + (1,) * (codes.ndim - 1))
+        base = _Prepared(blueprint, ctx)
+        return lambda s: table.rollout(agents_of(base, s), rows, np.repeat(tree.nodes[leaves], d),
+                                       np.random.default_rng(seed)).reshape(len(leaves), d, n)
+
+    term = rollout(tree.term, lambda base, s: [base] * n)(0)
+    cont = np.zeros((len(tree.cont), d, len(picks), n))
+    if len(tree.cont):
+        def agents(base, s):
+            out = [base] * n
+            for i, seat in enumerate(choosers):
+                out[seat] = ContinuationAgent(base, CONTINUATIONS[picks[s, i]])
+            return out
+        play = rollout(tree.cont, agents)
+        for s in range(len(picks)):
+            cont[:, :, s] = play(s)
+    return term, cont
+
+
+def regret_match(regrets: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """float64 [..., A]: positive regrets normalised per row, `default` where none is positive."""
+    pos = np.maximum(regrets, 0.0)
+    total = pos.sum(axis=-1, keepdims=True)
+    return np.where(total > 0, pos / np.where(total > 0, total, 1.0), default)
+
+
+def others(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The product of every other entry along `axis` (exclusive products: no division)."""
+    x = np.moveaxis(x, axis, -1)
+    ones = np.ones(x.shape[:-1] + (1,))
+    before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return np.moveaxis(before * after, -1, axis)
+
+
+class SubgameCFR:
+    """Linear CFR on `tree` over the deals `hands` (int64 [D, n], -1 for seats not in) with chance
+    weights `weights` (float [D]) (module doc). `blueprint` float [Dn, N, K]: the blueprint's
+    distribution at each decision for every hand of the deck (the regret-matching default);
+    `term`, `cont`: `leaf_utilities`; `choosers` int64 [c]: the seats picking continuations;
+    `picks` int64 [S, c]: the profiles."""
+
+    def __init__(self, tree, hands: np.ndarray, weights: np.ndarray, blueprint: np.ndarray, term: np.ndarray,
+                 cont: np.ndarray, choosers: np.ndarray, picks: np.ndarray):
+        self.tree, self.weights = tree, np.asarray(weights, dtype=np.float64)
+        n = hands.shape[1]
+        self.uniq = [np.unique(hands[:, p]) for p in range(n)]
+        self.loc = np.stack([np.searchsorted(u, hands[:, p]) for p, u in enumerate(self.uniq)], axis=1)   # [D, n]
+        self.width = h = max(len(u) for u in self.uniq)
+        actor = tree.actor[tree.dec]
+        pad = np.stack([np.pad(u, (0, h - len(u)), mode="edge") for u in self.uniq])                      # [n, H]
+        self.default = blueprint[np.arange(len(tree.dec))[:, None], np.maximum(pad[actor], 0)]          # [Dn, H, K]
+        k = blueprint.shape[2]
+        self.regrets, self.average = np.zeros((len(tree.dec), h, k)), np.zeros((len(tree.dec), h, k))
+        self.term, self.cont = term, cont
+        self.choosers, self.picks = np.asarray(choosers, np.int64), np.asarray(picks, np.int64)
+        self.joint = len(self.picks) == PICKS ** len(self.choosers)
+        self.onehot = np.eye(PICKS)[self.picks]                                                          # [S, c, 4]
+        self.leaf_regrets = np.zeros((len(self.choosers), len(tree.cont), h, PICKS))
+        self.leaf_default = np.zeros(PICKS)
+        self.leaf_default[CONTINUATIONS.index("blueprint")] = 1.0
+        self.iterations = 0
+
+    def strategy(self) -> np.ndarray:
+        """float64 [Dn, H, K]: the current strategy (regret matching, the blueprint by default)."""
+        return regret_match(self.regrets, self.default)
+
+    def run(self, iterations: int, seconds: float = 0.0) -> int:
+        """At most `iterations` iterations, stopping after `seconds` (0: no limit); returns how many ran."""
+        t0, done = time.perf_counter(), 0
+        while done < iterations and not (seconds > 0 and time.perf_counter() - t0 >= seconds):
+            self.iterate()
+            done += 1
+        return done
+
+    def iterate(self) -> None:
+        """One iteration of simultaneous linear CFR (module doc)."""
+        tree, loc = self.tree, self.loc
+        t = self.iterations = self.iterations + 1
+        n, (nodes, width) = loc.shape[1], tree.kids.shape
+        sigma = self.strategy()
+        reach = np.ones((nodes, n, self.width))                    # each seat's own reach per hand
+        for lv in tree.levels:
+            j, slot = np.nonzero(tree.kids[lv] >= 0)
+            src, dst = lv[j], tree.kids[lv[j], slot]
+            reach[dst] = reach[src]
+            reach[dst, tree.actor[src]] *= sigma[tree.dec_of[src], :, slot]
+        value = np.zeros((nodes, len(loc), n))
+        value[tree.term] = self.term
+        if len(tree.cont):
+            value[tree.cont] = self._leaves(self._rest(reach, tree.cont, self.choosers[None, :]), t)
+        for lv in reversed(tree.levels):
+            at = sigma[tree.dec_of[lv][:, None], loc[:, tree.actor[lv]].T]                   # [m, D, K]
+            kids = tree.kids[lv]
+            at = np.transpose(at * (kids >= 0)[:, None, :], (0, 2, 1))[..., None]            # [m, K, D, 1]
+            value[lv] = (at * value[np.maximum(kids, 0)]).sum(axis=1)
+        dec, actor = tree.dec, tree.actor[tree.dec]
+        deals = np.arange(len(loc))[None, :]
+        kids = tree.kids[dec]                                                                   # [Dn, K]
+        mine = value[dec[:, None], deals, actor[:, None]]                                       # [Dn, D]
+        kid_v = value[np.maximum(kids, 0)[:, :, None], deals[:, None], actor[:, None, None]]    # [Dn, K, D]
+        rest = self._rest(reach, dec, actor[:, None])[:, :, 0]                                  # [Dn, D]
+        gain = (kid_v - mine[:, None, :]) * (kids >= 0)[:, :, None] * rest[:, None]
+        index = (np.arange(len(dec))[:, None] * self.width + loc[:, actor].T).ravel()           # [Dn x D]
+        self._scatter(self.regrets, index, t * np.transpose(gain, (0, 2, 1)).reshape(-1, width))
+        own = reach[dec, actor]                                                                 # [Dn, H]
+        self.average += t * own[:, :, None] * sigma
+
+    def _rest(self, reach: np.ndarray, at: np.ndarray, player: np.ndarray) -> np.ndarray:
+        """float64 [m, D, j]: w[d] x the product of the reaches on deal d of every seat but
+        player[i, j] at local node at[i] (reach float [S, n, H]: each seat's own, per hand)."""
+        n = self.loc.shape[1]
+        pi = reach[at][:, np.arange(n)[None, :], self.loc]                                     # [m, D, n]
+        out = np.empty((len(at), len(self.loc), player.shape[1]))
+        for j in range(player.shape[1]):
+            mask = np.arange(n)[None, None, :] == np.broadcast_to(player[:, j], (len(at),))[:, None, None]
+            out[:, :, j] = np.where(mask, 1.0, pi).prod(axis=-1)
+        return out * self.weights[None, :, None]
+
+    def _leaves(self, rest: np.ndarray, t: int) -> np.ndarray:
+        """float64 [Lc, D, n]: every seat's value at the continuation leaves under the choosers'
+        current picks (module doc), updating their pick regrets; rest [Lc, D, c]: w x the reach of
+        all but chooser i."""
+        loc, c = self.loc, len(self.choosers)
+        if c == 0:
+            return self.cont[:, :, 0]
+        tau = regret_match(self.leaf_regrets, self.leaf_default)                                # [c, Lc, H, 4]
+        mine = np.stack([tau[i][:, loc[:, p]] for i, p in enumerate(self.choosers)], axis=1)     # [Lc, c, D, 4]
+        if self.joint:
+            each = np.einsum("lidk,sik->lids", mine, self.onehot)                               # [Lc, c, D, S]
+            excl = others(each, axis=1)
+            value = np.einsum("lds,ldsn->ldn", each.prod(axis=1), self.cont)
+        else:
+            base = self.cont[:, :, 0]                                                           # [Lc, D, n]
+            lc, d = base.shape[:2]
+            delta = np.zeros((lc, d, c, PICKS, base.shape[2]))
+            delta[:, :, :, 1:] = self.cont[:, :, 1:].reshape(lc, d, c, PICKS - 1, -1) - base[:, :, None, None]
+            shift = np.einsum("lidk,ldikn->ldin", mine, delta)                                  # [Lc, D, c, n]
+            value = base + shift.sum(axis=2)
+        for i, p in enumerate(self.choosers):
+            if self.joint:
+                q = np.einsum("lds,lds,sk->ldk", excl[:, i], self.cont[..., p], self.onehot[:, i])
+            else:
+                q = (value[:, :, p] - shift[:, :, i, p])[..., None] + delta[:, :, i, :, p]
+            gain = (q - value[:, :, p, None]) * rest[:, :, i, None]
+            index = (np.arange(len(q))[:, None] * self.width + loc[None, :, p]).ravel()
+            self._scatter(self.leaf_regrets[i], index, t * gain.reshape(-1, PICKS))
+        return value
+
+    @staticmethod
+    def _scatter(table: np.ndarray, index: np.ndarray, rows: np.ndarray) -> None:
+        """table[..] (float [X, H, A], flattened to [X H, A]) += rows summed by flat row index."""
+        flat = table.reshape(-1, table.shape[-1])
+        for a in range(rows.shape[1]):
+            flat[:, a] += np.bincount(index, weights=rows[:, a], minlength=len(flat))
+
+    def average_strategy(self) -> np.ndarray:
+        """float64 [Dn, H, K]: the linearly weighted average strategy, the blueprint where nothing
+        has been averaged yet."""
+        total = self.average.sum(axis=-1, keepdims=True)
+        return np.where(total > 0, self.average / np.where(total > 0, total, 1.0), self.default)
+
+    def hand_strategy(self, x: int, hand: int) -> np.ndarray | None:
+        """float64 [K]: the average strategy at decision dec[x] for its actor holding `hand` (a row of
+        `Deck.hands`); None if no deal gives it that hand."""
+        actor = int(self.tree.actor[self.tree.dec[x]])
+        u = self.uniq[actor]
+        j = int(np.searchsorted(u, hand))
+        if j < len(u) and u[j] == hand:
+            return self.average_strategy()[x, j]
+        return None

@@ -1,0 +1,267 @@
+"""Pluribus's real-time search at the table (`sog.agents.table_search`, `subgame_tree`, `subgame_cfr`):
+the solver against an exact best response where the subgame is the whole game, the continuation
+leaves' values against brute force, the blueprint reproduced by zero iterations, legal and
+reproducible play, and the spec's bad options."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sog.agents.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
+from sog.agents.subgame_tree import SubgameTree, subgame_deals
+from sog.agents.table_search import SearchAgent, SearchSettings
+from sog.eval.table import CallAgent, Table, TableError, play_match
+from sog.games.api import CHANCE
+from sog.multiplayer import load_game
+from sog.multiplayer.best_response import Evaluator
+
+HEADS_UP = ("holdem(betting=limit,numRounds=1,blind=5 10,raiseSize=10,firstPlayer=1,maxRaises=3,stack=1200 1200,"
+            "numRanks=4,numSuits=2,numHoleCards=1,numBoardCards=0)")
+
+
+def _first_decision(bt, node=0):
+    while bt.kind[node] == CHANCE:
+        node = int(bt.child[node, 0])
+    return node
+
+
+def _solve(table, root, iterations, rng):
+    """SubgameCFR on every deal of a whole one-round game from its first decision, uniform beliefs."""
+    bt, n = table.betting, table.players
+    tree = SubgameTree(bt, root)
+    uniform = np.ones((n, table.deck.num_hands))
+    hands, weights, cards = subgame_deals(table, uniform, np.arange(n), np.zeros(0, np.int64), 0, 0, 16, 10**6,
+                                          0.25, rng)
+    default = table.legal(tree.nodes[tree.dec])[:, None, :] / bt.num_actions[tree.nodes[tree.dec]][:, None, None]
+    default = np.broadcast_to(default, (len(tree.dec), table.deck.num_hands, table.width))
+    picks = profiles(0, 16)
+    term, cont = leaf_utilities(table, tree, cards, CallAgent(), np.zeros(0, np.int64), picks, 0)
+    solver = SubgameCFR(tree, hands, weights, default, term, cont, np.zeros(0, np.int64), picks)
+    solver.run(iterations)
+    return tree, solver
+
+
+def _policy(table, tree, strategy):
+    """The OpenSpiel-keyed policy of a solved whole game: strategy float [Dn, N, K] per hand."""
+    game, bt, deck = table.game, table.betting, table.deck
+    local = {int(x): i for i, x in enumerate(tree.nodes)}
+    policy = {}
+
+    def walk(st, node):
+        if st.is_terminal():
+            return
+        if st.is_chance():
+            for a, _ in st.chance_outcomes():
+                walk(st.child(a), int(bt.child[node, 0]))
+            return
+        p = st.current_player()
+        x = tree.dec_of[local[node]]
+        probs = strategy[x, deck.hand_index(list(st.hole[p]))]
+        acts = bt.action[node, :bt.num_actions[node]]
+        policy[st.information_state(p)] = [(int(a), float(q)) for a, q in zip(acts, probs)]
+        for j, a in enumerate(acts):
+            walk(st.child(int(a)), int(bt.child[node, j]))
+    walk(game.initial_state(), 0)
+    return policy
+
+
+def test_whole_game_solve_has_near_zero_exploitability():
+    """Two players, one betting round, every deal listed, terminal leaves: the subgame is the whole
+    game, so linear CFR's average strategy must approach a Nash equilibrium (exact best response,
+    `sog.multiplayer.best_response`), far below the uniform policy's NashConv."""
+    table = Table(load_game(HEADS_UP, 2))
+    root = _first_decision(table.betting)
+    tree, solver = _solve(table, root, 2000, np.random.default_rng(0))
+    assert len(solver.loc) == 8 * 7 and len(tree.cont) == 0        # every deal, no continuation leaf
+    ev = Evaluator(table.game)
+    solved = ev.nash_conv(_policy(table, tree, solver.average_strategy()))
+    uniform = ev.nash_conv(_policy(table, tree, solver.default))
+    print(solved, uniform)
+    assert solved < 0.01 * uniform
+
+
+# ---- on a four-player table with a random blueprint ------------------------------------------------
+@pytest.fixture(scope="module")
+def small():
+    from test_table_eval import SMALL, _small_blueprint
+
+    table = Table(load_game(SMALL, 4))
+    return table, _small_blueprint(table, seed=2)[0]
+
+
+def _postflop_decision(table, agent, seed=0):
+    """(node, cards row, seat) of a second-round decision reached by `agent`'s play."""
+    cards = table.deal(np.random.default_rng(seed), 40)
+    paths, _ = table.play(agent, agent, cards, np.arange(40), np.zeros(40, np.int64), np.random.default_rng(seed))
+    bt = table.betting
+    t, h = np.nonzero((bt.kind[paths] == 0) & (bt.round[paths] == 1) & (bt.folded[paths].sum(axis=-1) <= 1))
+    node = int(paths[t[0], h[0]])
+    return node, cards[h[0]], int(bt.actor[node])
+
+
+def test_subgame_tree_is_the_round_below_the_node(small):
+    table, _ = small
+    bt = table.betting
+    node = _first_decision(bt)
+    for depth in (0, 1, 2):
+        tree = SubgameTree(bt, node, depth)
+        want, stack = set(), [(node, 0)]
+        while stack:                                 # depth first, by hand
+            x, d = stack.pop()
+            want.add(x)
+            if bt.kind[x] == 0 and bt.round[x] == bt.round[node] and (depth == 0 or d < depth):
+                stack += [(int(c), d + 1) for c in bt.child[x, :bt.num_actions[x]]]
+        assert sorted(tree.nodes.tolist()) == sorted(want) and len(set(tree.nodes.tolist())) == tree.size
+        assert np.all(tree.dec_of[tree.dec] == np.arange(len(tree.dec))) and tree.dec[0] == 0
+        inner = tree.kids[tree.dec]
+        ok = inner >= 0
+        assert np.array_equal(tree.nodes[inner[ok]], bt.child[tree.nodes[tree.dec]][ok])
+        assert np.all(inner[ok] > np.repeat(tree.dec, ok.sum(axis=1)))          # parents first
+        leaves = np.setdiff1d(np.arange(tree.size), tree.dec)
+        assert np.array_equal(np.sort(np.concatenate([tree.term, tree.cont])), leaves)
+        assert (bt.kind[tree.nodes[tree.term]] == 2).all() and (bt.kind[tree.nodes[tree.cont]] != 2).all()
+    assert len(SubgameTree(bt, node, 1).cont) > 0 and len(SubgameTree(bt, node, 0).cont) > 0  # the flop's deal
+
+
+def test_deals_follow_the_beliefs(small):
+    """Listed deals carry the normalised product of the ranges over card-disjoint hands; sampled ones,
+    importance-weighted, give the searcher's range back (its own hand drawn in `mix` of them)."""
+    table, _ = small
+    rng = np.random.default_rng(0)
+    n, hands_n = table.players, table.deck.num_hands
+    beliefs = rng.random((n, hands_n))
+    board = np.array([3], np.int64)
+    beliefs[:, (table.deck.hand_masks & table.deck.card_masks(board[None])[0]) != 0] = 0.0
+    seats = np.array([0, 2, 3])
+    hands, w, cards = subgame_deals(table, beliefs, seats, board, 2, 4, 64, 10**6, 0.25, rng)
+    b = beliefs / beliefs.sum(axis=1, keepdims=True)
+    want = {}
+    for combo in itertools.product(range(hands_n), repeat=3):
+        cs = [int(table.deck.hands[h, 0]) for h in combo]
+        if len(set(cs)) == 3 and 3 not in cs:
+            want[combo] = b[0, combo[0]] * b[2, combo[1]] * b[3, combo[2]]
+    total = sum(want.values())
+    got = {tuple(h): x for h, x in zip(hands[:, seats].tolist(), w)}
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k] / total) < 1e-12 for k in got)
+    assert (hands[:, 1] == -1).all() and all(len(set(row)) == len(row) for row in cards.tolist())
+    assert np.all(cards[:, 0] == table.deck.hands[hands[:, 0], 0]) and np.all(cards[:, table.held] == 3)
+    hands, w, _ = subgame_deals(table, beliefs, seats, board, 2, 4, 40000, 0, 0.25, rng)
+    share = np.bincount(hands[:, 2], weights=w, minlength=hands_n)
+    exact = np.zeros(hands_n)
+    for k, x in want.items():
+        exact[k[1]] += x / total
+    assert np.abs(share - exact).max() < 0.02 and 0.2 < (hands[:, 2] == 4).mean() < 0.4
+
+
+def test_continuation_leaf_values_are_the_expectation_over_profiles(small):
+    """At depth-1 leaves with three choosers, the leaf value under the choosers' current pick
+    strategies is sum over all 4^3 profiles of prod_i tau_i(pick_i) x the profile's rollout value;
+    the additive model (1 + 3 x 3 profiles) gives the same values and pick regrets where the
+    utilities are additive in the picks, and differs on the real, non-additive rollouts."""
+    table, agent = small
+    node, row, seat = _postflop_decision(table, agent)
+    bt = table.betting
+    tree = SubgameTree(bt, node, 1)
+    rng = np.random.default_rng(1)
+    seats = np.flatnonzero(~bt.folded[node])
+    board = row[table.held:table.held + 2]
+    beliefs = np.ones((table.players, table.deck.num_hands))
+    beliefs[:, (table.deck.hand_masks & table.deck.card_masks(board[None])[0]) != 0] = 0.0
+    hand = table.deck.hand_index(row[seat:seat + 1].tolist())
+    hands, w, cards = subgame_deals(table, beliefs, seats, board, seat, hand, 8, 0, 0.25, rng)
+    choosers = seats[:3]
+    full, few = profiles(3, 64), profiles(3, 63)
+    assert len(full) == 64 and len(few) == 10 and (few != 0).sum(axis=1).max() == 1
+    term, cont = leaf_utilities(table, tree, cards, agent, choosers, full, 5)
+    default = np.ones((len(tree.dec), table.deck.num_hands, table.width)) / table.width
+    regrets = rng.normal(size=(3, len(tree.cont), table.deck.num_hands, PICKS))
+    tau = np.maximum(regrets, 0)
+    tau = np.where(tau.sum(-1, keepdims=True) > 0, tau / np.maximum(tau.sum(-1, keepdims=True), 1e-300), 0.0)
+    tau[tau.sum(-1) == 0] = np.eye(PICKS)[0]
+    rest = np.ones((len(tree.cont), len(hands), 3))
+    row_of = {tuple(p): s for s, p in enumerate(full.tolist())}
+    few_rows = [row_of[tuple(p)] for p in few.tolist()]
+
+    def solved(utilities, picks):
+        solver = SubgameCFR(tree, hands, w, default, term, utilities, choosers, picks)
+        for i, c in enumerate(choosers):                    # per hand -> the solver's compact hand index
+            u = solver.uniq[c]
+            solver.leaf_regrets[i, :, :len(u)] = regrets[i][:, u]
+        value = solver._leaves(rest, 1)
+        return value, solver.leaf_regrets
+
+    def exact(utilities):
+        out = np.zeros((len(tree.cont), len(hands), table.players))
+        for s, pick in enumerate(full):
+            p = np.ones((len(tree.cont), len(hands)))
+            for i, c in enumerate(choosers):
+                p *= tau[i][:, hands[:, c], pick[i]]
+            out += p[..., None] * utilities[:, :, s]
+        return out
+    value, _ = solved(cont, full)
+    np.testing.assert_allclose(value, exact(cont), atol=1e-9)
+    parts = rng.normal(size=(len(tree.cont), len(hands), 3, PICKS, table.players))
+    additive = parts[:, :, 0, full[:, 0]] + parts[:, :, 1, full[:, 1]] + parts[:, :, 2, full[:, 2]]   # [Lc, D, S, n]
+    joint_v, joint_r = solved(additive, full)
+    model_v, model_r = solved(additive[:, :, few_rows], few)
+    np.testing.assert_allclose(joint_v, exact(additive), atol=1e-9)
+    np.testing.assert_allclose(model_v, joint_v, atol=1e-9)
+    np.testing.assert_allclose(model_r, joint_r, atol=1e-9)
+    model_v, _ = solved(cont[:, :, few_rows], few)
+    assert np.abs(model_v - value).max() > 1e-3           # real rollouts: only an approximation
+
+
+def test_zero_iterations_play_the_blueprint(small):
+    """A search of 0 iterations plays the blueprint's distribution: the same chips, hand for hand."""
+    table, agent = small
+    a = play_match(table, SearchAgent(agent, SearchSettings(iterations=0, depth=1)), agent, 40, seed=3, batch=40)
+    b = play_match(table, agent, agent, 40, seed=3, batch=40)
+    assert np.array_equal(a.raw, b.raw) and np.array_equal(a.aivat, b.aivat)
+
+
+def test_search_plays_legal_reproducible_and_searched_actions(small):
+    """Searched distributions are over the node's legal slots, the same from a fresh agent, in any
+    batch, and differ from the blueprint's."""
+    table, agent = small
+    settings = SearchSettings(iterations=30, depth=1, deals=24, exact=0, profiles=16, seed=4)
+    search = SearchAgent(agent, settings)
+    cards = table.deal(np.random.default_rng(9), 20)
+    hd, hs = np.repeat(np.arange(20), 4), np.tile(np.arange(4), 20)
+    paths, sigmas = table.play(search, agent, cards, hd, hs, np.random.default_rng(2))
+    again = table.play(SearchAgent(agent, settings), agent, cards, hd, hs, np.random.default_rng(2))
+    assert np.array_equal(paths, again[0]) and np.array_equal(sigmas, again[1])
+    bt = table.betting
+    t, h = np.nonzero(bt.kind[paths[:-1]] == 0)
+    nodes = paths[t, h]
+    rows = sigmas[t, h]
+    assert np.allclose(rows.sum(axis=1), 1.0) and not (rows * (1 - table.legal(nodes))).any()
+    assert search.searches > 5 and search.stats()["seconds_per_search"] > 0
+    node, row, seat = _postflop_decision(table, agent)
+    one = SearchAgent(agent, settings).search(table, node, row, seat)
+    assert np.array_equal(one, SearchAgent(agent, settings).search(table, node, row, seat))
+    codes = agent.prepare(table, row[None])
+    blue = agent.probs(table, np.array([node]), np.array([0]), np.array([seat]), codes)[0]
+    assert np.abs(one - blue).max() > 1e-3
+
+
+def test_bad_search_settings(tmp_path, capsys):
+    """Bad options of a search agent at a table: one line on stderr, exit status 2."""
+    from test_table_eval import SMALL, _cli
+
+    for kw, needle in (({"iterations": -1}, "iterations must be at least 0"), ({"deals": 0}, "deals"),
+                       ({"mix": 1.0}, "mix")):
+        with pytest.raises(TableError, match=needle):
+            SearchSettings(**kw)
+    for spec, needle in (("search:nowhere.yaml?iterations=-1", "iterations must be at least 0"),
+                         ("search:nowhere.yaml?mix=1.5", "mix must be in [0, 1)"),
+                         ("search:nowhere.yaml?deals=many", "bad value 'many' for 'deals'"),
+                         ("search:nowhere.yaml?speed=3", "unknown option 'speed'"),
+                         ("search?iterations=5", "search:CONFIG.yaml[?file=PATH] names a blueprint config"),
+                         ("search:nowhere.yaml?iterations=5", "nowhere.yaml")):
+        text = (f"game: {SMALL}\nplayers: 4\nagents: {{call: call, s: '{spec}'}}\nmatches: [[s, call]]\n"
+                "deals: 10\n")
+        rc, out = _cli(tmp_path, capsys, text)
+        err = out.err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and needle in err[0], (spec, out.err)
