@@ -18,9 +18,10 @@ stamps the step's examples: `Produced.stamp`);
 seed: its random stream (self-play games, solves, example ids).
 
 Stats (a dict per step): the counters of the work (`games`, `searches`,
-`moves` / `solves`), `examples` made, `new_examples` (new to the replay),
-`queries_pushed` / `recursive_pushed` and `queries_dropped` (by the full
-queue), `network_queries` (public belief states asked), `seconds` (the whole
+`moves` / `solves`, of which `random_solves`: `solver.q_random`), `examples`
+made, `new_examples` (new to the replay), `queries_pushed` /
+`recursive_pushed` and `queries_dropped` (by the full queue),
+`network_queries` (public belief states asked), `seconds` (the whole
 step), of which `wait_inference` (waiting for network answers), `wait_push`
 (delivering) and, for solvers, `wait_queue` (popping; with an empty queue, the
 whole step), where the searches' time went (`actors.search_time`), the weight
@@ -104,7 +105,7 @@ class QuerySolverWorker:
         queries = self.channels.pop(self.batch if batch is None else batch)
         t1 = time.perf_counter()
         if not queries:
-            return {"solves": 0, "examples": 0, "new_examples": 0, "recursive_pushed": 0,
+            return {"solves": 0, "random_solves": 0, "examples": 0, "new_examples": 0, "recursive_pushed": 0,
                     "queries_dropped": 0, "seconds": t1 - t0, "wait_queue": t1 - t0,
                     "wait_inference": 0.0, "wait_push": 0.0, "version": client.version,
                     "rss_mb": rss_mb(), "pid": os.getpid()}

@@ -6,7 +6,12 @@ SoG(S, C) of its own, by default self-play's; `sog.config.solver_search`); the t
 search's final (iteration-averaged) counterfactual values at the root for
 both players. On average `q_recursive` of each solve's own network queries
 are sent back to the queue (recursive queries). Queries at terminal public
-states need no solve and are dropped. A query at a chance node too wide to expand
+states need no solve and are dropped. With `solver.q_random` > 0, on average that many
+random situations (`actors.random_situations`: a random walk's public state with beliefs
+from random strategies, DeepStack's coverage of rarely played lines) are solved per popped
+query alongside them, drawn from their own stream (`RANDOM_SEED_TAG`), and their targets
+and recursive queries go out as the popped queries' do; the stats count them
+(`random_solves`). A query at a chance node too wide to expand
 (`sog.search.gtcfr.wide_chance`: HUNL's flop) is solved on `search.chance_samples`
 outcomes drawn from the solve's seed, weighted so the target is an unbiased estimate
 (`PublicTree.expand_sample`). Solves of one batch run at once, in
@@ -22,6 +27,7 @@ import numpy as np
 
 from actors.examples import Produced
 from actors.lockstep import run_lockstep
+from actors.random_situations import random_situation
 from actors.search_time import search_time_stats
 from actors.selfplay import sample_count
 from sog.config import Config, solver_search
@@ -31,6 +37,8 @@ from sog.search.tree import PublicTree
 from sog.search.value_function import ValueSteps
 from sog.seeding import derive_seed
 
+RANDOM_SEED_TAG = 1   # the random situations' stream: derive_seed(seed, RANDOM_SEED_TAG)
+
 
 class QuerySolver:
     """Solves queries with GT-CFR and `value_fn` (see module doc)."""
@@ -38,11 +46,14 @@ class QuerySolver:
     def __init__(self, game: Game, config: Config, value_fn, seed: int):
         self.game, self.config, self.value_fn = game, config, value_fn
         self.rng = np.random.default_rng(seed)
+        self.random_rng = np.random.default_rng(derive_seed(seed, RANDOM_SEED_TAG))
         self.settings = solver_search(config)
 
     def solve(self, queries: list) -> Produced:
         t0 = time.perf_counter()
         queries = [(pub, r) for pub, r in queries if self.game.cached("kind", pub) != TERMINAL]
+        extra = self._random_situations(len(queries))
+        queries += extra
         seeds = self.rng.integers(2**62, size=len(queries))
         solves = [self._solve(q, int(s)) for q, s in zip(queries, seeds)]
         results, driver = run_lockstep(solves, self.value_fn)
@@ -50,12 +61,21 @@ class QuerySolver:
         for res in results:
             k = min(sample_count(self.rng, self.config.solver.q_recursive), len(res.queries))
             recursive.extend(res.queries[i] for i in self.rng.choice(len(res.queries), size=k, replace=False))
-        stats = dict(solves=len(results), seconds=time.perf_counter() - t0,
+        stats = dict(solves=len(results), random_solves=len(extra), seconds=time.perf_counter() - t0,
                      **search_time_stats((r.timings for r in results), driver))
         return Produced.build(
             self.game, self.rng, pubs=[q[0] for q in queries], ranges=[q[1] for q in queries],
             values=[r.values for r in results], policies=[None] * len(results),
             policy_masks=[None] * len(results), queries=recursive, stats=stats)
+
+    def _random_situations(self, popped: int) -> list:
+        """On average `solver.q_random` random situations (pub, ranges [2, N]) per popped query."""
+        q = self.config.solver.q_random
+        if not q:
+            return []
+        rng = self.random_rng
+        count = sum(sample_count(rng, q) for _ in range(popped))
+        return [random_situation(self.game, rng, self.settings) for _ in range(count)]
 
     def _solve(self, query, seed: int) -> ValueSteps[SearchResult]:
         """The solve of `query` (pub, ranges [2, N]) as a coroutine (`GTCFR.steps`)."""

@@ -136,7 +136,7 @@ ROLES = (
          ray_options={"num_cpus": 1, **PRODUCER}, jax=True),
     Role("solver", "query solver", QuerySolverWorker, lambda c: c.solver.solvers, step="step",
          seed_tag=2,
-         stats={"solves": "solves", "examples": "solver_examples", "recursive_pushed": "recursive_pushed",
+         stats={"solves": "solves", "random_solves": "random_solves", "examples": "solver_examples", "recursive_pushed": "recursive_pushed",
                 "queries_dropped": "queries_dropped", "network_queries": "network_queries"},
          extra_waits={"solver_queue_empty": "wait_queue"}, sync_step_args=_sync_solve_batch,
          ray_options={"num_cpus": 1, **PRODUCER}, jax=True),

@@ -63,7 +63,7 @@ from sog.process import rss_mb
 from sog.seeding import derive_seed
 
 # counters carried across resumes (in the checkpoint's extra)
-COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "solver_examples",
+COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "random_solves", "solver_examples",
             "queries_pushed", "recursive_pushed", "queries_dropped", "network_queries",
             "actor_failures", "rounds", "evals", "published", *END_STATS)
 DIAGNOSE_SEED_TAG = 3     # the seed word of the diagnostics' replay samples (producers use 1, 2)

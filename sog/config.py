@@ -105,6 +105,9 @@ class SelfPlayConfig:
 class SolverConfig:
     solvers: int = 1                 # QuerySolver actors
     q_recursive: float = 0.1         # mean recursive queries pushed back per solve
+    q_random: float = 0.0            # mean random situations solved per popped query (DeepStack's:
+                                     # a random walk's public state, beliefs from random strategies;
+                                     # actors.random_situations); 0 = none
     queue_size: int = 10_000         # bounded query queue; the oldest queries are dropped when full
     search: str = ""                 # "S,C": SoG(S, C) budget of each solve (the other GT-CFR knobs are
                                      # the search section's); "" = the search section's (self-play's)
@@ -441,6 +444,9 @@ def _validate(cfg: Config, where) -> None:
     check(sv.solvers >= 0, "solver.solvers", "an int >= 0")
     check(0 <= sv.q_recursive < 1, "solver.q_recursive",
           "a mean in [0, 1) (at 1 or more the recursive queries never die out)")
+    check(sv.q_random >= 0, "solver.q_random", "a mean >= 0 (random situations solved per popped query)")
+    check(sv.q_random == 0 or sv.solvers >= 1, "solver.q_random",
+          "0 when there are no solvers (query solvers solve the random situations)")
     check(sv.queue_size >= 1, "solver.queue_size", "an int >= 1")
     try:
         solver_search(cfg)
