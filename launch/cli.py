@@ -203,7 +203,8 @@ def cmd_bench(args) -> dict:
         network = load_config(args.config).network if args.config else None
         values["cvpn" if args.value == "fresh" else args.value] = (
             fresh_cvpn(game, config=network) if args.value == "fresh" else _value_function(game, args.value))
-        return bench.bench_search(game, values, [_search_settings(s, value_cache=args.value_cache) for s in args.search],
+        searches = args.search or ["100,1", "10,0.01"]
+        return bench.bench_search(game, values, [_search_settings(s, value_cache=args.value_cache) for s in searches],
                                   args.searches, log=say)
     if args.what == "holdem":
         return bench_holdem.run(args)
@@ -278,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
-    b.add_argument("--search", nargs="+", default=["100,1", "10,0.01"], help="search: S,C settings")
+    b.add_argument("--search", nargs="+", action="extend", default=None,
+                   help="search: S,C settings (default 100,1 10,0.01; repeatable)")
     b.add_argument("--value", default="fresh",
                    help="search: the CVPN, 'fresh' (initialised, untrained; the network of --config "
                         "if given) or a checkpoint")

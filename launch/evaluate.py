@@ -59,10 +59,11 @@ def add_parser(subparsers):
                                            "network policy; eval.csv, tensorboard, eval.png")
     e.add_argument("--run", required=True, help="run directory (numbered checkpoint directories inside)")
     e.add_argument("--every", type=int, default=1, help="evaluate every N-th checkpoint (and the newest)")
-    e.add_argument("--step", type=int, nargs="+", default=None,
+    e.add_argument("--step", type=int, nargs="+", action="extend", default=None,
                    help="evaluate the checkpoints of these learner steps only")
-    e.add_argument("--search", nargs="+", default=None,
-                   help="S,C settings of SoG(S, C) (default: the run config's run.eval_search, else 10,1)")
+    e.add_argument("--search", nargs="+", action="extend", default=None,
+                   help="S,C settings of SoG(S, C) (default: the run config's run.eval_search, else 10,1); "
+                        "`--search 10,1 100,1` and `--search 10,1 --search 100,1` both give the two")
     e.add_argument("--seeds", type=int, default=None,
                    help="seeds per SoG setting (default: the run config's run.eval_seeds, else 2)")
     e.add_argument("--no-policy", action="store_true", help="skip the raw network policy")

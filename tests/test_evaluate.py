@@ -48,6 +48,9 @@ def test_eval_appends_logs_draws_and_skips_what_is_done(kuhn_run, tmp_path):
     assert rows(run / "eval.csv")[:4] == table
     only = run_eval("--run", run, "--step", 10, 5, "--search", "1,1", "--seeds", 1, "--no-policy")
     assert only["selected"] == [5, 10] and [r["step"] for r in only["evaluated"]] == [5, 10]
+    repeated = run_eval("--run", run, "--step", 10, "--search", "1,1", "--search", "4,1", "--seeds", 1, "--no-policy")
+    assert sorted(r["search"] for r in repeated["evaluated"]) == ["4,1"]          # 1,1 at step 10 was there
+    assert repeated["searches"] == ["1,1", "4,1"]                                # a repeated flag adds settings
 
 
 def test_raw_policy_figure_is_the_exact_exploitability_of_the_network_policy(kuhn_run, tmp_path):
