@@ -25,6 +25,7 @@ from launch.console import UserError, say
 from launch.values import register_sog_agent
 from sog.eval.elo import EloError, fit_elo
 from sog.eval.tournament import TournamentError, parse_config, read_raw, run_tournament
+from sog.games import network_family_of
 
 ELO_DIR, ELO_CSV, ELO_PNG = "elo", "elo.csv", "elo.png"
 DEFAULT_SEARCH = "10,1"
@@ -41,13 +42,6 @@ def _pool(path: str) -> tuple[dict, list[str]]:
         raise UserError(f"{file}: a pool is a tournament YAML with 'game' and 'agents'")
     names = [str(n) for n in (raw.get("opponents") or raw["agents"])]
     return raw, names
-
-
-def _family(game_name: str) -> str:
-    """The network family of the game `game_name` (a pool of plain Go rates a run trained with
-    Go's score term: the same moves and features, `Game.network_family`)."""
-    from sog.games import load_game
-    return load_game(game_name).network_family
 
 
 def _results(records: list[dict]) -> list[tuple]:
@@ -99,7 +93,7 @@ def run(args, steps: list[int], game_name: str, prior_temperature: float = 1.0) 
         config.pop("out", None)
         try:
             cfg = parse_config(config, str(args.pool))
-            if cfg.game != game_name and _family(cfg.game) != _family(game_name):
+            if cfg.game != game_name and network_family_of(cfg.game) != network_family_of(game_name):
                 raise UserError(f"{args.pool} is a pool for {cfg.game}; the run's checkpoints are {game_name}")
             say(f"checkpoint {step}: {len(pool)} pool agent(s) x {cfg.games_per_pair} games")
             out = run_dir / ELO_DIR / name

@@ -44,7 +44,7 @@ from networks.cvpn import init_params
 from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
 from sog.config import LearnerConfig, NetworkConfig
-from sog.games import load_game
+from sog.games import network_family_of
 from sog.games.api import Game
 
 FORMAT = "sog-checkpoint/1"
@@ -191,14 +191,6 @@ def read_metadata(path: str | Path) -> dict:
     return meta
 
 
-def _family(name: str) -> str | None:
-    """`Game.network_family` of the game named `name`; None if no game has that name."""
-    try:
-        return load_game(name).network_family
-    except ValueError:
-        return None
-
-
 def _open(path: str | Path, game: Game, family: bool = False) -> tuple[Path, int, dict]:
     """(run directory, step, metadata) of the checkpoint at PATH, checked to be of `game` (with
     `family`: of a game of its `network_family`, e.g. a network trained with hold'em stacks drawn
@@ -206,7 +198,7 @@ def _open(path: str | Path, game: Game, family: bool = False) -> tuple[Path, int
     run_dir, step = _resolve(path)
     where = str(run_dir / str(step))
     meta = read_metadata(where)
-    if meta["game"] != game.spec.name and not (family and _family(meta["game"]) == game.network_family):
+    if meta["game"] != game.spec.name and not (family and network_family_of(meta["game"]) == game.network_family):
         raise CheckpointError(f"checkpoint is for game {meta['game']}, not {game.spec.name} ({where})")
     if meta["spec"] != _spec_shape(game):
         raise CheckpointError(f"checkpoint {where} has shapes {meta['spec']}, "

@@ -152,6 +152,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.value_cache=maybe"),
      "search.value_cache"),
     (("eval", "--run", "/nonexistent/run", "--step", "5"), "/nonexistent/run"),
+    (("solve", "--game", "go(score_weight=1)"), "score_weight must be in [0, 1), not 1.0"),
+    (("solve", "--game", "go(score_scale=0)"), "score_scale must be > 0 points, not 0.0"),
     (("lbr", "--game", "hunl", "--agent", "sog:fresh?net=nope"), "nope"),
     (("lbr", "--game", "hunl", "--agent", "sog:oracle?net=go9_small"), "sog:fresh only"),
 ])

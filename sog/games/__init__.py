@@ -55,3 +55,12 @@ def load_game(text: str) -> Game:
         raise
     except (TypeError, ValueError) as e:     # unknown parameter names; values the game refuses
         raise UnknownGameError(f"bad parameters for {name}: {e}") from None
+
+
+def network_family_of(text: str) -> str | None:
+    """`Game.network_family` of the game named `text` (games whose networks are
+    interchangeable: hold'em's stack draws, Go's score term); None if no game has that name."""
+    try:
+        return load_game(text).network_family
+    except ValueError:
+        return None

@@ -60,11 +60,10 @@ class Go(SpielBoardGame):
         super().__init__("go", {"board_size": board_size, "komi": komi})
         self.size, self.komi = board_size, komi
         self.score_weight, self.score_scale = score_weight, score_scale
-        self._family = "go" if (board_size, komi) == (9, 7.5) else f"go(board_size={board_size},komi={komi})"
-        name = self._family
-        if score_weight > 0.0:
-            board = "" if (board_size, komi) == (9, 7.5) else f"board_size={board_size},komi={komi},"
-            name = f"go({board}score_weight={score_weight},score_scale={score_scale})"
+        board = "" if (board_size, komi) == (9, 7.5) else f"board_size={board_size},komi={komi}"
+        score = f"score_weight={score_weight},score_scale={score_scale}" if score_weight > 0.0 else ""
+        args = ",".join(filter(None, (board, score)))
+        self._family, name = f"go({board})" if board else "go", f"go({args})" if args else "go"
         self.spec = GameSpec(name=name, num_states=1, num_actions=board_size ** 2 + 1,
                              feature_size=NUM_PLANES * board_size ** 2, max_utility=1.0,
                              perfect_information=True,
@@ -78,12 +77,11 @@ class Go(SpielBoardGame):
     def utility(self, pub) -> np.ndarray:
         """float [1, 1]: black's utility, OpenSpiel's result, with the score term if
         `score_weight` > 0 (module doc)."""
-        result = self.state(pub).returns()[0]
-        if self.score_weight == 0.0 or result == 0.0:
-            return np.array([[result]])
+        result = super().utility(pub)
+        if self.score_weight == 0.0 or result[0, 0] == 0.0:
+            return result
         margin = self.area_score(pub)
-        return np.array([[(1.0 - self.score_weight) * result
-                          + self.score_weight * np.tanh(margin / self.score_scale)]])
+        return (1.0 - self.score_weight) * result + self.score_weight * np.tanh(margin / self.score_scale)
 
     def public_tree_size(self) -> int:
         """A lower bound: the histories of four stones on distinct points, P (P - 1) (P - 2) (P - 4)
