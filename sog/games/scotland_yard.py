@@ -97,6 +97,7 @@ double move."""
 DENSE_MAX_STATIONS = 120     # larger maps: solvers use `terminal_values`, no [N, N] payoff matrices
 SIZE_WALK_CAP = 100_000      # `public_tree_size` counts at most this many public states
 STATE_MEMO = 5_000           # larger maps: per-state values `cached` keeps (emptied when full)
+CAN_MOVE_MEMO = 100_000      # (detectives, their tickets) -> whether one can move (emptied when full)
 
 
 class SYState(NamedTuple):
@@ -161,6 +162,7 @@ class ScotlandYard(Game):
         self._ticket_scale = np.array(m.mrx_tickets + m.detective_tickets * k, dtype=np.float32)
         self._ticket_scale[self._ticket_scale == 0] = 1.0
         self._has_double = DOUBLE in m.mrx_kinds
+        self._can_move_memo: dict = {}
         self.dense_payoffs = n <= DENSE_MAX_STATIONS
         # a London state's children hold [N, A] maps (45 KB each, a reveal round's Mr X move has
         # up to a hundred children), and playout agents visit hundreds of thousands of states
@@ -184,6 +186,7 @@ class ScotlandYard(Game):
         self.spec = GameSpec(name=name, num_states=n, num_actions=self.moves.num_actions,
                              feature_size=k * n + len(self.ticket_names) + 1 + (k + 1)
                              + int(self._has_double) + n, max_utility=1.0)
+        self._mrx_move_maps = _frozen(self._maps())      # every Mr X move's maps (read-only, shared)
 
     # ---- static ------------------------------------------------------------
     def root(self):
@@ -444,11 +447,23 @@ class ScotlandYard(Game):
         if not any(pub.tickets[len(self.map.mrx_kinds):]):
             return pub._replace(phase="end", outcome=ESCAPED,
                                 history=pub.history + ("detectives out of tickets",))
-        if pub.phase == "d1" and not any(len(self._free_moves(pub, i, pub.detectives))
-                                         for i in range(1, self.num_detectives + 1)):
+        if pub.phase == "d1" and not self._detectives_can_move(pub):
             return pub._replace(phase="end", outcome=ESCAPED,
                                 history=pub.history + ("detectives cannot move",))
         return pub
+
+    def _detectives_can_move(self, pub: SYState) -> bool:
+        """Whether some detective has a move at `pub` (a ticket held, a station free of the
+        others). It depends on the detectives' stations and tickets alone, which every child of a
+        Mr X move shares: memoised on them (bounded), since `_settle` asks it of each child."""
+        key = (pub.detectives, pub.tickets[len(self.map.mrx_kinds):])
+        can = self._can_move_memo.get(key)
+        if can is None:
+            if len(self._can_move_memo) >= CAN_MOVE_MEMO:
+                self._can_move_memo.clear()
+            can = self._can_move_memo[key] = any(
+                len(self._free_moves(pub, i, pub.detectives)) for i in range(1, self.num_detectives + 1))
+        return can
 
     def _maps(self, mrx_row: np.ndarray | None = None) -> np.ndarray:
         maps = np.full((2, self.spec.num_states), -1, dtype=np.int64)
@@ -490,7 +505,7 @@ class ScotlandYard(Game):
                 amap[movers[rows], acts] = ds[rows, acts]
             else:
                 amap[slots[0], slots[1]] = slots[0]
-            out.append(Child(state, obs, 1.0, amap, self._maps()))
+            out.append(Child(state, obs, 1.0, amap, self._mrx_move_maps))
 
         for t in range(BLACK + 1):
             sel = ok & (tk == t)
