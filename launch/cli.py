@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -315,7 +316,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
+    """The `sog` command. Run as a program (argv None), SIGTERM (what `kill` and cluster
+    schedulers send) stops a command as Ctrl-C does: its cleanups run (a tournament ends its
+    worker processes, a training run saves its checkpoint and buffers) and it exits with 130."""
+    if argv is None:
+        signal.signal(signal.SIGTERM, _interrupt)
     register_sog_agent()
     args = build_parser().parse_args(argv)
     stdout = sys.stdout

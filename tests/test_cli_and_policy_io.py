@@ -360,13 +360,60 @@ def test_policy_roundtrip_through_openspiel(tmp_path, name):
     assert exploitability(game, back) == pytest.approx(exploitability(game, policy), abs=1e-12)
 
 
+def _import_seconds() -> float:
+    """How long importing the CLI takes here now (a loaded machine takes several times longer:
+    a signal sent before the imports end is a plain KeyboardInterrupt traceback)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import launch.cli"], check=True)
+    return time.perf_counter() - t0
+
+
 def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
     out = tmp_path / "p.json"
     proc = subprocess.Popen([sys.executable, "-m", "launch.cli", "solve", "--game", "leduc_poker",
                              "--iterations", "100000000", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(5)                      # imported and solving (a first progress line comes much later)
+    time.sleep(5 + 2 * _import_seconds())   # imported and solving (a first progress line comes much later)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and stdout == ""
     assert "interrupted" in stderr and "Traceback" not in stderr and not out.exists()
+
+
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is `pid` (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+def test_sigterm_stops_a_tournament_with_its_workers(tmp_path):
+    """SIGTERM acts as Ctrl-C: the tournament's worker processes end with it (before, the
+    default SIGTERM killed the parent alone and its pool played on as orphans), the games
+    played so far stay for a resume, exit status 130."""
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text("game: leduc_poker\nagents:\n  a: ismcts?simulations=3000\n  b: random\n"
+                   "mode: round_robin\ngames_per_pair: 2000\nseed: 0\nworkers: 2\naivat: false\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "launch.cli", "tournament", "--config", str(cfg),
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not ((out / "games.jsonl").exists() and (out / "games.jsonl").stat().st_size):
+        time.sleep(0.5)
+    workers = [p for p in _children(proc.pid) if "spawn_main" in open(f"/proc/{p}/cmdline").read()]
+    assert workers, "the tournament started no worker processes"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    time.sleep(1)
+    assert not [p for p in workers if os.path.exists(f"/proc/{p}") and
+                open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert (out / "games.jsonl").read_text().strip()
