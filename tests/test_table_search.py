@@ -27,8 +27,9 @@ def _first_decision(bt, node=0):
     return node
 
 
-def _solve(table, root, iterations, rng):
-    """SubgameCFR on every deal of a whole one-round game from its first decision, uniform beliefs."""
+def _whole_game(table, root, rng):
+    """(tree, SubgameCFR arguments) of a whole one-round game from its first decision: every deal,
+    uniform beliefs, the uniform policy as the default."""
     bt, n = table.betting, table.players
     tree = SubgameTree(bt, root)
     uniform = np.ones((n, table.deck.num_hands))
@@ -38,7 +39,13 @@ def _solve(table, root, iterations, rng):
     default = np.broadcast_to(default, (len(tree.dec), table.deck.num_hands, table.width))
     picks = profiles(0, 16)
     term, cont = leaf_utilities(table, tree, cards, CallAgent(), np.zeros(0, np.int64), picks, 0)
-    solver = SubgameCFR(tree, hands, weights, default, term, cont, np.zeros(0, np.int64), picks)
+    return tree, (tree, hands, weights, default, term, cont, np.zeros(0, np.int64), picks)
+
+
+def _solve(table, root, iterations, rng):
+    """SubgameCFR on every deal of a whole one-round game from its first decision, uniform beliefs."""
+    tree, args = _whole_game(table, root, rng)
+    solver = SubgameCFR(*args)
     solver.run(iterations)
     return tree, solver
 
@@ -189,7 +196,7 @@ def test_continuation_leaf_values_are_the_expectation_over_profiles(small):
         for i, c in enumerate(choosers):                    # per hand -> the solver's compact hand index
             u = solver.uniq[c]
             solver.leaf_regrets[i, :, :len(u)] = regrets[i][:, u]
-        value = solver._leaves(rest, 1)
+        value = solver._leaves(rest, 1, solver.loc, utilities)
         return value, solver.leaf_regrets
 
     def exact(utilities):
@@ -251,11 +258,12 @@ def test_bad_search_settings(tmp_path, capsys):
     from test_table_eval import SMALL, _cli
 
     for kw, needle in (({"iterations": -1}, "iterations must be at least 0"), ({"deals": 0}, "deals"),
-                       ({"mix": 1.0}, "mix")):
+                       ({"mix": 1.0}, "mix"), ({"sample": -2}, "sample must be at least 0")):
         with pytest.raises(TableError, match=needle):
             SearchSettings(**kw)
     for spec, needle in (("search:nowhere.yaml?iterations=-1", "iterations must be at least 0"),
                          ("search:nowhere.yaml?mix=1.5", "mix must be in [0, 1)"),
+                         ("search:nowhere.yaml?sample=-1", "sample must be at least 0"),
                          ("search:nowhere.yaml?deals=many", "bad value 'many' for 'deals'"),
                          ("search:nowhere.yaml?speed=3", "unknown option 'speed'"),
                          ("search?iterations=5", "search:CONFIG.yaml[?file=PATH] names a blueprint config"),
@@ -265,3 +273,26 @@ def test_bad_search_settings(tmp_path, capsys):
         rc, out = _cli(tmp_path, capsys, text)
         err = out.err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and needle in err[0], (spec, out.err)
+
+
+def test_monte_carlo_linear_cfr_samples_deals_and_still_solves():
+    """`sample`: each iteration runs on a uniform sample of the deals with weights scaled by D / k
+    (Monte Carlo linear CFR). Sampling every deal is the full iteration bit for bit; half of them
+    still drives the whole one-round game's NashConv far below uniform, and the sample follows
+    the seed."""
+    table = Table(load_game(HEADS_UP, 2))
+    tree, args = _whole_game(table, _first_decision(table.betting), np.random.default_rng(0))
+    full, same = SubgameCFR(*args), SubgameCFR(*args, sample=len(args[1]), seed=3)
+    full.run(50)
+    same.run(50)
+    assert np.array_equal(same.regrets, full.regrets) and np.array_equal(same.average, full.average)
+    ev = Evaluator(table.game)
+    uniform = ev.nash_conv(_policy(table, tree, full.default))
+    averages = []
+    for seed in (0, 1):
+        mc = SubgameCFR(*args, sample=len(args[1]) // 2, seed=seed)
+        mc.run(2000)
+        averages.append(mc.average.copy())
+        solved = ev.nash_conv(_policy(table, tree, mc.average_strategy()))
+        assert solved < 0.01 * uniform
+    assert not np.array_equal(averages[0], averages[1])

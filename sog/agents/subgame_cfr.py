@@ -25,6 +25,11 @@ simultaneous updates of all players, linear weighting (iteration t's regrets and
 strategy contributions weighted by t, Pluribus's linear CFR), regret matching with the
 blueprint where no regret is positive (so 0 iterations play the blueprint). Hands are
 compacted per seat to those appearing in the deals (H <= D).
+
+Monte Carlo linear CFR (`sample` = k, 0 < k < D, for large subgames): each iteration samples k
+of the D deals uniformly without replacement (chance sampled per iteration, seeded) and runs
+the same passes on them alone, their weights scaled by D / k, so every regret and leaf-regret
+increment is an unbiased estimate of the full iteration's at about k / D of its cost.
 """
 from __future__ import annotations
 
@@ -116,11 +121,14 @@ class SubgameCFR:
     weights `weights` (float [D]) (module doc). `blueprint` float [Dn, N, K]: the blueprint's
     distribution at each decision for every hand of the deck (the regret-matching default);
     `term`, `cont`: `leaf_utilities`; `choosers` int64 [c]: the seats picking continuations;
-    `picks` int64 [S, c]: the profiles."""
+    `picks` int64 [S, c]: the profiles; `sample`: deals an iteration (0: all; module doc), drawn
+    from `seed`."""
 
     def __init__(self, tree, hands: np.ndarray, weights: np.ndarray, blueprint: np.ndarray, term: np.ndarray,
-                 cont: np.ndarray, choosers: np.ndarray, picks: np.ndarray):
+                 cont: np.ndarray, choosers: np.ndarray, picks: np.ndarray, sample: int = 0, seed: int = 0):
         self.tree, self.weights = tree, np.asarray(weights, dtype=np.float64)
+        self.sample = int(sample) if 0 < sample < len(hands) else 0
+        self.rng = np.random.default_rng(seed)
         n = hands.shape[1]
         self.uniq = [np.unique(hands[:, p]) for p in range(n)]
         self.loc = np.stack([np.searchsorted(u, hands[:, p]) for p, u in enumerate(self.uniq)], axis=1)   # [D, n]
@@ -152,8 +160,13 @@ class SubgameCFR:
         return done
 
     def iterate(self) -> None:
-        """One iteration of simultaneous linear CFR (module doc)."""
-        tree, loc = self.tree, self.loc
+        """One iteration of simultaneous linear CFR, on a sample of the deals with `sample`
+        (module doc)."""
+        tree, loc, weights, term, cont = self.tree, self.loc, self.weights, self.term, self.cont
+        if self.sample:
+            d = np.sort(self.rng.choice(len(loc), self.sample, replace=False))
+            loc, term, cont = loc[d], term[:, d], cont[:, d]
+            weights = weights[d] * (len(self.loc) / self.sample)
         t = self.iterations = self.iterations + 1
         n, (nodes, width) = loc.shape[1], tree.kids.shape
         sigma = self.strategy()
@@ -164,9 +177,10 @@ class SubgameCFR:
             reach[dst] = reach[src]
             reach[dst, tree.actor[src]] *= sigma[tree.dec_of[src], :, slot]
         value = np.zeros((nodes, len(loc), n))
-        value[tree.term] = self.term
+        value[tree.term] = term
         if len(tree.cont):
-            value[tree.cont] = self._leaves(self._rest(reach, tree.cont, self.choosers[None, :]), t)
+            rest = self._rest(reach, tree.cont, self.choosers[None, :], loc, weights)
+            value[tree.cont] = self._leaves(rest, t, loc, cont)
         for lv in reversed(tree.levels):
             at = sigma[tree.dec_of[lv][:, None], loc[:, tree.actor[lv]].T]                   # [m, D, K]
             kids = tree.kids[lv]
@@ -177,47 +191,50 @@ class SubgameCFR:
         kids = tree.kids[dec]                                                                   # [Dn, K]
         mine = value[dec[:, None], deals, actor[:, None]]                                       # [Dn, D]
         kid_v = value[np.maximum(kids, 0)[:, :, None], deals[:, None], actor[:, None, None]]    # [Dn, K, D]
-        rest = self._rest(reach, dec, actor[:, None])[:, :, 0]                                  # [Dn, D]
+        rest = self._rest(reach, dec, actor[:, None], loc, weights)[:, :, 0]                    # [Dn, D]
         gain = (kid_v - mine[:, None, :]) * (kids >= 0)[:, :, None] * rest[:, None]
         index = (np.arange(len(dec))[:, None] * self.width + loc[:, actor].T).ravel()           # [Dn x D]
         self._scatter(self.regrets, index, t * np.transpose(gain, (0, 2, 1)).reshape(-1, width))
         own = reach[dec, actor]                                                                 # [Dn, H]
         self.average += t * own[:, :, None] * sigma
 
-    def _rest(self, reach: np.ndarray, at: np.ndarray, player: np.ndarray) -> np.ndarray:
-        """float64 [m, D, j]: w[d] x the product of the reaches on deal d of every seat but
-        player[i, j] at local node at[i] (reach float [S, n, H]: each seat's own, per hand)."""
-        n = self.loc.shape[1]
-        pi = reach[at][:, np.arange(n)[None, :], self.loc]                                     # [m, D, n]
-        out = np.empty((len(at), len(self.loc), player.shape[1]))
+    @staticmethod
+    def _rest(reach: np.ndarray, at: np.ndarray, player: np.ndarray, loc: np.ndarray,
+              weights: np.ndarray) -> np.ndarray:
+        """float64 [m, D, j]: weights[d] x the product of the reaches on deal d of every seat but
+        player[i, j] at local node at[i] (reach float [S, n, H]: each seat's own, per hand; loc
+        int [D, n]: each deal's hands, compacted)."""
+        n = loc.shape[1]
+        pi = reach[at][:, np.arange(n)[None, :], loc]                                          # [m, D, n]
+        out = np.empty((len(at), len(loc), player.shape[1]))
         for j in range(player.shape[1]):
             mask = np.arange(n)[None, None, :] == np.broadcast_to(player[:, j], (len(at),))[:, None, None]
             out[:, :, j] = np.where(mask, 1.0, pi).prod(axis=-1)
-        return out * self.weights[None, :, None]
+        return out * weights[None, :, None]
 
-    def _leaves(self, rest: np.ndarray, t: int) -> np.ndarray:
+    def _leaves(self, rest: np.ndarray, t: int, loc: np.ndarray, cont: np.ndarray) -> np.ndarray:
         """float64 [Lc, D, n]: every seat's value at the continuation leaves under the choosers'
         current picks (module doc), updating their pick regrets; rest [Lc, D, c]: w x the reach of
-        all but chooser i."""
-        loc, c = self.loc, len(self.choosers)
+        all but chooser i; loc, cont: the iteration's deals' hands and leaf utilities."""
+        c = len(self.choosers)
         if c == 0:
-            return self.cont[:, :, 0]
+            return cont[:, :, 0]
         tau = regret_match(self.leaf_regrets, self.leaf_default)                                # [c, Lc, H, 4]
         mine = np.stack([tau[i][:, loc[:, p]] for i, p in enumerate(self.choosers)], axis=1)     # [Lc, c, D, 4]
         if self.joint:
             each = np.einsum("lidk,sik->lids", mine, self.onehot)                               # [Lc, c, D, S]
             excl = others(each, axis=1)
-            value = np.einsum("lds,ldsn->ldn", each.prod(axis=1), self.cont)
+            value = np.einsum("lds,ldsn->ldn", each.prod(axis=1), cont)
         else:
-            base = self.cont[:, :, 0]                                                           # [Lc, D, n]
+            base = cont[:, :, 0]                                                                # [Lc, D, n]
             lc, d = base.shape[:2]
             delta = np.zeros((lc, d, c, PICKS, base.shape[2]))
-            delta[:, :, :, 1:] = self.cont[:, :, 1:].reshape(lc, d, c, PICKS - 1, -1) - base[:, :, None, None]
+            delta[:, :, :, 1:] = cont[:, :, 1:].reshape(lc, d, c, PICKS - 1, -1) - base[:, :, None, None]
             shift = np.einsum("lidk,ldikn->ldin", mine, delta)                                  # [Lc, D, c, n]
             value = base + shift.sum(axis=2)
         for i, p in enumerate(self.choosers):
             if self.joint:
-                q = np.einsum("lds,lds,sk->ldk", excl[:, i], self.cont[..., p], self.onehot[:, i])
+                q = np.einsum("lds,lds,sk->ldk", excl[:, i], cont[..., p], self.onehot[:, i])
             else:
                 q = (value[:, :, p] - shift[:, :, i, p])[..., None] + delta[:, :, i, :, p]
             gain = (q - value[:, :, p, None]) * rest[:, :, i, None]

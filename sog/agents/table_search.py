@@ -11,7 +11,9 @@ players still in, and plays its own hand's row of the solution:
 2. deals: joint hands drawn from the ranges, or all of them on small games, with run-outs
    (`subgame_deals`);
 3. leaves: rollouts of every profile of the four continuation strategies (`leaf_utilities`);
-4. linear CFR for `iterations` iterations or `seconds` (`SubgameCFR`).
+4. linear CFR for `iterations` iterations or `seconds` (`SubgameCFR`): the vector form over
+   every deal, or with `sample` > 0 Monte Carlo linear CFR, each iteration on that many of the
+   deals (for large subgames, many deals).
 
 Before `first_round` it plays the blueprint. Every agent at the table plays inside its abstract
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after
@@ -41,7 +43,7 @@ from sog.seeding import derive_seed
 FLOOR = 1e-6
 SEARCH_TAG = 4
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
-           "seed": 0}
+           "sample": 0, "seed": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +52,8 @@ class SearchSettings:
     most: `seconds` > 0 also stops it), `deals` sampled deals (or every combination where there
     are at most `exact`), `profiles` continuation profiles (all 4^c up to it), `depth` actions
     below the root (0: to the end of the round), `first_round` the first round searched, `mix`
-    the share of deals giving the searcher its own hand, `seed`."""
+    the share of deals giving the searcher its own hand, `sample` the deals each iteration draws from
+    them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `seed`."""
 
     iterations: int = 100
     seconds: float = 0.0
@@ -60,6 +63,7 @@ class SearchSettings:
     depth: int = 0
     first_round: int = 1
     mix: float = 0.25
+    sample: int = 0
     seed: int = 0
 
     def __post_init__(self):
@@ -130,7 +134,8 @@ class SearchAgent(TableAgent):
                                     int(rng.integers(1 << 62)))
         codes = self.blueprint.cards.hand_codes(board, int(bt.round[node]))
         bp = np.stack([self.blueprint.hand_probs(table, int(x), codes) for x in tree.nodes[tree.dec]])
-        solver = SubgameCFR(tree, hands, weights, bp, term, cont, choosers, picks)
+        solver = SubgameCFR(tree, hands, weights, bp, term, cont, choosers, picks, s.sample,
+                            int(rng.integers(1 << 62)) if s.sample else 0)
         self.iterations += solver.run(s.iterations, s.seconds)
         mine = solver.hand_strategy(0, hand)
         self.searches, self.nodes = self.searches + 1, self.nodes + tree.size
