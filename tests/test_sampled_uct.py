@@ -248,7 +248,8 @@ agents:
   smooth_uct: blueprint:{smooth}
   uct: blueprint:{plain}
   smooth_avg: blueprint:{smooth}?file={tmp_path / 's.yaml.out' / 'blueprint_average.npz'}
-matches: [[smooth_uct, uct], [smooth_avg, uct]]
+  uct_avg: blueprint:{plain}?policy=average
+matches: [[smooth_uct, uct], [smooth_avg, uct_avg]]
 deals: 240
 batch: 120
 aivat: true
@@ -258,6 +259,11 @@ out: {tmp_path / 'tour'}
     report = json.loads((tmp_path / "tour" / "report.json").read_text())
     assert len(report["matches"]) == 2
     assert all(math.isfinite(m["estimates"]["duplicate_aivat"]["mbb_per_hand"]) for m in report["matches"])
+    capsys.readouterr()
+    table.write_text(table.read_text().replace("?policy=average", "?policy=best"))
+    assert main(["tournament", "--config", str(table)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "policy=best: greedy or average" in err[0], err
 
 
 @pytest.mark.parametrize("uct,extra,needle", [

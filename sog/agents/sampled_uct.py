@@ -28,11 +28,11 @@ below that node minus pot); the paper's C = 24 (half the largest two-player LHE 
 k = 0.5 give c in [10, 24]. Mixing (Smooth UCT): eta_k = max(gamma, eta / (1 + d sqrt(N(u))))
 with the paper's LHE d = 1/20000.
 
-Tables (dense, `UCTSettings` need not size them): a row per (decision d, code), S = the sum over
-decisions of the codes of their round (rows `base[d] .. base[d] + codes - 1`): visits int64 [S],
-counts int64 [S, K], q float64 [S, K] (K = 3 in limit). Two-player LHE with the paper's grid:
-8, 70, 630 and 5,670 decisions a round, S = 1,520,352 rows, 85 MB; a dict keyed
-`d * num_codes + code` is kept only for export (`_row_key`, the blueprint's keys).
+Tables, dense: a row per (decision d, code), S = the sum over decisions of the codes of their
+round (rows `base[d] .. base[d] + codes - 1`): visits int64 [S], counts int64 [S, K], q float64
+[S, K] (K = 3 in limit). Two-player LHE has 8, 70, 630 and 5,670 decisions a round: the paper's
+grid gives S = 1,520,352 rows, 85 MB; `d * num_codes + code` keys (`_row_key`, the blueprint's
+and the checkpoint's) would need 6,378 x 1,000 rows, hence the per-round offsets.
 
 Policies (`policy_probs`, float [R, K] over the R rows in the trees): "greedy" (one-hot argmax
 Q over tried slots, ties to the lowest slot: how the paper evaluated its LHE profiles; the
