@@ -31,7 +31,8 @@ with the paper's LHE d = 1/20000.
 Tables, dense: a row per (decision d, code), S = the sum over decisions of the codes of their
 round (rows `base[d] .. base[d] + codes - 1`): visits int64 [S], counts int64 [S, K], q float64
 [S, K] (K = 3 in limit). Two-player LHE has 8, 70, 630 and 5,670 decisions a round: the paper's
-grid gives S = 1,520,352 rows, 85 MB; `d * num_codes + code` keys (`_row_key`, the blueprint's
+grid gives S = 1,520,352 rows, 85 MB (the strength indexer's 1-D k-means finds 936 flop buckets
+for the 1,000 asked: 1,515,872 rows, 81 MB); `d * num_codes + code` keys (`_row_key`, the blueprint's
 and the checkpoint's) would need 6,378 x 1,000 rows, hence the per-round offsets.
 
 Policies (`policy_probs`, float [R, K] over the R rows in the trees): "greedy" (one-hot argmax
