@@ -24,6 +24,11 @@ The config file (YAML; see configs/blueprints/small.yaml):
       only: the first round's table, then on-demand hand-strength buckets,
       `sog.games.holdem.deal_buckets`)
   mccfr: Algorithm 1's options in iterations (`sog.agents.blueprint.Settings`)
+  uct (instead of mccfr; two-player limit): full-game self-play UCT or Smooth UCT on sampled deals
+      (`sog.agents.sampled_uct.UCTSettings`: method smooth_uct | uct, seed, batch, c_max, k, gamma,
+      eta, d; configs/blueprints/lhe_smooth_uct.yaml); an iteration is one simulation; it writes the
+      greedy policy (the paper's evaluation policy) as blueprint.npz and the average policy as
+      blueprint_average.npz, both playable at the table (`blueprint:CONFIG.yaml[?file=PATH]`)
   run: iterations, seconds (wall-clock budget over all resumes), checkpoint_every,
       eval_every (0: never), out (folder)
 Options: --out, --iterations, --seconds override run.*; --check validates the file and
@@ -123,6 +128,7 @@ from sog.agents.blueprint import (
     save_checkpoint,
 )
 from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
+from sog.agents.sampled_uct import SampledUCT, UCTSettings
 from sog.files import atomic_write
 from sog.games import parse_game_string
 from sog.games.holdem import Holdem
@@ -142,7 +148,7 @@ from sog.policy import TabularPolicy
 from sog.policy.files import _info_states
 from sog.search.full_tree import exploitability, full_tree_limit
 
-SECTIONS = ("game", "players", "abstraction", "mccfr", "run")
+SECTIONS = ("game", "players", "abstraction", "mccfr", "uct", "run")
 ABSTRACTION_KEYS = ("buckets", "recall", "bins", "rollouts", "seed", "cache_dir", "file", "bet_sizes", "indexer")
 RUN_KEYS = ("iterations", "seconds", "checkpoint_every", "eval_every", "out")
 MAX_HANDS = 120            # the world tree holds every pair of hands of a public state it meets; and the
@@ -178,7 +184,7 @@ class BlueprintConfig:
     cache_dir: str
     file: str | None
     bet_sizes: BetSizes | None
-    settings: Settings
+    settings: Settings | UCTSettings  # the mccfr section, or the uct section (sog.agents.sampled_uct)
     iterations: int | None
     seconds: float | None
     checkpoint_every: int
@@ -265,10 +271,15 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     if bet_sizes is not None and (rules.limit or rules.abstraction != "fullgame"):
         raise UserError(f"{path}: abstraction.bet_sizes apply to betting=nolimit,bettingAbstraction=fullgame "
                         f"games; {_label(game)} has its own actions")
+    if "mccfr" in raw and "uct" in raw:
+        raise UserError(f"{path}: give an mccfr section or a uct section, not both")
     try:
-        settings = Settings.parse(raw.get("mccfr"))
+        settings = UCTSettings.parse(raw["uct"]) if "uct" in raw else Settings.parse(raw.get("mccfr"))
     except (BlueprintError, TypeError) as e:
         raise UserError(f"{path}: {e}") from None
+    if isinstance(settings, UCTSettings) and (players != 2 or bet_sizes is not None or not rules.limit):
+        raise UserError(f"{path}: uct runs two-player limit hold'em on the game's own actions "
+                        f"(players: 2, betting=limit, no bet_sizes)")
     if indexer == "strength" and settings.traverser != "sampled":
         raise UserError(f"{path}: abstraction.indexer strength needs mccfr.traverser: sampled")
     if players != 2:
@@ -349,8 +360,13 @@ def _describe(cfg: BlueprintConfig) -> dict:
     return {"game": _label(cfg.game), "players": cfg.players, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
             "bins": cfg.buckets.bins, "rollouts": cfg.buckets.rollouts,
             "bet_sizes": None if cfg.bet_sizes is None else [[list(s) for s in r] for r in cfg.bet_sizes.sizes],
-            "mccfr": dataclasses.asdict(cfg.settings), "iterations": cfg.iterations, "seconds": cfg.seconds,
+            _section(cfg): dataclasses.asdict(cfg.settings), "iterations": cfg.iterations, "seconds": cfg.seconds,
             "checkpoint_every": cfg.checkpoint_every, "eval_every": cfg.eval_every, "out": cfg.out}
+
+
+def _section(cfg: BlueprintConfig) -> str:
+    """The config section of the solver: mccfr or uct."""
+    return "uct" if isinstance(cfg.settings, UCTSettings) else "mccfr"
 
 
 def train(cfg: BlueprintConfig, log=say) -> dict:
@@ -367,7 +383,8 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             mine = cfg.fingerprint()
             what = ("game" if theirs.get("game") != mine["game"] else "abstraction"
                     if any(theirs.get(k) != mine.get(k) for k in ("buckets", "recall", "bet_sizes", "indexer"))
-                    else "MCCFR settings" if theirs.get("settings") != mine["settings"] else "configuration")
+                    else f"{_section(cfg)} settings" if theirs.get("settings") != mine["settings"]
+                    else "configuration")
             raise UserError(f"{ckpt}: a blueprint checkpoint of another {what}"
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
     _refuse_unsupported(cfg)
@@ -380,6 +397,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
         except BlueprintError as e:
             raise UserError(str(e)) from None
         log(f"blueprint: resumed {ckpt} at iteration {solver.iterations}")
+    uct = isinstance(solver, SampledUCT)
     exact = cfg.eval_every > 0 and cfg.players == 2 and cfg.indexer == "table" and _exact_ok(cfg.game)
     out.mkdir(parents=True, exist_ok=True)
     seconds, curve = float(extra["seconds"]), list(extra["curve"])
@@ -391,10 +409,15 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
 
     def measure() -> None:
         e = 1000 * exploitability(cfg.game, solver.real_policy())
-        curve.append({"iterations": solver.iterations, "seconds": seconds, "exploitability_mbb": e,
-                      "rows": solver.tree.num_rows})
+        point = {"iterations": solver.iterations, "seconds": seconds, "exploitability_mbb": e,
+                 "rows": solver.tree.num_rows}
+        if uct:              # the blueprint is the greedy policy; the average policy's too
+            point["average_exploitability_mbb"] = 1000 * exploitability(
+                cfg.game, solver.real_policy(solver.policy_probs("average")))
+        curve.append(point)
         log(f"blueprint: {solver.iterations} iterations, {seconds:.1f} s, {solver.tree.num_rows} abstract sets, "
-            f"exploitability {e:.2f} mbb/h")
+            f"exploitability {e:.2f} mbb/h" + (f" (average policy {point['average_exploitability_mbb']:.2f})"
+                                               if uct else ""))
 
     if exact and not curve and solver.iterations == 0:
         measure()
@@ -418,10 +441,15 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
         save_checkpoint(solver, ckpt, {"seconds": seconds, "curve": curve})
     load.append(os.getloadavg()[0])
     save_blueprint(solver, out / "blueprint.npz")
+    if uct:
+        save_blueprint(solver, out / "blueprint_average.npz", solver.policy_probs("average"))
+        counters = solver.stats()
+    else:
+        counters = {"snapshots": solver.snapshots, "pruned_traversals": solver.pruned_traversals,
+                    "skipped_actions": solver.skipped_actions}
     result = {"command": "blueprint", **_describe(cfg), "iterations_done": solver.iterations,
               "train_seconds": seconds, "iterations_per_second": solver.iterations / max(seconds, 1e-9),
-              "abstract_sets": solver.tree.num_rows, "snapshots": solver.snapshots,
-              "pruned_traversals": solver.pruned_traversals, "skipped_actions": solver.skipped_actions,
+              "abstract_sets": solver.tree.num_rows, **counters,
               "load_average": load, "cpu_seconds": time.process_time(),
               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
               "checkpoint": str(ckpt), "blueprint": str(out / "blueprint.npz"),
@@ -430,13 +458,16 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
     return result
 
 
-def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR | SampledBlueprintMCCFR:
-    """A fresh blueprint solver of the config on these bucket tables (the world tree, or sampled deals)."""
+def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR | SampledBlueprintMCCFR | SampledUCT:
+    """A fresh blueprint solver of the config on these bucket tables (the world tree, or sampled deals:
+    MCCFR, or UCT / Smooth UCT with a uct section)."""
     if cfg.settings.traverser == "world":
         return BlueprintMCCFR(CardAbstraction(cfg.game, buckets, cfg.recall, cfg.bet_sizes), cfg.settings)
     try:
         cards = DealBuckets(cfg.game.rules, buckets, cfg.counts, cfg.recall, cfg.indexer, seed=cfg.buckets.seed,
                             players=cfg.players)
+        if isinstance(cfg.settings, UCTSettings):
+            return SampledUCT(cfg.game, cards, cfg.settings)
         if cfg.players != 2:
             return MultiplayerBlueprintMCCFR(cfg.game, cards, cfg.settings)
         return SampledBlueprintMCCFR(cfg.game, cards, cfg.bet_sizes, cfg.settings)

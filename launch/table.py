@@ -15,6 +15,9 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
     agents:                                      # name: spec
       blueprint: blueprint:configs/blueprints/sixmax_small.yaml   # its run.out/blueprint.npz
       bp_file: blueprint:configs/blueprints/sixmax_small.yaml?file=runs/x/blueprint.npz
+      suct_avg: blueprint:configs/blueprints/lhe_smooth_uct.yaml?policy=average   # a uct config (sog.agents.
+                                                 # sampled_uct): greedy (its blueprint.npz, the default) or
+                                                 # average (blueprint_average.npz)
       call: call                                 # always check / call
       random: random                             # uniform over the legal actions
       search: search:configs/blueprints/sixmax_small.yaml?iterations=100&deals=64   # Pluribus's real-time
@@ -68,6 +71,7 @@ from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "batch", "cpu_seconds", "seed", "aivat",
         "target_width", "out")
 KINDS = ("blueprint", "search", "call", "random")
+POLICY_FILES = {"greedy": "blueprint.npz", "average": "blueprint_average.npz"}   # a uct config's policies
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
@@ -194,6 +198,7 @@ def parse_config(path: str) -> TableConfig:
 
 def make_agents(cfg: TableConfig, table: Table) -> dict:
     """name -> TableAgent; blueprints loaded and checked against the table (UserError)."""
+    from launch.blueprint import parse_config as blueprint_config
     from sog.agents.table_search import SearchAgent
 
     out, loaded = {}, {}
@@ -210,12 +215,18 @@ def make_agents(cfg: TableConfig, table: Table) -> dict:
         settings = None
         if kind == "search":
             settings = _search_settings(name, {k: v for k, v in params.items() if k != "file"})
-        elif set(params) - {"file"}:
-            raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file'})!r}; blueprint takes "
-                            "file=PATH")
-        key = (arg, params.get("file"))
+        elif set(params) - {"file", "policy"}:
+            raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file', 'policy'})!r}; blueprint "
+                            "takes file=PATH and policy=greedy|average")
+        file = params.get("file")
+        if kind == "blueprint" and "policy" in params:
+            if params["policy"] not in POLICY_FILES or file is not None:
+                raise UserError(f"agent {name!r}: policy={params['policy']}: greedy or average (a uct config's "
+                                "run.out files), without file=")
+            file = str(Path(blueprint_config(arg).out) / POLICY_FILES[params["policy"]])
+        key = (arg, file)
         if key not in loaded:
-            loaded[key] = _blueprint(name, arg, params.get("file"), table)
+            loaded[key] = _blueprint(name, arg, file, table)
         out[name] = loaded[key] if settings is None else SearchAgent(loaded[key], settings, name)
     return out
 

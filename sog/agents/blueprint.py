@@ -74,6 +74,10 @@ AVERAGING = ("pluribus", "all")
 TRAVERSERS = ("world", "sampled")
 RECALL = ("imperfect", "perfect")
 CHECKPOINT_FORMAT = 1
+# the arrays of a checkpoint per solver kind (meta "solver"; `solver_kind` of the solver, else MCCFR):
+# the sampled UCT solver's are `sog.agents.sampled_uct.SampledUCT.state`'s
+CHECKPOINT_ARRAYS = {"mccfr": {"regret", "avg", "snap", "snap_rows", "legal", "keys", "counters", "rng"},
+                     "uct": {"keys", "visits", "counts", "q", "counters", "rng"}}
 
 
 class BlueprintError(ValueError):
@@ -550,7 +554,8 @@ def real_action(rules, st_abs, st_real, action: int) -> int:
 # ---- checkpoint files ----------------------------------------------------------------
 def save_checkpoint(solver: BlueprintMCCFR, path: str | Path, extra: dict | None = None) -> None:
     """Write the solver's state (and `extra`, JSON-able) to `path` (.npz, atomically)."""
-    meta = {"format": CHECKPOINT_FORMAT, "fingerprint": solver.fingerprint(), "extra": extra or {}}
+    meta = {"format": CHECKPOINT_FORMAT, "fingerprint": solver.fingerprint(), "extra": extra or {},
+            "solver": getattr(solver, "solver_kind", "mccfr")}
     arrays = {"meta": np.array(json.dumps(meta, sort_keys=True)), **solver.state()}
     atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
 
@@ -563,11 +568,14 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
         meta = json.loads(str(arrays.pop("meta")))
         if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
             raise BlueprintError(f"{path}: not a blueprint checkpoint of format {CHECKPOINT_FORMAT}")
-        needed = {"regret", "avg", "snap", "snap_rows", "legal", "keys", "counters", "rng"}
+        kind = meta.get("solver", "mccfr")
+        if kind not in CHECKPOINT_ARRAYS:
+            raise BlueprintError(f"{path}: a checkpoint of an unknown solver {kind!r}")
+        needed = CHECKPOINT_ARRAYS[kind]
         if needed - set(arrays):
             raise BlueprintError(f"{path}: a blueprint checkpoint without {min(needed - set(arrays))!r}")
         rows = len(arrays["keys"])
-        if (arrays["regret"].shape[0] != rows or arrays["avg"].shape != arrays["regret"].shape
+        if kind == "mccfr" and (arrays["regret"].shape[0] != rows or arrays["avg"].shape != arrays["regret"].shape
                 or arrays["snap"].shape != arrays["regret"].shape or arrays["legal"].shape != arrays["regret"].shape
                 or arrays["snap_rows"].shape != (rows,) or arrays["counters"].shape != (5,)):
             raise BlueprintError(f"{path}: a blueprint checkpoint whose tables are damaged")
@@ -590,7 +598,9 @@ def load_checkpoint(solver: BlueprintMCCFR, path: str | Path) -> dict:
         detail = (f"written for {theirs.get('game')}, not {mine['game']}" if what == "game"
                   else f"its {what} differ from this configuration's")
         raise BlueprintError(f"{path}: a blueprint checkpoint of another {what} ({detail})")
-    if arrays["regret"].shape[1] != solver.num_actions:
+    if meta.get("solver", "mccfr") != getattr(solver, "solver_kind", "mccfr"):
+        raise BlueprintError(f"{path}: a checkpoint of another solver ({meta.get('solver', 'mccfr')})")
+    if "regret" in arrays and arrays["regret"].shape[1] != solver.num_actions:
         raise BlueprintError(f"{path}: a blueprint checkpoint whose tables are damaged")
     try:
         solver.restore(arrays)
@@ -599,11 +609,12 @@ def load_checkpoint(solver: BlueprintMCCFR, path: str | Path) -> dict:
     return meta.get("extra", {})
 
 
-def save_blueprint(solver: BlueprintMCCFR, path: str | Path) -> None:
-    """The blueprint policy file: abstract keys, float32 [R, A] probabilities, the fingerprint."""
+def save_blueprint(solver: BlueprintMCCFR, path: str | Path, probs: np.ndarray | None = None) -> None:
+    """The blueprint policy file: abstract keys, float32 [R, A] probabilities (the solver's
+    `blueprint_probs`, or `probs`), the fingerprint."""
     meta = {"format": CHECKPOINT_FORMAT, "kind": "blueprint", "fingerprint": solver.fingerprint(),
             "iterations": solver.iterations}
     arrays = {"meta": np.array(json.dumps(meta, sort_keys=True)),
               "keys": np.array(solver.tree.row_key, dtype=str).reshape(solver.tree.num_rows),
-              "probs": solver.blueprint_probs().astype(np.float32)}
+              "probs": (solver.blueprint_probs() if probs is None else probs).astype(np.float32)}
     atomic_write(path, lambda f: np.savez_compressed(f, **arrays))

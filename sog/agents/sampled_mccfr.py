@@ -54,12 +54,46 @@ from sog.games.holdem.deal_buckets import DealBuckets
 from sog.multiplayer.betting_tree import TableBettingTree
 from sog.search.full_tree import tabular_from_array
 
-__all__ = ["MultiplayerBlueprintMCCFR", "SampledBlueprintMCCFR"]
+__all__ = ["MultiplayerBlueprintMCCFR", "RowViews", "SampledBlueprintMCCFR", "SampledRows"]
 
 MIN_CAPACITY = 4096
 
 
-class SampledBlueprintMCCFR:
+class RowViews:
+    """The rows of a solver on sampled deals, as `sog.agents.blueprint` reads them. The solver
+    holds `game`, `betting` (the abstract betting tree), `cards` (`DealBuckets`), `num_actions`
+    (K), `num_rows` (R), `_row_key` (int64 [>= R]: `decision * num_codes + code` of row r) and
+    `tree` (`SampledRows`), and its `blueprint_probs()` gives float [R, K]."""
+
+    def row_nodes(self) -> np.ndarray:
+        """int64 [R]: the betting-tree node of every allocated row."""
+        return self.betting.decision_node[self._row_key[:self.num_rows] // self.cards.num_codes]
+
+    def row_legal(self) -> np.ndarray:
+        """bool [R, K]: the action slots of every allocated row."""
+        n = self.betting.num_actions[self.row_nodes()]
+        return np.arange(self.num_actions)[None, :] < n[:, None]
+
+    def game_probs(self, probs: np.ndarray) -> np.ndarray:
+        """float [R, A]: slot probabilities [R, K] as the game's action ids (small games: A columns)."""
+        out = np.zeros((len(probs), self.game.spec.num_actions))
+        acts = self.betting.action[self.row_nodes()]
+        r, j = np.nonzero(acts >= 0)
+        out[r, acts[r, j]] = probs[r, j]
+        return out
+
+    def real_policy(self, probs: np.ndarray | None = None) -> np.ndarray:
+        """float [m, N, A]: the blueprint (or `probs` [R, K]) played in the real game, over the full
+        tree's decision public states, by `sog.agents.blueprint.real_policy` (table buckets only)."""
+        probs = self.blueprint_probs() if probs is None else probs
+        return real_policy(self.tree, self.game_probs(probs))
+
+    def policy(self):
+        """The blueprint in the real game as a `TabularPolicy` (small decks)."""
+        return tabular_from_array(self.game, self.real_policy())
+
+
+class SampledBlueprintMCCFR(RowViews):
     """Algorithm 1 on sampled deals (see the module doc)."""
 
     def __init__(self, game, cards: DealBuckets, bet_sizes: BetSizes | None = None,
@@ -124,15 +158,6 @@ class SampledBlueprintMCCFR:
     @property
     def skipped_actions(self) -> int:
         return int(self._counts[2])
-
-    def row_nodes(self) -> np.ndarray:
-        """int64 [R]: the betting-tree node of every allocated row."""
-        return self.betting.decision_node[self._row_key[:self.num_rows] // self.cards.num_codes]
-
-    def row_legal(self) -> np.ndarray:
-        """bool [R, K]: the action slots of every allocated row."""
-        n = self.betting.num_actions[self.row_nodes()]
-        return np.arange(self.num_actions)[None, :] < n[:, None]
 
     # ---- running ----------------------------------------------------------------------------
     def run(self, iterations: int | None = None, seconds: float | None = None) -> int:
@@ -217,24 +242,6 @@ class SampledBlueprintMCCFR:
         """float [R, K]: the blueprint of every row: the average strategy on the first round,
         the snapshot average after it (`averaging="pluribus"`), as `BlueprintMCCFR`."""
         return pluribus_blueprint(self, self.num_rows, self.row_legal(), self.betting.round[self.row_nodes()] == 0)
-
-    def game_probs(self, probs: np.ndarray) -> np.ndarray:
-        """float [R, A]: slot probabilities [R, K] as the game's action ids (small games: A columns)."""
-        out = np.zeros((len(probs), self.game.spec.num_actions))
-        acts = self.betting.action[self.row_nodes()]
-        r, j = np.nonzero(acts >= 0)
-        out[r, acts[r, j]] = probs[r, j]
-        return out
-
-    def real_policy(self, probs: np.ndarray | None = None) -> np.ndarray:
-        """float [m, N, A]: the blueprint (or `probs` [R, K]) played in the real game, over the full
-        tree's decision public states, by `sog.agents.blueprint.real_policy` (table buckets only)."""
-        probs = self.blueprint_probs() if probs is None else probs
-        return real_policy(self.tree, self.game_probs(probs))
-
-    def policy(self):
-        """The blueprint in the real game as a `TabularPolicy` (small decks)."""
-        return tabular_from_array(self.game, self.real_policy())
 
     # ---- checkpoints ---------------------------------------------------------------------------
     def fingerprint(self) -> dict:
