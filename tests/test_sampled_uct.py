@@ -5,13 +5,12 @@ average policy's exact exploitability falls; runs are seeded and resume bit for 
 `sog blueprint` uct section trains, exports both policies and refuses bad configs in one line."""
 from __future__ import annotations
 
-import functools
 import json
 import math
 
 import numpy as np
 import pytest
-from test_sampled_mccfr import MASK, TINY, TWO_CARDS, _SplitMix
+from test_sampled_mccfr import MASK, TINY, TWO_CARDS, _game, _SplitMix, _tables
 
 from launch.cli import main
 from sog.agents.blueprint import (
@@ -22,27 +21,15 @@ from sog.agents.blueprint import (
 )
 from sog.agents.sampled_uct import SampledUCT, UCTSettings
 from sog.agents.uct import MCTSEngine, _Info
-from sog.games import load_game
 from sog.games.api import CHANCE, TERMINAL
 from sog.games.holdem import betting as B
 from sog.games.holdem.betting_tree import BettingTree
-from sog.games.holdem.buckets import BucketConfig, build
 from sog.games.holdem.cards import Deck
 from sog.games.holdem.deal_buckets import DealBuckets
 from sog.search.full_tree import exploitability
 
 LHE = ("holdem(betting=limit,numPlayers=2,numRounds=4,blind=10 5,raiseSize=10 10 20 20,firstPlayer=2 1 1 1,"
        "maxRaises=3 4 4 4,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1)")
-
-
-@functools.cache
-def _game(name):
-    return load_game(name)
-
-
-@functools.cache
-def _tables(name, counts):
-    return build(BucketConfig.for_game(_game(name), counts), progress=False)
 
 
 def _solver(name=TWO_CARDS, counts=(0, 0), recall="imperfect", **settings):
