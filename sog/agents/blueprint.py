@@ -280,15 +280,21 @@ class Settings:
 
     @classmethod
     def parse(cls, config) -> Settings:
-        if config is None:
-            return cls()
-        if not isinstance(config, dict):
-            raise BlueprintError(f"mccfr: {config!r} must be a mapping")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(config) - known)
-        if unknown:
-            raise BlueprintError(f"mccfr: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        return cls(**config)
+        return parse_section(cls, config, "mccfr")
+
+
+def parse_section(cls, config, section: str):
+    """The settings dataclass `cls` of a config's `section` (None: the defaults); a section that is
+    not a mapping, or holds a key `cls` lacks, is a BlueprintError."""
+    if config is None:
+        return cls()
+    if not isinstance(config, dict):
+        raise BlueprintError(f"{section}: {config!r} must be a mapping")
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise BlueprintError(f"{section}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    return cls(**config)
 
 
 class BlueprintMCCFR(PluribusMCCFR):

@@ -51,7 +51,12 @@ from typing import ClassVar
 import numpy as np
 
 from sog.agents import uct_traversal as K
-from sog.agents.blueprint import BlueprintError, describe_abstraction, fingerprint
+from sog.agents.blueprint import (
+    BlueprintError,
+    describe_abstraction,
+    fingerprint,
+    parse_section,
+)
 from sog.agents.common import Budget
 from sog.agents.sampled_mccfr import RowViews, SampledRows
 from sog.games.api import CHANCE
@@ -93,15 +98,7 @@ class UCTSettings:
 
     @classmethod
     def parse(cls, config) -> UCTSettings:
-        if config is None:
-            return cls()
-        if not isinstance(config, dict):
-            raise BlueprintError(f"uct: {config!r} must be a mapping")
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(config) - set(known))
-        if unknown:
-            raise BlueprintError(f"uct: unknown key {unknown[0]!r}; known: {', '.join(known)}")
-        return cls(**config)
+        return parse_section(cls, config, "uct")
 
 
 def exploration(tree: BettingTree, c_max: float, k: float) -> np.ndarray:
@@ -172,10 +169,6 @@ class SampledUCT(RowViews):
         d = np.searchsorted(self.base, rows, side="right") - 1
         return d * self.cards.num_codes + (rows - self.base[d])
 
-    def _dense(self, keys: np.ndarray) -> np.ndarray:
-        d, code = np.divmod(keys, self.cards.num_codes)
-        return self.base[d] + code
-
     # ---- running --------------------------------------------------------------------------------
     def run(self, iterations: int | None = None, seconds: float | None = None) -> int:
         """Run `iterations` more simulations and/or for `seconds` (checked between batches);
@@ -244,7 +237,7 @@ class SampledUCT(RowViews):
         if m and (keys.min() < 0 or d.max() >= self.betting.num_decisions
                   or np.any(self.base[d] + code >= np.append(self.base[1:], self.size)[d])):
             raise ValueError("row keys outside this betting tree")
-        rows = self._dense(keys)
+        rows = self.base[d] + code
         self.visits[:], self.counts[:], self.q[:] = 0, 0, 0.0
         self.visits[rows], self.counts[rows], self.q[rows] = arrays["visits"], arrays["counts"], arrays["q"]
         self.iterations, self._stats[0] = (int(x) for x in arrays["counters"])
