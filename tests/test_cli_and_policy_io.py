@@ -380,18 +380,24 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
     assert "interrupted" in stderr and "Traceback" not in stderr and not out.exists()
 
 
+def _proc(pid, name: str) -> str:
+    """The text of /proc/PID/NAME ('' once the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/{name}") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _stat_fields(pid) -> list[str]:
+    """/proc/PID/stat after the command name: state, parent pid, ... ([] once gone)."""
+    text = _proc(pid, "stat")
+    return text.rsplit(")", 1)[1].split() if text else []
+
+
 def _children(pid: int) -> list[int]:
     """Live processes whose parent is `pid` (from /proc)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
+    return [int(d) for d in os.listdir("/proc") if d.isdigit() and _stat_fields(d)[1:2] == [str(pid)]]
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
@@ -408,12 +414,11 @@ def test_sigterm_stops_a_tournament_with_its_workers(tmp_path):
     deadline = time.time() + 120
     while time.time() < deadline and not ((out / "games.jsonl").exists() and (out / "games.jsonl").stat().st_size):
         time.sleep(0.5)
-    workers = [p for p in _children(proc.pid) if "spawn_main" in open(f"/proc/{p}/cmdline").read()]
+    workers = [p for p in _children(proc.pid) if "spawn_main" in _proc(p, "cmdline")]
     assert workers, "the tournament started no worker processes"
     proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=60)
+    _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
     time.sleep(1)
-    assert not [p for p in workers if os.path.exists(f"/proc/{p}") and
-                open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert not [p for p in workers if _stat_fields(p)[:1] not in ([], ["Z"])]
     assert (out / "games.jsonl").read_text().strip()
