@@ -454,3 +454,19 @@ def test_sampled_hands_follow_the_ranges_without_shared_cards():
     assert not seen[~ok].any() and not seen[:, 3, :].any()
     with pytest.raises(ValueError, match="empty"):
         sample_hands(np.zeros((2, n)), masks, np.random.default_rng(0), 5)
+
+
+def test_shipped_table_configs_parse():
+    """Every table tournament in configs/tournaments (a file with `players:`) validates: its
+    game, agent kinds and matches (the blueprint files its agents name are trained separately)."""
+    from pathlib import Path
+
+    from launch.table import parse_config
+    from sog.files import load_yaml
+
+    root = Path(__file__).resolve().parents[1] / "configs" / "tournaments"
+    paths = [p for p in sorted(root.glob("*.yaml")) if "players" in load_yaml(p.read_text())]
+    assert {"hunl_search.yaml", "lhe_uct.yaml", "sixmax_search.yaml"} <= {p.name for p in paths}
+    for p in paths:
+        cfg = parse_config(str(p))
+        assert cfg.players == load_yaml(p.read_text())["players"]
