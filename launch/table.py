@@ -39,6 +39,9 @@ game and bet sizes, its file of the config's fingerprint). Bad configs (players 
 a stack below the big blind, an unknown agent kind or name, a blueprint of another game or
 configuration, a missing blueprint file) are one line on stderr and exit status 2, before
 any hand is played.
+
+`run_lbr` is `sog lbr --config BLUEPRINT.yaml --agent SPEC`: the fold / call LBR at a two-player
+config's table against one of these agents (`sog.eval.table_lbr`; search agents refused).
 """
 from __future__ import annotations
 
