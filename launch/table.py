@@ -39,6 +39,9 @@ game and bet sizes, its file of the config's fingerprint). Bad configs (players 
 a stack below the big blind, an unknown agent kind or name, a blueprint of another game or
 configuration, a missing blueprint file) are one line on stderr and exit status 2, before
 any hand is played.
+
+`run_lbr` is `sog lbr --config BLUEPRINT.yaml --agent SPEC`: the fold / call LBR at a two-player
+config's table against one of these agents (`sog.eval.table_lbr`; search agents refused).
 """
 from __future__ import annotations
 
@@ -198,37 +201,47 @@ def parse_config(path: str) -> TableConfig:
 
 def make_agents(cfg: TableConfig, table: Table) -> dict:
     """name -> TableAgent; blueprints loaded and checked against the table (UserError)."""
+    loaded = {}
+    return {name: make_table_agent(name, spec, table, loaded) for name, spec in cfg.agents.items()}
+
+
+def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = None):
+    """The TableAgent of one spec (`KINDS`), its blueprint loaded and checked against the table
+    (UserError); `loaded`: blueprints already loaded, by (config, file), shared between specs."""
     from launch.blueprint import parse_config as blueprint_config
     from sog.agents.table_search import SearchAgent
 
-    out, loaded = {}, {}
-    for name, spec in cfg.agents.items():
+    loaded = {} if loaded is None else loaded
+    try:
         kind, arg, params = parse_spec(spec)
-        if kind in ("call", "random"):
-            if arg is not None or params:
-                raise UserError(f"agent {name!r}: {kind} takes no argument or options, got {spec!r}")
-            out[name] = CallAgent() if kind == "call" else UniformAgent()
-            out[name].name = name
-            continue
-        if arg is None:
-            raise UserError(f"agent {name!r}: {kind}:CONFIG.yaml[?file=PATH] names a blueprint config")
-        settings = None
-        if kind == "search":
-            settings = _search_settings(name, {k: v for k, v in params.items() if k != "file"})
-        elif set(params) - {"file", "policy"}:
-            raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file', 'policy'})!r}; blueprint "
-                            "takes file=PATH and policy=greedy|average")
-        file = params.get("file")
-        if kind == "blueprint" and "policy" in params:
-            if params["policy"] not in POLICY_FILES or file is not None:
-                raise UserError(f"agent {name!r}: policy={params['policy']}: greedy or average (a uct config's "
-                                "run.out files), without file=")
-            file = str(Path(blueprint_config(arg).out) / POLICY_FILES[params["policy"]])
-        key = (arg, file)
-        if key not in loaded:
-            loaded[key] = _blueprint(name, arg, file, table)
-        out[name] = loaded[key] if settings is None else SearchAgent(loaded[key], settings, name)
-    return out
+    except AgentError as e:
+        raise UserError(f"agent {name!r}: {e}") from None
+    if kind not in KINDS:
+        raise UserError(f"agent {name!r}: unknown agent kind {kind!r} at a table; known: {', '.join(KINDS)}")
+    if kind in ("call", "random"):
+        if arg is not None or params:
+            raise UserError(f"agent {name!r}: {kind} takes no argument or options, got {spec!r}")
+        agent = CallAgent() if kind == "call" else UniformAgent()
+        agent.name = name
+        return agent
+    if arg is None:
+        raise UserError(f"agent {name!r}: {kind}:CONFIG.yaml[?file=PATH] names a blueprint config")
+    settings = None
+    if kind == "search":
+        settings = _search_settings(name, {k: v for k, v in params.items() if k != "file"})
+    elif set(params) - {"file", "policy"}:
+        raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file', 'policy'})!r}; blueprint "
+                        "takes file=PATH and policy=greedy|average")
+    file = params.get("file")
+    if kind == "blueprint" and "policy" in params:
+        if params["policy"] not in POLICY_FILES or file is not None:
+            raise UserError(f"agent {name!r}: policy={params['policy']}: greedy or average (a uct config's "
+                            "run.out files), without file=")
+        file = str(Path(blueprint_config(arg).out) / POLICY_FILES[params["policy"]])
+    key = (arg, file)
+    if key not in loaded:
+        loaded[key] = _blueprint(name, arg, file, table)
+    return loaded[key] if settings is None else SearchAgent(loaded[key], settings, name)
 
 
 def _search_settings(name: str, params: dict):
@@ -247,13 +260,14 @@ def _search_settings(name: str, params: dict):
 def _blueprint(name: str, arg: str, file, table: Table):
     """The `BlueprintAgent` of blueprint config `arg` (its file `file`, else run.out/blueprint.npz),
     checked against the table (UserError)."""
-    from launch.blueprint import _buckets, _label
+    from launch.blueprint import _buckets, _label, _table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.table import BlueprintAgent
     from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 
     bp = blueprint_config(arg)
-    if repr(bp.game) != repr(table.game) and not (bp.players == 2 and table.players == 2):
+    game = bp.game if bp.players != 2 else _table_holdem(arg, bp.game_name, 2, bp.bet_sizes)   # the table's twin
+    if repr(game) != repr(table.game):
         raise UserError(f"agent {name!r}: the blueprint of {arg} plays {_label(bp.game)}; the table is "
                         f"{table.game!r}")
     if bp.bet_sizes != getattr(table.game, "bet_sizes", None) or bp.players != table.players:
@@ -346,3 +360,49 @@ def run(args) -> dict:
     say(text)
     say(f"results in {out}/ (report.txt, report.json, chips.npz: per deal and candidate seat, big blinds)")
     return report
+
+
+def run_lbr(args) -> dict:
+    """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--hands N] [--seed S]`: the fold / call LBR at
+    the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`: a
+    blueprint, call or random; a search agent is refused), LBR in both seats of every deal.
+    Returns the JSON-able report; bad input (a config of more players, an agent of another game
+    or configuration, a missing blueprint file, a search agent) is a UserError before any hand."""
+    from launch.blueprint import _table_holdem
+    from launch.blueprint import parse_config as blueprint_config
+    from sog.eval.lbr import LBRError
+    from sog.eval.table_lbr import TableLBR, table_lbr_match
+
+    if args.hands < 1:
+        raise UserError("--hands must be at least 1")
+    if args.bets:
+        raise UserError("--bets: LBR at a table is the fold/call LBR (bets only on small poker games)")
+    bp = blueprint_config(args.config)
+    if bp.players != 2:
+        raise UserError(f"{args.config}: LBR plays heads-up; the config has {bp.players} players")
+    t0 = time.perf_counter()
+    try:
+        table = Table(_table_holdem(args.config, bp.game_name, 2, bp.bet_sizes))
+    except TableError as e:
+        raise UserError(str(e)) from None
+    agent = make_table_agent("opponent", args.agent, table)
+    try:
+        lbr = TableLBR(table, agent, seed=args.seed)
+    except LBRError as e:
+        raise UserError(str(e)) from None
+    setup = time.perf_counter() - t0
+    say(f"table: {table.game!r}, {len(table.betting.kind):,} betting nodes; agent ready in {setup:.1f} s")
+
+    def progress(done, total):
+        say(f"\rLBR vs {args.agent}: {2 * done}/{2 * total} hands", end="" if done < total else "\n")
+
+    try:
+        out = table_lbr_match(table, agent, args.hands, seed=args.seed, lbr=lbr, progress=progress)
+    except LBRError as e:
+        raise UserError(str(e)) from None
+    lo, hi = out["ci95_mbb"]
+    say(f"LBR (fold/call) against {args.agent} at the table of {args.config}: {out['mbb_per_hand']:+.1f} mbb/hand, "
+        f"95% interval [{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s, "
+        f"{out['hands_per_second']:.2f} hands/s, {out['seconds_per_lbr_decision']:.4f} s per LBR decision)")
+    return {"command": "lbr", "mode": "table", "config": args.config, "agent": args.agent, "seed": args.seed,
+            "iterations": getattr(agent, "iterations", None), "setup_seconds": setup, **out}

@@ -15,7 +15,9 @@ tournaments/<config file name>).
 lbr: the local best response's win rate against an agent, in mbb/hand with
 its 95% interval (`sog.eval.lbr`); hold'em without dense payoffs (more than 120
 hands: `--game hunl`) plays the fold / call LBR vectorised over the hands
-(`sog.eval.holdem_lbr`).
+(`sog.eval.holdem_lbr`); `--config BLUEPRINT.yaml` (instead of `--game`) plays it at that
+two-player config's table against a table agent, a blueprint above all (`launch.table.run_lbr`,
+`sog.eval.table_lbr`).
 
 `add_parser(subparsers)` adds both commands (`run` and `run_lbr` as their
 funcs); both return a JSON-able dict; user errors raise `launch.console.UserError`.
@@ -57,9 +59,14 @@ def add_parser(subparsers):
     t.set_defaults(func=run)
 
     lb = subparsers.add_parser("lbr", help="local best response win rate against an agent (poker)")
-    lb.add_argument("--game", required=True, help="a poker game: kuhn_poker, leduc_poker, a small holdem(...), "
-                                                  "or hold'em at full scale (hunl: the fold/call LBR over all hands)")
-    lb.add_argument("--agent", required=True, help="agent spec, e.g. tabular:policy.json or sog:RUN?s=10&c=1")
+    where = lb.add_mutually_exclusive_group(required=True)
+    where.add_argument("--game", help="a poker game: kuhn_poker, leduc_poker, a small holdem(...), "
+                                      "or hold'em at full scale (hunl: the fold/call LBR over all hands)")
+    where.add_argument("--config", help="a two-player blueprint config (configs/blueprints/hunl_small.yaml): the "
+                                        "fold/call LBR at its table against a table agent (blueprint:CONFIG"
+                                        "[?file=PATH|policy=average], call, random; sog.eval.table_lbr)")
+    lb.add_argument("--agent", required=True, help="agent spec, e.g. tabular:policy.json or sog:RUN?s=10&c=1; "
+                                                   "with --config a table agent")
     lb.add_argument("--hands", type=int, default=1000, help="hands (rounded up to whole duplicate deals)")
     lb.add_argument("--bets", default="",
                     help="bets LBR may make besides fold/call: comma-separated names (kuhn: bet, leduc: "
@@ -154,6 +161,9 @@ def run(args) -> dict:
 
 def run_lbr(args) -> dict:
 
+    if args.config is not None:                 # a blueprint's table (launch.table)
+        from launch import table
+        return table.run_lbr(args)
     setup_agents()
     if args.hands < 1:
         raise UserError("--hands must be at least 1")

@@ -82,7 +82,6 @@ class SearchAgent(TableAgent):
         self.blueprint.lookups = self.blueprint.misses = 0
         self.settings, self.name = settings, label
         self.searches, self.seconds, self.iterations, self.nodes = 0, 0.0, 0, 0
-        self._parents = {}
 
     def prepare(self, table, cards):
         return cards, self.blueprint.prepare(table, cards)
@@ -94,22 +93,6 @@ class SearchAgent(TableAgent):
             out[i] = self.search(table, int(nodes[i]), cards[deals[i]], int(seats[i]))
         return out
 
-    def _path(self, table, node: int) -> tuple[np.ndarray, np.ndarray]:
-        """(path, slots) int64 [T]: the nodes from the root to node's parent and the slot each took."""
-        bt = table.betting
-        if id(bt) not in self._parents:
-            parent, slot = np.full(len(bt.kind), -1, np.int64), np.zeros(len(bt.kind), np.int64)
-            r, j = np.nonzero(bt.child >= 0)
-            parent[bt.child[r, j]], slot[bt.child[r, j]] = r, j
-            self._parents[id(bt)] = parent, slot
-        parent, slot = self._parents[id(bt)]
-        path, slots = [], []
-        while parent[node] >= 0:
-            path.append(parent[node])
-            slots.append(slot[node])
-            node = parent[node]
-        return np.array(path[::-1], np.int64), np.array(slots[::-1], np.int64)
-
     def search(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the searched distribution over node's slots for `seat` holding its cards in
         the deal `cards` (int64 [n h + b]; only its own hole cards and the board dealt at node are read)."""
@@ -118,7 +101,7 @@ class SearchAgent(TableAgent):
         known = table.levels[max(int(table.node_level[node]), 0)]
         board = cards[table.held:table.held + known]
         hand = deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
-        path, slots = self._path(table, node)
+        path, slots = table.path(node)
         beliefs = self.blueprint.beliefs(table, path, slots, board)
         possible = self._possible(table, board)
         beliefs = beliefs + FLOOR * possible / possible.sum()

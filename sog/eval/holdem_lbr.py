@@ -27,6 +27,10 @@ Monte Carlo runouts are seeded by `seed` and the cards (LBR's hand and the board
 LBR is a deterministic policy. `sog.eval.lbr.play_lbr_game` and `lbr_match` play it
 (`decide`), with the generic LBR's seeding and report (mbb/hand over duplicate deals
 with a 95% interval). On small decks it makes the generic LBR's decisions (tests).
+
+`FoldCallLBR` is the part that does not depend on how the game is played (equities, the value
+of calling against a range, the fold rule); `HoldemLBR` adds the game API's ranges and betting,
+`sog.eval.table_lbr.TableLBR` the table's (a blueprint's abstract betting tree).
 """
 from __future__ import annotations
 
@@ -38,32 +42,81 @@ from sog.agents.api import Agent
 from sog.eval.lbr import LBRError
 from sog.games.api import Game
 from sog.games.holdem import Holdem
+from sog.games.holdem.cards import Deck
 from sog.games.holdem.equity import EXACT_RUNOUTS, RUNOUT_SAMPLES, hand_equities
 from sog.seeding import derive_seed
 
-__all__ = ["HoldemLBR"]
+__all__ = ["FoldCallLBR", "HoldemLBR"]
 
 EQUITY_CACHE = 64        # (hand, board) equity vectors kept (LBR decides again on the same board)
 
 
-class HoldemLBR:
+class FoldCallLBR:
+    """What every fold / call LBR of hold'em shares (this one's and the table's,
+    `sog.eval.table_lbr.TableLBR`): LBR's equities against every opponent hand, the value of
+    calling against a range, and the fold-unless-calling-is-worth-more rule.
+
+    deck: the game's `Deck` (N hands); board_total: the board's cards at the showdown;
+    exact_runouts / samples: `hand_equities`'s enumeration cap and Monte Carlo runouts; seed: the
+    Monte Carlo draws' seed; cache: (hand, board) equity vectors kept.
+    """
+
+    bets: tuple[str, ...] = ()
+    """No bets: the fold / call LBR (`lbr_match` reports them)."""
+
+    def __init__(self, deck: Deck, board_total: int, exact_runouts: int = EXACT_RUNOUTS,
+                 samples: int = RUNOUT_SAMPLES, seed: int = 0, cache: int = EQUITY_CACHE):
+        self.deck, self.board_total = deck, int(board_total)
+        self.exact_runouts, self.samples, self.seed, self.cache = exact_runouts, samples, seed, cache
+        self._equities: dict = {}
+
+    def equities(self, hand: int, board: tuple[int, ...]) -> np.ndarray:
+        """float [N]: LBR's equity with `hand` (a row of `deck.hands`) against each opponent hand on
+        `board` (NaN where blocked), memoised per (hand, board)."""
+        key = (int(hand), tuple(int(c) for c in board))
+        if key not in self._equities:
+            if len(self._equities) >= self.cache:
+                self._equities.clear()
+            cards = [int(c) for c in self.deck.hands[hand]]
+            rng = np.random.default_rng(derive_seed(self.seed, len(cards), *cards, *key[1]))
+            self._equities[key] = hand_equities(self.deck, cards, key[1], self.board_total, rng,
+                                                self.samples, self.exact_runouts)
+        return self._equities[key]
+
+    def call_value(self, stake: float, hand: int, board: tuple[int, ...], opponent_range: np.ndarray,
+                   where: object = None) -> float:
+        """LBR's expected return (big blinds) of calling / checking and then both players checking /
+        calling to the showdown: stake x (2 e_y - 1) averaged over `opponent_range` (float [N],
+        unnormalised), where `stake` (big blinds) is what each player has in after the call (the
+        smaller) and e_y LBR's equity against hand y. LBRError if the range is empty (`where`:
+        the decision, for the message)."""
+        total = float(opponent_range.sum())
+        if total <= 0:
+            raise LBRError(f"the opponent's range is empty at {where!r}: its strategy gives the history "
+                           "probability zero")
+        eq = self.equities(hand, board)
+        weights = opponent_range / total
+        return stake * float(np.sum(np.where(weights > 0, weights * (2 * eq - 1), 0.0)))
+
+    @staticmethod
+    def folds(fold_value: float | None, call_value: float) -> bool:
+        """Whether LBR folds: folding is legal (`fold_value` not None) and worth at least calling."""
+        return fold_value is not None and fold_value >= call_value - 1e-12
+
+
+class HoldemLBR(FoldCallLBR):
     """The fold / call LBR of any hold'em game (see the module docstring).
 
     exact_runouts / samples: `hand_equities`'s enumeration cap and Monte Carlo runouts;
     seed: the Monte Carlo draws' seed.
     """
 
-    bets: tuple[str, ...] = ()
-    """No bets: the fold / call LBR (`lbr_match` reports them)."""
-
     def __init__(self, game: Game, exact_runouts: int = EXACT_RUNOUTS, samples: int = RUNOUT_SAMPLES,
                  seed: int = 0):
         if not isinstance(game, Holdem):
             raise LBRError(f"the hold'em LBR needs a hold'em game, not {game.spec.name}")
+        super().__init__(game.deck, sum(game.rules.board_cards), exact_runouts, samples, seed)
         self.game = game
-        self.exact_runouts, self.samples, self.seed = exact_runouts, samples, seed
-        self.board_total = sum(game.rules.board_cards)
-        self._equities: dict = {}
 
     def opponent_range(self, pubs: Sequence[Hashable], actions: Sequence[int], actors: Sequence[int],
                        tables: dict[int, np.ndarray], seat: int, hand: int) -> np.ndarray:
@@ -81,35 +134,16 @@ class HoldemLBR:
                 out = out * tables[j][:, action]
         return out
 
-    def equities(self, hand: int, board: tuple[int, ...]) -> np.ndarray:
-        """float [N]: LBR's equity with `hand` against each opponent hand on `board` (NaN where
-        blocked), memoised per (hand, board)."""
-        key = (hand, board)
-        if key not in self._equities:
-            if len(self._equities) >= EQUITY_CACHE:
-                self._equities.clear()
-            cards = [int(c) for c in self.game.deck.hands[hand]]
-            rng = np.random.default_rng(derive_seed(self.seed, len(cards), *cards, *board))
-            self._equities[key] = hand_equities(self.game.deck, cards, board, self.board_total, rng,
-                                                self.samples, self.exact_runouts)
-        return self._equities[key]
-
     def action_values(self, pub: Hashable, hand: int, opponent_range: np.ndarray, seat: int) -> dict[int, float]:
         """{fold (where legal), call: LBR's expected return in big blinds} at its decision `pub`."""
         game = self.game
-        total = float(opponent_range.sum())
-        if total <= 0:
-            raise LBRError(f"the opponent's range is empty at {pub!r}: its strategy gives the history "
-                           "probability zero")
         betting = game.betting(pub)
         bb = game.big_blind
         out = {}
         if betting.fold is not None:
             out[betting.fold] = -float(game.betting_state(pub).spent[seat]) / bb
         stake = float(min(game.betting_state(tuple(pub) + (betting.call,)).spent)) / bb
-        eq = self.equities(hand, game.board(pub))
-        weights = opponent_range / total
-        out[betting.call] = stake * float(np.sum(np.where(weights > 0, weights * (2 * eq - 1), 0.0)))
+        out[betting.call] = self.call_value(stake, hand, game.board(pub), opponent_range, pub)
         return out
 
     def decide(self, pubs: Sequence[Hashable], actions: Sequence[int], actors: Sequence[int],
@@ -120,6 +154,4 @@ class HoldemLBR:
         values = self.action_values(pub, root_slot, self.opponent_range(pubs, actions, actors, tables, seat,
                                                                         root_slot), seat)
         betting = self.game.betting(pub)
-        if betting.fold is not None and values[betting.fold] >= values[betting.call] - 1e-12:
-            return betting.fold
-        return betting.call
+        return betting.fold if self.folds(values.get(betting.fold), values[betting.call]) else betting.call

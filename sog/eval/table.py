@@ -147,12 +147,14 @@ class Table:
 
     def _node_levels(self) -> np.ndarray:
         """int64 [M]: per node, the index in `levels` of the board known there (the last complete
-        round's board: a chance chain counts once it is dealt), -1 before the hole cards are."""
+        round's board: a chance chain counts once it is dealt), -1 before the hole cards are; sets
+        `parent` and `parent_slot` (`path`)."""
         bt = self.betting
         m = len(bt.kind)
-        parent = np.full(m, -1, dtype=np.int64)
+        parent = self.parent = np.full(m, -1, dtype=np.int64)
+        self.parent_slot = np.zeros(m, dtype=np.int64)
         r, j = np.nonzero(bt.child >= 0)
-        parent[bt.child[r, j]] = r
+        parent[bt.child[r, j]], self.parent_slot[bt.child[r, j]] = r, j
         dealt = np.zeros(m, dtype=np.int64)
         has = parent >= 0
         step = (bt.kind[np.maximum(parent, 0)] == CHANCE) & has
@@ -161,6 +163,16 @@ class Table:
         board = dealt - self.held
         level = np.searchsorted(np.array(self.levels), board, side="right") - 1
         return np.where(board >= 0, level, -1).astype(np.int64)
+
+    def path(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        """(path, slots) int64 [T]: the nodes from the root to node's parent and the slot each took
+        (`parent` / `parent_slot`: int64 [M], -1 / 0 at the root)."""
+        path, slots = [], []
+        while self.parent[node] >= 0:
+            path.append(self.parent[node])
+            slots.append(self.parent_slot[node])
+            node = self.parent[node]
+        return np.array(path[::-1], np.int64), np.array(slots[::-1], np.int64)
 
     # ---- deals -------------------------------------------------------------------------------------
     def deal(self, rng: np.random.Generator, n: int) -> np.ndarray:
