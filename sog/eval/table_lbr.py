@@ -52,6 +52,7 @@ Student-t 95% interval over duplicate deals, AIVAT's in brackets):
     blueprint, 50k iterations       2,000  0     +3,741 [+2,198, +5,283]   +3,240 [+2,211, +4,269]   0.096      3.3
     blueprint, 1M iterations        2,000  0       +967 [+394, +1,539]     +1,038 [+573, +1,503]     0.094      2.6
     blueprint, 1M iterations        6,000  1     +1,073 [+681, +1,465]     +1,122 [+789, +1,455]     0.085      2.9
+    blueprint, 11.9M (60 minutes)   4,000  0       +303 [-115, +722]         +238 [-150, +625]       0.057      4.1
     random                            400  0    +24,623 [+16,589, +32,656] +21,436 [+15,838, +27,034] 0.070     4.4
     call                              400  0          0 (nobody bets; LBR never folds a small blind)  0.148      1.7
 
