@@ -103,7 +103,7 @@ class SearchAgent(TableAgent):
         hand = deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
         path, slots = table.path(node)
         beliefs = self.blueprint.beliefs(table, path, slots, board)
-        possible = self._possible(table, board)
+        possible = table.possible(board)
         beliefs = beliefs + FLOOR * possible / possible.sum()
         rng = np.random.default_rng(derive_seed(s.seed, SEARCH_TAG, node, hand, *board.tolist()))
         tree = SubgameTree(bt, node, s.depth)
@@ -124,13 +124,6 @@ class SearchAgent(TableAgent):
         self.searches, self.nodes = self.searches + 1, self.nodes + tree.size
         self.seconds += time.perf_counter() - t0
         return bp[0, hand] if mine is None else mine
-
-    @staticmethod
-    def _possible(table, board: np.ndarray) -> np.ndarray:
-        """float64 [N]: 1 on the hands holding no board card."""
-        if not len(board):
-            return np.ones(table.deck.num_hands)
-        return ((table.deck.hand_masks & table.deck.card_masks(board[None])[0]) == 0).astype(np.float64)
 
     def stats(self) -> dict:
         return {"searches": self.searches, "seconds_per_search": self.seconds / max(self.searches, 1),

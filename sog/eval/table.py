@@ -139,22 +139,28 @@ class Table:
         self.big_blind = float(max(self.rules.blinds))
         calls = bt.action == CALL
         self.call_slot = np.argmax(calls, axis=1).astype(np.int64)
+        self.parent, self.parent_slot = self._parents()
         self.node_level = self._node_levels()
 
     def legal(self, nodes: np.ndarray) -> np.ndarray:
         """float64 [m, K]: 1 on each node's action slots."""
         return (np.arange(self.width)[None, :] < self.betting.num_actions[nodes][:, None]).astype(np.float64)
 
+    def _parents(self) -> tuple[np.ndarray, np.ndarray]:
+        """(parent, parent_slot) int64 [M]: each node's parent and the slot leading to it (-1 / 0 at
+        the root)."""
+        bt = self.betting
+        parent, slot = np.full(len(bt.kind), -1, dtype=np.int64), np.zeros(len(bt.kind), dtype=np.int64)
+        r, j = np.nonzero(bt.child >= 0)
+        parent[bt.child[r, j]], slot[bt.child[r, j]] = r, j
+        return parent, slot
+
     def _node_levels(self) -> np.ndarray:
         """int64 [M]: per node, the index in `levels` of the board known there (the last complete
-        round's board: a chance chain counts once it is dealt), -1 before the hole cards are; sets
-        `parent` and `parent_slot` (`path`)."""
+        round's board: a chance chain counts once it is dealt), -1 before the hole cards are."""
         bt = self.betting
         m = len(bt.kind)
-        parent = self.parent = np.full(m, -1, dtype=np.int64)
-        self.parent_slot = np.zeros(m, dtype=np.int64)
-        r, j = np.nonzero(bt.child >= 0)
-        parent[bt.child[r, j]], self.parent_slot[bt.child[r, j]] = r, j
+        parent = self.parent
         dealt = np.zeros(m, dtype=np.int64)
         has = parent >= 0
         step = (bt.kind[np.maximum(parent, 0)] == CHANCE) & has
@@ -165,14 +171,19 @@ class Table:
         return np.where(board >= 0, level, -1).astype(np.int64)
 
     def path(self, node: int) -> tuple[np.ndarray, np.ndarray]:
-        """(path, slots) int64 [T]: the nodes from the root to node's parent and the slot each took
-        (`parent` / `parent_slot`: int64 [M], -1 / 0 at the root)."""
+        """(path, slots) int64 [T]: the nodes from the root to node's parent and the slot each took."""
         path, slots = [], []
         while self.parent[node] >= 0:
             path.append(self.parent[node])
             slots.append(self.parent_slot[node])
             node = self.parent[node]
         return np.array(path[::-1], np.int64), np.array(slots[::-1], np.int64)
+
+    def possible(self, cards: np.ndarray) -> np.ndarray:
+        """float64 [N]: 1 on the deck's hands holding none of `cards` (int [k]: a board, dead cards)."""
+        if not len(cards):
+            return np.ones(self.deck.num_hands)
+        return ((self.deck.hand_masks & self.deck.card_masks(np.asarray(cards)[None])[0]) == 0).astype(np.float64)
 
     # ---- deals -------------------------------------------------------------------------------------
     def deal(self, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -140,8 +140,7 @@ class TableLBR(FoldCallLBR, TableAgent):
         """float [N]: the opponent's range at decision `node` (unnormalised), LBR in `seat` holding
         `hand` on `board`: card removal, and Bayes' rule over the path for a blueprint."""
         t = self.table
-        dead = np.array([*t.deck.hands[hand].tolist(), *board], dtype=np.int64)
-        out = ((t.deck.hand_masks & t.deck.card_masks(dead[None])[0]) == 0).astype(np.float64)
+        out = t.possible(np.array([*t.deck.hands[hand].tolist(), *board], dtype=np.int64))
         if isinstance(self.opponent, BlueprintAgent):
             path, slots = t.path(node)
             out = out * self.opponent.beliefs(t, path, slots, np.array(board, dtype=np.int64))[1 - seat]
