@@ -1,5 +1,6 @@
 """Batched CVPN inference shared by the self-play workers and query solvers (the Ray
-run has `inference.servers` servers, each answering its share of the producers).
+run has `inference.servers` servers, each answering its share of the producers; with
+none, each producer asks a network in its own process through `InferenceClient.in_process`).
 
 Three pieces:
 

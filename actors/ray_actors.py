@@ -5,7 +5,7 @@
 | `actors.inference.InferenceServer` (an async actor as it is) | the CVPN behind batching | infer, set_weights, stats, ping |
 | `ReplayActor` | `actors.replay.ReplayBuffer` | loaded, add, try_sample, peek, newest, counters, save, load |
 | `QueryQueueActor` | `actors.queue.QueryQueue` | loaded, push, pop, counters, save |
-| `ProducerActor` | a producer of `actors.producers` (self-play worker, query solver) | step, ping |
+| `ProducerActor` | a producer of `actors.producers` (self-play worker, query solver), with its own network when the run has no server | step, set_weights, ping |
 
 The classes here are plain Python; the training run (`launch.ray_run`) makes
 each one a Ray actor class with the options of its role (`launch.roles`:
@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import ray
 
+from actors.batch_sizes import difference
 from actors.examples import Produced
 from actors.inference import InferenceClient
 from actors.queue import QueryQueue
@@ -151,22 +152,57 @@ class RayChannels:
 
 
 class ProducerActor:
-    """A producer of `actors.producers` on Ray: `plain(game, config, client, channels, seed)` with a
-    client of the inference server `server` (with several, the run hands each producer one:
-    `launch.ray_run.server_of`) and `RayChannels(replay, queue)`, seeded afresh from
-    (run.seed, seed_tag, index) and the clock; a `step` call is one call of its method `step`."""
+    """A producer of `actors.producers` on Ray: `plain(game, config, client, channels, seed)` with
+    `RayChannels(replay, queue)`, seeded afresh from (run.seed, seed_tag, index) and the clock; a
+    `step` call is one call of its method `step`.
+
+    Its client asks the inference server `server` (with several, the run hands each producer one:
+    `launch.ray_run.server_of`), or, with `server` None (`inference.servers` 0), a network in
+    this process built from `weights` (flax variables) at `version`, which `set_weights` swaps;
+    each step's stats then carry `inference`, the network calls since the previous step: calls,
+    queries (rows), seconds (computing) and the batch-size counts.
+    """
 
     def __init__(self, plain: type, step: str, config: Config, index: int, seed_tag: int,
-                 server, replay, queue):
+                 server, replay, queue, weights=None, version: int = 0):
         self.name = f"{plain.__name__}{index}"
         game = load_game(config.game)
-        client = InferenceClient.for_actor(server, game)
-        producer = plain(game, config, client, RayChannels(replay, queue),
+        self.vf = None
+        if server is None:
+            # here, not at the top: only a producer with its own network builds one
+            import jax
+
+            from networks.value_function import NetworkValueFunction, bucket_sizes
+            self._device_put = jax.device_put        # the weights move to the device once per version
+            self.vf = NetworkValueFunction(game, config.network, jax.device_put(weights), version=version,
+                                           buckets=bucket_sizes(config.inference.max_batch))
+            self.client = InferenceClient.in_process(self.vf)
+        else:
+            self.client = InferenceClient.for_actor(server, game)
+        producer = plain(game, config, self.client, RayChannels(replay, queue),
                          fresh_seed(config.run.seed, seed_tag, index))
         self._step = getattr(producer, step)
+        self._reported = (0, 0, 0.0, {})        # the client's calls, queries, seconds, sizes at the last step
 
     def step(self) -> dict:
-        return self._step()
+        stats = self._step()
+        if self.vf is not None:
+            c = self.client
+            calls, queries, seconds, sizes = self._reported
+            now = c.batch_sizes.counts()
+            stats["inference"] = {"calls": c.calls - calls, "queries": c.queries - queries,
+                                  "seconds": c.wait_seconds - seconds, "batch_sizes": difference(now, sizes)}
+            self._reported = (c.calls, c.queries, c.wait_seconds, now)
+        return stats
+
+    def set_weights(self, params, version: int) -> int:
+        """Swap in weights `version` for the next step (a producer with its own network; a newer
+        version only); returns the version now current (-1 for a producer that asks a server)."""
+        if self.vf is None:
+            return -1
+        if version > self.vf.version:
+            self.vf.set_params(self._device_put(params), version)
+        return self.vf.version
 
     def ping(self) -> int:
         return os.getpid()

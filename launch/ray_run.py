@@ -5,7 +5,8 @@ learner in the driver.
 inside `ray job submit`). Every role of `launch.roles` becomes `count` actors
 with the role's options:
 
-    InferenceServer x inference.servers (async actors, GPU when the cluster has one)
+    InferenceServer x inference.servers (async actors, GPU when the cluster has one; 0: none,
+        each producer runs the network itself)
     ReplayActor, QueryQueueActor (reload their snapshots in the run directory)
     ProducerActor around SelfPlayWorker x selfplay.workers, QuerySolverWorker x solver.solvers
     Evaluator (when run.eval_every > 0; its process at nice `learners.metrics.EVAL_NICENESS`)
@@ -45,6 +46,18 @@ queries to server i % servers (`server_of`) for its whole life, restarts
 included; every publish goes to every server, and each server's restarts are
 tracked apart. The servers' progress scalars are one set: the oldest version
 served, the mean batch over all their batches, the mean busy share.
+
+No inference server (`inference.servers` 0): each producer runs the network in
+its own process (`actors.ray_actors.ProducerActor` with no server), built from
+the run's weights at its start; every publish goes to every producer (a
+`set_weights` call queued behind its step in flight, so it takes effect at its
+next step), a restarted producer (it starts from the run's initial weights)
+or one that still reports an older version `REPUBLISH_AFTER` seconds after
+the last publish gets the newest again, and the inference totals are the
+producers' own network calls as their steps return them (`OwnNetworks`). On a
+CPU this is the faster choice: a round trip to a server costs more than a
+small network (issue 24: Kuhn 289 -> 449 searches/s and 65 -> 318 solves/s on 2
+cores).
 
 The sample-to-insert limiter lives in the replay buffer
 (`replay.max_updates_per_example`), so the learner waits when it would reuse
@@ -124,6 +137,41 @@ def sum_servers(servers: list[dict]) -> dict:
     out["version"] = min(s["version"] for s in read)
     out["servers"] = [dict(s) for s in servers]
     return out
+
+
+class OwnNetworks:
+    """The network calls of producers that run their own network (`inference.servers` 0), summed
+    from their steps' `inference` stats (`actors.ray_actors.ProducerActor.step`)."""
+
+    def __init__(self):
+        self.batches = self.queries = 0
+        self.busy_seconds = 0.0
+        self.sizes = collections.Counter()
+        self._read = (0, 0, 0.0, time.monotonic())        # batches, queries, busy seconds, clock at the last read
+        self._mean_batch = 0.0
+
+    def add(self, calls: dict) -> None:
+        """One step's calls: calls, queries, seconds, batch_sizes (size -> count)."""
+        self.batches += int(calls.get("calls", 0))
+        self.queries += int(calls.get("queries", 0))
+        self.busy_seconds += float(calls.get("seconds", 0.0))
+        self.sizes.update({int(k): int(v) for k, v in calls.get("batch_sizes", {}).items()})
+
+    def totals(self) -> dict:
+        """batches, queries, busy_seconds (summed over the producers: network seconds, so
+        busy_seconds over a window's seconds is network seconds per second) and batch_sizes."""
+        return {"batches": self.batches, "queries": self.queries, "busy_seconds": self.busy_seconds,
+                "batch_sizes": dict(self.sizes)}
+
+    def since_read(self) -> dict:
+        """The mean batch (the previous one when no step returned since) and the network seconds
+        per second since the previous call."""
+        batches, queries, busy, at = self._read
+        now = time.monotonic()
+        self._read = (self.batches, self.queries, self.busy_seconds, now)
+        if self.batches > batches:
+            self._mean_batch = (self.queries - queries) / (self.batches - batches)
+        return {"mean_batch": self._mean_batch, "busy_share": (self.busy_seconds - busy) / max(now - at, 1e-9)}
 
 
 @dataclasses.dataclass
@@ -210,6 +258,7 @@ class RayRun(TrainingRun):
         self._queue_counters = {}
         self._server_stats = {}
         self._tracks = [ServerTrack() for _ in self.servers]     # per inference server
+        self._own = OwnNetworks() if not self.servers else None  # the producers' own networks' calls
         self._published_at = time.monotonic()
         self._versions: dict[tuple[str, int], int] = {}
         self._memory: dict[str, float] = {}
@@ -232,7 +281,8 @@ class RayRun(TrainingRun):
         if role.step is not None:
             actor = ray.remote(ProducerActor).options(**options)
             return [actor.remote(role.plain, role.step, cfg, i, role.seed_tag,
-                                 self.servers[server_of(cfg, role, i)], self.replay, self.queue)
+                                 self.servers[server_of(cfg, role, i)] if self.servers else None,
+                                 self.replay, self.queue, self.initial_weights_ref, self.weights_version)
                     for i in range(n)]
         path = str(self.snapshot_path(role)) if role.snapshot else None
         services = {           # role -> (the class the actor runs, its constructor arguments)
@@ -307,7 +357,10 @@ class RayRun(TrainingRun):
         """The servers' own cumulative stats as last read (every progress tick): each summed
         over its processes in this invocation (a restarted server counts from zero; what the old
         one did after its last read is lost), then over the servers (`sum_servers`; `servers`
-        holds each one's, with its restarts)."""
+        holds each one's, with its restarts). Without servers, the producers' own networks'
+        calls as their steps returned them (`OwnNetworks.totals`)."""
+        if self._own is not None:
+            return self._own.totals()
         return sum_servers([t.totals() for t in self._tracks])
 
     def versions_in_use(self) -> list[int]:
@@ -336,6 +389,9 @@ class RayRun(TrainingRun):
             self._update_servers(read)
         if queue_ref is not None and queue_ref in ready:
             self._queue_counters = self._get(queue_ref, self._queue_counters)
+        if self._own is not None:
+            used = self.versions_in_use()
+            self._server_stats = {"version": min(used) if used else self.weights_version, **self._own.since_read()}
 
     def _update_servers(self, read: dict[int, dict]) -> None:
         """Take the stats `read` (server index -> `InferenceServer.stats`): the progress scalars
@@ -366,7 +422,7 @@ class RayRun(TrainingRun):
 
     def publish(self, version: int, params) -> None:
         ref = ray.put(params)                 # one object-store put per version
-        for s in self.servers:
+        for s in self.servers or self._producers():
             s.set_weights.remote(ref, version)
         self.weights_ref, self.weights_version = ref, version   # the previous ref is dropped
         self._published_at = time.monotonic()
@@ -439,6 +495,10 @@ class RayRun(TrainingRun):
 
     # ------------------------------------------------------------ the loop
 
+    def _producers(self) -> list:
+        """Every producer actor, in the roles table's order."""
+        return [actor for role in PRODUCERS for actor in self.actors[role.name]]
+
     def _submit(self, role: Role, index: int) -> None:
         self.inflight[self.actors[role.name][index].step.remote()] = (role, index)
 
@@ -463,13 +523,23 @@ class RayRun(TrainingRun):
         else:
             self._down.discard(key)
             self._app_errors[key] = 0
+            if self._own is not None:
+                self._own.add(stats.pop("inference", {}))
             self.add_stats(role, stats)
-            self._versions[key] = int(stats.get("version", -1))
+            self._versions[key] = version = int(stats.get("version", -1))
             self._memory[f"{role.name}{index}"] = float(stats.get("rss_mb", 0.0))
             pid = stats.get("pid")
-            if key in self.pids and pid != self.pids[key]:
+            restarted = key in self.pids and pid != self.pids[key]
+            if restarted:
                 self.restarts += 1
             self.pids[key] = pid
+            behind = version < self.weights_version
+            stale = behind and time.monotonic() - self._published_at > REPUBLISH_AFTER
+            if self._own is not None and (stale or (restarted and behind)):
+                # a restarted producer starts from the run's initial weights: send the newest
+                self.log_line(f"{role.name} {index} {'restarted' if restarted else 'behind'} at version "
+                              f"{version} < {self.weights_version}: publishing again")
+                self.actors[role.name][index].set_weights.remote(self.weights_ref, self.weights_version)
         if self.stop_reason is None:
             self._submit(role, index)
 

@@ -2,7 +2,7 @@
 
 | role | plain class (does the work) | step | how many | seed tag |
 |---|---|---|---|---|
-| inference | `networks.value_function.NetworkValueFunction` | - | `inference.servers` (Ray-free: 1) | - |
+| inference | `networks.value_function.NetworkValueFunction` | - | `inference.servers` (Ray-free: 1; 0: in the producers) | - |
 | replay | `actors.replay.ReplayBuffer` | - | 1 | - |
 | queue | `actors.queue.QueryQueue` | - | 1 with solvers, else 0 | - |
 | selfplay | `actors.producers.SelfPlayWorker` | step | `selfplay.workers` | 1 |
@@ -24,7 +24,8 @@ Services (no step method) answer the producers and the learner: each run
 builds `count` of each (the Ray-free run `sync_count` where a role has one),
 the Ray run as actors with the role's options (the inference servers are
 `actors.inference.InferenceServer`, batching around the network; producer i,
-counted over the producer roles in table order, asks server i % servers; the
+counted over the producer roles in table order, asks server i % servers, and
+with no server each producer runs the network in its own process; the
 replay and the queue actors are placed on the driver's node, where their
 `snapshot` files live in the run directory), the Ray-free run in its own
 process (one network: its queries are answered in-process, one call at a

@@ -126,7 +126,8 @@ class InferenceConfig:
     max_batch: int = 1024            # largest batch the inference server forms
     max_wait_ms: float = 2.0         # how long it waits to fill a batch
     servers: int = 1                 # inference servers of the Ray run: producer i asks server i % servers;
-                                     # together they take one server's GPU share (the Ray-free run: one network)
+                                     # together they take one server's GPU share (the Ray-free run: one network);
+                                     # 0: no server, each producer runs the network in its own process (CPU)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -468,7 +469,7 @@ def _validate(cfg: Config, where) -> None:
 
     check(inf.max_batch >= 1, "inference.max_batch", "an int >= 1")
     check(inf.max_wait_ms >= 0, "inference.max_wait_ms", "milliseconds >= 0")
-    check(inf.servers >= 1, "inference.servers", "an int >= 1")
+    check(inf.servers >= 0, "inference.servers", "an int >= 0 (0: each producer runs its own network)")
 
     check(run.seed >= 0, "run.seed", "an int >= 0")
     check(run.minutes > 0, "run.minutes", "minutes > 0")

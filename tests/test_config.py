@@ -120,7 +120,7 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "replay": {"max_updates_per_example": 0}}, [],
      ["replay.max_updates_per_example"]),
     ({"game": "kuhn_poker", "run": {"eval_search": "ten"}}, [], ["run.eval_search", "ten"]),
-    ({"game": "kuhn_poker", "inference": {"servers": 0}}, [], ["inference.servers", ">= 1", "got 0"]),
+    ({"game": "kuhn_poker", "inference": {"servers": -1}}, [], ["inference.servers", ">= 0", "got -1"]),
     ({"game": "kuhn_poker"}, ["inference.servers=1.5"], ["inference.servers", "int", "override"]),
     ({"game": "kuhn_poker", "run": {"eval_grace": -1}}, [], ["run.eval_grace", "[0, 600]"]),
     ({"game": "kuhn_poker"}, ["run.eval_grace=3600"], ["run.eval_grace", "[0, 600]", "override"]),
@@ -231,9 +231,9 @@ def test_unknown_network_kind_is_one_line_and_exit_status_2(capsys):
 
 def test_bad_inference_servers_is_one_line_and_exit_status_2(capsys):
     from launch.cli import main as cli_main
-    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "inference.servers=0"])
+    rc = cli_main(["train", "--config", "tiny_kuhn", "--sync", "--set", "inference.servers=-1"])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and "inference.servers" in err and "an int >= 1" in err
+    assert rc == 2 and err.count("\n") == 1 and "inference.servers" in err and "an int >= 0" in err
     assert load_config("tiny_kuhn", ["inference.servers=3"]).inference.servers == 3
     assert load_config("tiny_kuhn").inference.servers == 1
 

@@ -277,6 +277,22 @@ def test_server_totals_add_up_across_a_restart():
     assert both["version"] == 8 and both["pid"] == 2
 
 
+def test_own_networks_sum_the_producers_calls():
+    """Without servers the inference totals are the sum of the steps' own network calls, and the
+    progress line's mean batch is that of the calls since the previous read (kept when none came)."""
+    from launch.ray_run import OwnNetworks
+
+    own = OwnNetworks()
+    own.add({"calls": 2, "queries": 10, "seconds": 0.5, "batch_sizes": {4: 1, 6: 1}})
+    own.add({"calls": 1, "queries": 6, "seconds": 0.25, "batch_sizes": {"6": 1}})
+    own.add({})                                          # a step of an empty queue: nothing
+    assert own.totals() == {"batches": 3, "queries": 16, "busy_seconds": 0.75, "batch_sizes": {4: 1, 6: 2}}
+    assert own.since_read()["mean_batch"] == pytest.approx(16 / 3)
+    assert own.since_read()["mean_batch"] == pytest.approx(16 / 3)     # no calls since: the last mean
+    own.add({"calls": 1, "queries": 2, "seconds": 0.1, "batch_sizes": {2: 1}})
+    assert own.since_read()["mean_batch"] == 2
+
+
 def test_producers_are_spread_over_the_servers():
     """Producer i, counted over the producer roles in table order, asks server i % servers."""
     from launch.ray_run import server_of
@@ -395,3 +411,40 @@ def test_check_run_dir_names_the_folder_it_cannot_write(tmp_path, monkeypatch):
         check_run_dir(locked / "a" / "b")
     check_run_dir(tmp_path / "fresh" / "run")                 # a writable parent: fine, nothing made
     assert not (tmp_path / "fresh").exists()
+
+
+def test_ray_run_with_own_networks_survives_a_killed_worker(tmp_path):
+    """Real Ray (2 CPUs, local), inference.servers=0: no server; each producer runs the network
+    in its own process. The self-play worker is killed mid-run: Ray restarts it (with the run's
+    initial weights), the driver gets steps from the new process on weights at least as new as
+    those at the kill, the run goes on to its stop, and the inference totals are the producers'
+    own calls."""
+    import ray
+
+    events = {}
+
+    def on_tick(run):
+        events.setdefault("members", {name: len(handles) for name, handles in run.actors.items()})
+        key = ("selfplay", 0)
+        if "worker" not in events and run.learner.version >= 2:
+            worker = run.actors["selfplay"][0]
+            old = ray.get(worker.ping.remote())
+            events["version_at_kill"] = run.learner.version
+            events["worker"] = (run.counters["games"], old)
+            ray.kill(worker, no_restart=False)
+        elif "worker" in events and run.pids.get(key) not in (None, events["worker"][1]):
+            events["restarted"] = (run.pids[key], run._versions[key], run.counters["games"])
+            run.stop_reason = "test"            # the restarted worker has stepped: enough
+
+    config = tiny("run.max_steps=0", "inference.servers=0", "learner.checkpoint_every=40", "run.minutes=3")
+    out = train(config, tmp_path / "run", sync=False, log=quiet, tick_seconds=0.25, hooks={"on_tick": on_tick},
+                num_cpus=2)
+    assert out["mode"] == "ray" and out["stop_reason"] == "test"
+    assert events["members"]["inference"] == 0
+    pid, version, games = events["restarted"]
+    assert pid != events["worker"][1] and games > events["worker"][0]    # a new process played on
+    assert version >= events["version_at_kill"]       # on weights sent after the kill, not the initial ones
+    inf = out["inference"]
+    assert inf["batches"] > 0 and sum(inf["batch_sizes"].values()) == inf["batches"]
+    assert inf["queries"] >= inf["batches"] and out["counters"]["network_queries"] <= inf["queries"]
+    assert out["counters"]["solves"] > 0
