@@ -240,6 +240,11 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
             ray.kill(run.server, no_restart=False)
             new = new_pid(lambda: ray.get(run.server.stats.remote(), timeout=60)["pid"], old)
             events["server"] = (step, old, new)
+            # the producers' retried calls reach the new process; wait until it has answered one,
+            # or the run may reach max_steps on replayed data before it does
+            deadline = time.monotonic() + 60
+            while ray.get(run.server.stats.remote(), timeout=60)["batches"] == 0 and time.monotonic() < deadline:
+                time.sleep(0.1)
 
     run_dir = tmp_path / "run"
     config = tiny("run.max_steps=160", "learner.checkpoint_every=40")
