@@ -443,13 +443,9 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
     save_blueprint(solver, out / "blueprint.npz")
     if uct:
         save_blueprint(solver, out / "blueprint_average.npz", solver.policy_probs("average"))
-        counters = solver.stats()
-    else:
-        counters = {"snapshots": solver.snapshots, "pruned_traversals": solver.pruned_traversals,
-                    "skipped_actions": solver.skipped_actions}
     result = {"command": "blueprint", **_describe(cfg), "iterations_done": solver.iterations,
               "train_seconds": seconds, "iterations_per_second": solver.iterations / max(seconds, 1e-9),
-              "abstract_sets": solver.tree.num_rows, **counters,
+              "abstract_sets": solver.tree.num_rows, **solver.stats(),
               "load_average": load, "cpu_seconds": time.process_time(),
               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
               "checkpoint": str(ckpt), "blueprint": str(out / "blueprint.npz"),

@@ -391,6 +391,11 @@ class BlueprintMCCFR(PluribusMCCFR):
     def fingerprint(self) -> dict:
         return fingerprint(self.game.spec.name, self.abstraction.describe(), self.settings)
 
+    def stats(self) -> dict:
+        """The run's counters for `sog blueprint`'s result: snapshots taken, traversals pruned, actions skipped."""
+        return {"snapshots": self.snapshots, "pruned_traversals": self.pruned_traversals,
+                "skipped_actions": self.skipped_actions}
+
     def state(self) -> dict:
         rows = self.tree.num_rows
         return {"regret": self._regret[:rows], "avg": self._avg[:rows], "snap": self._snap[:rows],

@@ -252,6 +252,11 @@ class SampledBlueprintMCCFR(RowViews):
     def game_name(self) -> str:
         return self.game.spec.name
 
+    def stats(self) -> dict:
+        """The run's counters for `sog blueprint`'s result: snapshots taken, traversals pruned, actions skipped."""
+        return {"snapshots": self.snapshots, "pruned_traversals": self.pruned_traversals,
+                "skipped_actions": self.skipped_actions}
+
     def state(self) -> dict:
         rows = self.num_rows
         return {"regret": self._regret[:rows], "avg": self._avg[:rows], "snap": self._snap[:rows],
