@@ -423,6 +423,9 @@ def _validate(cfg: Config, where) -> None:
     check(lr.checkpoint_every >= 1, "learner.checkpoint_every", "an int >= 1")
     check(lr.keep_checkpoints >= 1, "learner.keep_checkpoints", "an int >= 1")
     check(lr.keep_period >= 0, "learner.keep_period", "an int >= 0 (0 = none)")
+    check(lr.keep_period % lr.checkpoint_every == 0, "learner.keep_period",
+          f"a multiple of learner.checkpoint_every = {lr.checkpoint_every} (only steps that are "
+          "multiples of both are checkpointed and kept)")
 
     check(sp.workers >= 1, "selfplay.workers", "an int >= 1")
     check(sp.games_per_worker >= 1, "selfplay.games_per_worker", "an int >= 1")

@@ -121,6 +121,8 @@ def test_round_trip_dict_and_file(tmp_path):
      ["replay.max_updates_per_example"]),
     ({"game": "kuhn_poker", "run": {"eval_search": "ten"}}, [], ["run.eval_search", "ten"]),
     ({"game": "kuhn_poker", "inference": {"servers": -1}}, [], ["inference.servers", ">= 0", "got -1"]),
+    ({"game": "kuhn_poker", "learner": {"checkpoint_every": 1000, "keep_period": 2500}}, [],
+     ["learner.keep_period", "multiple of learner.checkpoint_every = 1000", "got 2500"]),
     ({"game": "kuhn_poker"}, ["inference.servers=1.5"], ["inference.servers", "int", "override"]),
     ({"game": "kuhn_poker", "run": {"eval_grace": -1}}, [], ["run.eval_grace", "[0, 600]"]),
     ({"game": "kuhn_poker"}, ["run.eval_grace=3600"], ["run.eval_grace", "[0, 600]", "override"]),
