@@ -146,7 +146,7 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("exploitability", "--game", "hunl", "--agent", "sog"), "at least 2,707,294,201 public states"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "game=liars_dice(numdice=2)",
       "--set", "run.eval_every=10"), "evaluations need the full public tree of liars_dice(numdice=2,dice_sides=6)"),
-    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "inference.servers=0"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "inference.servers=-1"),
      "inference.servers"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "run.eval_grace=-1"),
      "run.eval_grace"),
