@@ -194,12 +194,11 @@ class InferenceServer:
     def __init__(self, config, params, version: int = 0):
         import jax
 
-        from networks.value_function import NetworkValueFunction, bucket_sizes
+        from networks.value_function import NetworkValueFunction
 
         self._jax = jax
         game = load_game(config.game)
-        self.vf = NetworkValueFunction(game, config.network, jax.device_put(params),
-                                       buckets=bucket_sizes(config.inference.max_batch), version=version)
+        self.vf = NetworkValueFunction.serving(game, config, jax.device_put(params), version)
         self.core = BatchingInference(self._apply, self.vf.params, version, config.inference.max_batch,
                                       config.inference.max_wait_ms)
 

@@ -172,10 +172,9 @@ class ProducerActor:
             # here, not at the top: only a producer with its own network builds one
             import jax
 
-            from networks.value_function import NetworkValueFunction, bucket_sizes
+            from networks.value_function import NetworkValueFunction
             self._device_put = jax.device_put        # the weights move to the device once per version
-            self.vf = NetworkValueFunction(game, config.network, jax.device_put(weights), version=version,
-                                           buckets=bucket_sizes(config.inference.max_batch))
+            self.vf = NetworkValueFunction.serving(game, config, jax.device_put(weights), version)
             self.client = InferenceClient.in_process(self.vf)
         else:
             self.client = InferenceClient.for_actor(server, game)

@@ -36,7 +36,7 @@ from actors.replay import ReplayBuffer
 from launch.roles import PRODUCERS, ROLES, Role
 from launch.training_run import TrainError, TrainingRun
 from learners.metrics import EvaluationAbandoned, Evaluator
-from networks.value_function import NetworkValueFunction, bucket_sizes
+from networks.value_function import NetworkValueFunction
 from sog.config import Config
 from sog.seeding import derive_seed
 
@@ -53,8 +53,7 @@ class SyncRun(TrainingRun):
         super().__init__(config, run_dir, **kwargs)
         version, params = self.learner.current()
         build = {
-            "inference": lambda: NetworkValueFunction(self.game, config.network, params, version=version,
-                                                      buckets=bucket_sizes(config.inference.max_batch)),
+            "inference": lambda: NetworkValueFunction.serving(self.game, config, params, version),
             "replay": lambda: ReplayBuffer.from_config(example_schema(self.game), config.replay),
             "queue": lambda: QueryQueue(config.solver.queue_size, self.game),
             "evaluator": lambda: Evaluator(config),

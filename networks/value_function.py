@@ -66,6 +66,12 @@ class NetworkValueFunction:
         self.calls = self.queries = self.compilations = 0
         self._apply = jax.jit(self._traced_apply)
 
+    @classmethod
+    def serving(cls, game: Game, config, params, version: int = 0) -> NetworkValueFunction:
+        """The network that answers a training run's queries: `config.network` with the batch
+        buckets of `config.inference.max_batch` (a run's `sog.config.Config`)."""
+        return cls(game, config.network, params, buckets=bucket_sizes(config.inference.max_batch), version=version)
+
     def _traced_apply(self, params, inputs, possible):
         self.compilations += 1  # Python side effect: runs only when jit traces a new shape
         return self.model.apply(params, inputs, possible)
