@@ -407,18 +407,23 @@ class RayRun(TrainingRun):
             batches += delta["batches"]
             queries += delta["queries"]
             busy.append(delta["busy_seconds"] / max(delta["seconds"], 1e-9))
-            stale = (stats["version"] < self.weights_version
-                     and time.monotonic() - self._published_at > REPUBLISH_AFTER)
-            if restarted or stale:      # a restarted server starts from its initial weights: send the newest
-                name = "inference server" if len(self._tracks) == 1 else f"inference server {i}"
-                self.log_line(f"{name} {'restarted' if restarted else 'behind'} at version "
-                              f"{stats['version']} < {self.weights_version}: publishing again")
-                self.servers[i].set_weights.remote(self.weights_ref, self.weights_version)
+            name = "inference server" if len(self._tracks) == 1 else f"inference server {i}"
+            self._send_newest(name, self.servers[i], stats["version"], restarted)
         versions = [t.latest["version"] for t in self._tracks if t.latest]
         self._server_stats = {"version": min(versions), "mean_batch": queries / batches if batches else 0.0,
                                "busy_share": sum(busy) / len(busy)}
 
     # ------------------------------------------------------------ publishing, evaluation, checkpoints
+
+    def _send_newest(self, name: str, actor, version: int, restarted: bool) -> None:
+        """Send the newest weights to `actor` (an inference server, or a producer with its own
+        network) that serves `version` when it is behind and restarted (it starts from the run's
+        initial weights) or still lags `REPUBLISH_AFTER` seconds after the last publish."""
+        late = time.monotonic() - self._published_at > REPUBLISH_AFTER
+        if version < self.weights_version and (restarted or late):
+            self.log_line(f"{name} {'restarted' if restarted else 'behind'} at version "
+                          f"{version} < {self.weights_version}: publishing again")
+            actor.set_weights.remote(self.weights_ref, self.weights_version)
 
     def publish(self, version: int, params) -> None:
         ref = ray.put(params)                 # one object-store put per version
@@ -533,13 +538,8 @@ class RayRun(TrainingRun):
             if restarted:
                 self.restarts += 1
             self.pids[key] = pid
-            behind = version < self.weights_version
-            stale = behind and time.monotonic() - self._published_at > REPUBLISH_AFTER
-            if self._own is not None and (stale or (restarted and behind)):
-                # a restarted producer starts from the run's initial weights: send the newest
-                self.log_line(f"{role.name} {index} {'restarted' if restarted else 'behind'} at version "
-                              f"{version} < {self.weights_version}: publishing again")
-                self.actors[role.name][index].set_weights.remote(self.weights_ref, self.weights_version)
+            if self._own is not None:
+                self._send_newest(f"{role.name} {index}", self.actors[role.name][index], version, restarted)
         if self.stop_reason is None:
             self._submit(role, index)
 
