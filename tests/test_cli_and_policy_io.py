@@ -148,6 +148,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
       "--set", "run.eval_every=10"), "evaluations need the full public tree of liars_dice(numdice=2,dice_sides=6)"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "inference.servers=-1"),
      "inference.servers"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "learner.checkpoint_every=1000",
+      "--set", "learner.keep_period=2500"), "learner.keep_period"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "run.eval_grace=-1"),
      "run.eval_grace"),
     (("train", "--config", "leduc", "--sync", "--run-dir", "/nonexistent/run", "--set", "solver.q_random=-1"),
