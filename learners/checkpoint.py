@@ -3,16 +3,17 @@
 A run directory holds one directory per saved learner step, written by an
 orbax `CheckpointManager`:
 
-    RUN_DIR/<step>/state/   params, opt_state, step, rng (`ocp.args.StandardSave`)
+    RUN_DIR/<step>/state/   params, opt_state, step, rng, and ema when the run keeps a
+                            moving average of its weights (`ocp.args.StandardSave`)
     RUN_DIR/<step>/meta/    JSON metadata (`ocp.args.JsonSave`): format, game
                             name, spec shape (N, A, F), network and learner
                             configs, step, weight version, the caller's extra
                             counters (replay / limiter counters, ...)
 
 Resuming training restores the whole state (`restore_train_state`); playing
-and evaluating read only the weights (`restore_params`, `load_value_function`:
-no optimizer state, step or RNG) and build the network the checkpoint's own
-config describes. Checkpoints saved before `network.kind` existed have none
+and evaluating read only the run's network (`restore_params`, `load_value_function`:
+no optimizer state, step or RNG; the moving average when the run kept one, the
+weights it published) and build the network the checkpoint's own config describes. Checkpoints saved before `network.kind` existed have none
 in their metadata: they hold an mlp (the `NetworkConfig` default).
 
 Crash safety: orbax writes a step into `RUN_DIR/<step>.orbax-checkpoint-tmp`
@@ -39,7 +40,7 @@ from typing import Self
 import jax
 import orbax.checkpoint as ocp
 
-from learners.train_state import TrainState, init_train_state
+from learners.train_state import TrainState, init_train_state, with_ema
 from networks.cvpn import init_params
 from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
@@ -61,8 +62,9 @@ def _spec_shape(game: Game) -> dict:
 
 
 def _as_tree(state: TrainState) -> dict:
-    """The checkpointed pytree of a TrainState: a plain dict (orbax-friendly)."""
-    return {"step": state.step, "params": state.params, "opt_state": state.opt_state, "rng": state.rng}
+    """The checkpointed pytree of a TrainState: a plain dict (orbax-friendly; "ema" only with one)."""
+    tree = {"step": state.step, "params": state.params, "opt_state": state.opt_state, "rng": state.rng}
+    return tree if state.ema is None else {**tree, "ema": state.ema}
 
 
 def _manager(run_dir: Path, options: ocp.CheckpointManagerOptions | None = None) -> ocp.CheckpointManager:
@@ -230,7 +232,8 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
     """(TrainState, metadata) of the checkpoint at PATH (run directory: latest; or a step directory).
 
     The checkpoint must be of `game` with the same network config and optimizer
-    (other learner settings, such as the learning rate, may change on resume).
+    (other learner settings, such as the learning rate, may change on resume; a moving average
+    is started or dropped as `learner_config.ema_decay` says, `train_state.with_ema`).
     """
     run_dir, step, meta = _open(path, game)
     where = str(run_dir / str(step))
@@ -243,24 +246,26 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
     if saved_learner.optimizer != learner_config.optimizer:
         raise CheckpointError(f"checkpoint {where} was trained with optimizer {saved_learner.optimizer}, "
                               f"not {learner_config.optimizer}")
-    target = jax.eval_shape(lambda: init_train_state(game, network_config, learner_config, seed=0))
+    target = jax.eval_shape(lambda: init_train_state(game, network_config, saved_learner, seed=0))
     tree = _restore(run_dir, step, state=ocp.args.StandardRestore(_as_tree(target))).state
-    return TrainState(**tree), meta
+    return with_ema(TrainState(**tree), learner_config), meta
 
 
 def restore_params(path: str | Path, game: Game) -> tuple[dict, NetworkConfig, dict]:
     """(params, network config, metadata) of the checkpoint at PATH (run directory: latest;
-    or a step directory): only the network's flax variables are read (not the optimizer
-    state, step or RNG), for the network the checkpoint's own config describes, onto the
-    default device."""
+    or a step directory): only the run's network is read (the moving average of the weights
+    when the run kept one, else the trained weights; not the optimizer state, step or RNG),
+    for the network the checkpoint's own config describes, onto the default device."""
     run_dir, step, meta = _open(path, game, family=True)
-    network_config = _network_config(meta, str(run_dir / str(step)))
+    where = str(run_dir / str(step))
+    network_config = _network_config(meta, where)
+    key = "ema" if _learner_config(meta, where).ema_decay > 0 else "params"
     device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
     shapes = jax.eval_shape(lambda: init_params(game, network_config, seed=0))
-    target = {"params": jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=device), shapes)}
+    target = {key: jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=device), shapes)}
     only_params = ocp.args.PyTreeRestore(target, restore_args=ocp.checkpoint_utils.construct_restore_args(target),
                                          partial_restore=True)
-    return _restore(run_dir, step, state=only_params).state["params"], network_config, meta
+    return _restore(run_dir, step, state=only_params).state[key], network_config, meta
 
 
 def load_value_function(path: str | Path, game: Game, buckets=None) -> NetworkValueFunction:

@@ -6,7 +6,7 @@ in `run_dir` when there is one, else from fresh weights (`run.seed`):
 - `step(batch)` takes one optimizer step and returns float metrics (loss,
   value_loss, policy_loss, grad_norm, learning_rate);
 - `publish()` returns `(version, params)` (numpy, ready for one object-store
-  put) every `learner.publish_every` steps and None otherwise; versions count
+  put; the moving average of the weights when the run keeps one) every `learner.publish_every` steps and None otherwise; versions count
   publications, the initial weights are version 0 (`current()` gives them);
 - `checkpoint(counters)` saves params, optimizer state, step, RNG, weight
   version, the caller's counters and the config (orbax, keep the last N,
@@ -37,7 +37,7 @@ from learners.checkpoint import (
     read_metadata,
     restore_train_state,
 )
-from learners.train_state import init_train_state, make_train_step
+from learners.train_state import init_train_state, make_train_step, served_params
 from networks.batch import TRAIN_KEYS
 from networks.cvpn import make_model
 from sog.config import (
@@ -121,8 +121,9 @@ class Learner:
         return {k: float(v) for k, v in jax.device_get(metrics).items()}
 
     def params(self):
-        """The current weights as numpy arrays."""
-        return jax.device_get(self.state.params)
+        """The run's current network as numpy arrays (`train_state.served_params`: the moving
+        average of the weights when `learner.ema_decay` > 0)."""
+        return jax.device_get(served_params(self.state))
 
     def current(self) -> tuple[int, object]:
         """(version, params) to serve now: the current weights, published as a new version

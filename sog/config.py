@@ -77,6 +77,10 @@ class LearnerConfig:
     keep_checkpoints: int = 3        # the last N checkpoints are kept
     keep_period: int = 0             # learner steps; checkpoints whose step is a multiple of this
                                      # are never deleted (for exploitability-vs-steps curves); 0 = none
+    ema_decay: float = 0.0           # > 0: the run's network (published to the actors, checkpointed
+                                     # for play and evaluation) is an exponential moving average of the
+                                     # trained weights, decay min(ema_decay, (1 + t) / (10 + t)) at step t;
+                                     # 0: the trained weights themselves
 
 
 @dataclasses.dataclass(frozen=True)
@@ -423,6 +427,7 @@ def _validate(cfg: Config, where) -> None:
     check(lr.checkpoint_every >= 1, "learner.checkpoint_every", "an int >= 1")
     check(lr.keep_checkpoints >= 1, "learner.keep_checkpoints", "an int >= 1")
     check(lr.keep_period >= 0, "learner.keep_period", "an int >= 0 (0 = none)")
+    check(0.0 <= lr.ema_decay < 1.0, "learner.ema_decay", "a number in [0, 1) (0 = no moving average)")
     check(lr.keep_period % lr.checkpoint_every == 0, "learner.keep_period",
           f"a multiple of learner.checkpoint_every = {lr.checkpoint_every} (only steps that are "
           "multiples of both are checkpointed and kept)")

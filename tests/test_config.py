@@ -123,6 +123,7 @@ def test_round_trip_dict_and_file(tmp_path):
     ({"game": "kuhn_poker", "inference": {"servers": -1}}, [], ["inference.servers", ">= 0", "got -1"]),
     ({"game": "kuhn_poker", "learner": {"checkpoint_every": 1000, "keep_period": 2500}}, [],
      ["learner.keep_period", "multiple of learner.checkpoint_every = 1000", "got 2500"]),
+    ({"game": "kuhn_poker", "learner": {"ema_decay": 1.0}}, [], ["learner.ema_decay", "[0, 1)", "got 1.0"]),
     ({"game": "kuhn_poker"}, ["inference.servers=1.5"], ["inference.servers", "int", "override"]),
     ({"game": "kuhn_poker", "run": {"eval_grace": -1}}, [], ["run.eval_grace", "[0, 600]"]),
     ({"game": "kuhn_poker"}, ["run.eval_grace=3600"], ["run.eval_grace", "[0, 600]", "override"]),

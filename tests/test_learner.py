@@ -29,6 +29,7 @@ from learners.train_state import (
     learning_rate_schedule,
     make_optimizer,
     make_train_step,
+    served_params,
 )
 from networks.cvpn import make_model
 from networks.mlp import build_mlp
@@ -185,6 +186,55 @@ def test_params_only_loading_gives_the_values_of_a_full_restore(kuhn, state, tra
     assert network == NET and meta["version"] == 3 and trees_equal(params, full.params)
     np.testing.assert_array_equal(load_value_function(tmp_path, kuhn).evaluate(pubs, ranges)[0],
                                   NetworkValueFunction(kuhn, NET, full.params).evaluate(pubs, ranges)[0])
+
+
+EMA = dataclasses.replace(LEARN, ema_decay=0.9)
+
+
+def test_the_moving_average_follows_the_trained_weights_with_its_warm_up(kuhn, train_step):
+    pubs, ranges, values, policies = kuhn_examples(kuhn)
+    batch = make_batch(kuhn, pubs, ranges, values=values, policies=policies)
+    s = init_train_state(kuhn, NET, EMA, seed=0)
+    assert trees_equal(s.ema, s.params) and trees_equal(served_params(s), s.ema)
+    ema_step = make_train_step(make_model(kuhn.spec, NET), EMA)
+    plain, expected = init_train_state(kuhn, NET, LEARN, seed=0), s.params
+    for t in range(30):
+        s, _ = ema_step(s, batch)
+        plain, _ = train_step(plain, batch)
+        decay = min(0.9, (1 + t) / (10 + t))
+        expected = jax.tree.map(lambda e, p: decay * e + (1 - decay) * p, expected, s.params)
+    # the average does not change the training itself, and is the formula's
+    assert plain.ema is None and trees_equal(served_params(plain), plain.params)
+    for got, want in zip(jax.tree.leaves(s.params), jax.tree.leaves(plain.params)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    for got, want in zip(jax.tree.leaves(s.ema), jax.tree.leaves(expected)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert not trees_equal(s.ema, s.params)
+
+
+def test_a_checkpoint_with_a_moving_average_plays_it_and_resumes_it(kuhn, tmp_path):
+    pubs, ranges, values, policies = kuhn_examples(kuhn)
+    batch = make_batch(kuhn, pubs, ranges, values=values, policies=policies)
+    s = init_train_state(kuhn, NET, EMA, seed=0)
+    ema_step = make_train_step(make_model(kuhn.spec, NET), EMA)
+    for _ in range(3):
+        s, _ = ema_step(s, batch)
+    with CheckpointStore(tmp_path, kuhn, NET, EMA) as store:
+        store.save(s, version=1)
+    restored, _ = restore_train_state(tmp_path, kuhn, NET, EMA)
+    assert trees_equal(restored.ema, s.ema) and trees_equal(restored.params, s.params)
+    params, _, _ = restore_params(tmp_path, kuhn)            # play and evaluation: the average
+    assert trees_equal(params, s.ema)
+    np.testing.assert_array_equal(load_value_function(tmp_path, kuhn).evaluate(pubs, ranges)[0],
+                                  NetworkValueFunction(kuhn, NET, s.ema).evaluate(pubs, ranges)[0])
+    # a resume without the average drops it; one of a run without it starts it at the weights
+    dropped, _ = restore_train_state(tmp_path, kuhn, NET, LEARN)
+    assert dropped.ema is None and trees_equal(dropped.params, s.params)
+    with CheckpointStore(tmp_path / "plain", kuhn, NET, LEARN) as store:
+        store.save(dropped, version=1)
+    assert trees_equal(restore_params(tmp_path / "plain", kuhn)[0], s.params)
+    started, _ = restore_train_state(tmp_path / "plain", kuhn, NET, EMA)
+    assert trees_equal(started.ema, s.params)
 
 
 def test_a_checkpoint_without_a_network_kind_is_an_mlp(kuhn, state, tmp_path):

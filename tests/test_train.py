@@ -8,13 +8,14 @@ import json
 import re
 import time
 
+import jax
 import numpy as np
 import pytest
 
 from launch.cli import main as cli_main
 from launch.roles import PRODUCERS, ROLES
 from launch.train import train
-from learners.checkpoint import CheckpointError, latest_step, restore_train_state
+from learners.checkpoint import CheckpointError, latest_step, restore_params, restore_train_state
 from learners.learner import Learner
 from learners.metrics import read_eval_csv, read_scalars
 from networks.mlp import build_mlp
@@ -150,6 +151,19 @@ def test_lower_priority_raises_every_threads_nice_value():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert out.stdout.split() == [str(max(7, os.nice(0)))] * 2
+
+
+def test_a_run_with_a_moving_average_serves_and_checkpoints_it(tmp_path):
+    run_dir = tmp_path / "run"
+    train(tiny("run.max_steps=10", "learner.ema_decay=0.9"), run_dir, sync=True, log=quiet)
+    learner = Learner(load_game("kuhn_poker"), tiny("learner.ema_decay=0.9"), run_dir)
+    served, _, _ = restore_params(run_dir, learner.game)
+    assert learner.step_count == 10 and learner.state.ema is not None
+    for a, b, trained in zip(jax.tree.leaves(learner.params()), jax.tree.leaves(served),
+                             jax.tree.leaves(learner.state.params)):
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, trained)
+    learner.close()
 
 
 def test_resume_refuses_another_game_or_network(tmp_path, capsys, monkeypatch):
