@@ -166,6 +166,20 @@ def test_a_run_with_a_moving_average_serves_and_checkpoints_it(tmp_path):
     learner.close()
 
 
+def test_eval_refuses_a_run_whose_config_does_not_load(tmp_path, capsys):
+    """Not a silent fall-back to default search settings (which are not the run's)."""
+    run_dir = tmp_path / "run"
+    train(tiny("run.max_steps=10"), run_dir, sync=True, log=quiet)
+    (run_dir / "config.yaml").write_text("game: kuhn_poker\nlearner: {checkpoint_every: 2, keep_period: 3}\n")
+    capsys.readouterr()
+    csv_path = run_dir / "eval.csv"
+    before = csv_path.read_text() if csv_path.exists() else None
+    assert cli_main(["eval", "--run", str(run_dir), "--seeds", "1", "--no-policy"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "learner.keep_period" in err[0] and "config.yaml" in err[0]
+    assert (csv_path.read_text() if csv_path.exists() else None) == before
+
+
 def test_resume_refuses_another_game_or_network(tmp_path, capsys, monkeypatch):
     run_dir = tmp_path / "run"
     train(tiny("run.max_steps=10"), run_dir, sync=True, log=quiet)
