@@ -6,7 +6,9 @@ river's betting; `turn`: the turn's betting, the river card's chance node with i
 children and every river below), on the board `--board`, with uniform ranges over the
 hands that the board does not block. Alternating CFR+ runs there through the poker
 protocol's terminal values (no [N, N] payoff matrix; `sog.games.poker`), and, for the river
-with `--dense`, once more through the dense payoff matrices, as a ratio.
+with `--dense`, once more through the dense payoff matrices, as a ratio. The passes and terminal
+values run on `--threads` threads (default: the CPUs available; `sog.threads`: the same results
+to the bit), and with `--compare-threads` once more on one, as a ratio.
 
 Printed: the tree's size, compile seconds, CFR+ iterations per second, the exact
 exploitability of the average policy (NashConv / 2 of the subgame with its root ranges, by
@@ -21,6 +23,7 @@ import time
 import numpy as np
 
 from launch.console import UserError, say
+from sog import threads
 from sog.games import load_game
 from sog.games.api import CHANCE
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
@@ -91,17 +94,26 @@ def solve(game, root, iterations: int, target_pot: float, check_every: int) -> d
 def run(args) -> dict:
     if args.iterations < 1 or args.check_every < 1:
         raise UserError("--iterations and --check-every must be at least 1")
+    if args.threads is not None and args.threads < 1:
+        raise UserError(f"--threads must be at least 1, got {args.threads}")
     game = load_game(GAME)
     board = parse_board(game, args.board)
     root = subgame_root(game, board, STREETS[args.street])
-    say(f"hold'em {args.street} subgame, board {args.board}: fast terminal values")
-    out = dict(benchmark="holdem", street=args.street, board=args.board, game=GAME,
-               fast=solve(game, root, args.iterations, args.target_pot, args.check_every))
+    k = args.threads or threads.available()
+    say(f"hold'em {args.street} subgame, board {args.board}: fast terminal values, {k} thread(s)")
+    with threads.using(k):
+        fast = solve(game, root, args.iterations, args.target_pot, args.check_every)
+    out = dict(benchmark="holdem", street=args.street, board=args.board, game=GAME, threads=k, fast=fast)
+    if k > 1 and args.compare_threads:
+        say("the same on one thread")
+        out["one_thread"] = solve(game, root, args.iterations, args.target_pot, args.check_every)
+        out["one_thread_over_threads_seconds"] = out["one_thread"]["seconds"] / fast["seconds"]
     if args.dense:
         dense = load_game(GAME)
         dense.dense_payoffs = True
         say("the same with dense payoff matrices")
-        out["dense"] = solve(dense, root, args.iterations, args.target_pot, args.check_every)
+        with threads.using(k):
+            out["dense"] = solve(dense, root, args.iterations, args.target_pot, args.check_every)
         out["dense_over_fast_seconds"] = out["dense"]["seconds"] / out["fast"]["seconds"]
     return out
 
@@ -115,3 +127,7 @@ def add_arguments(b) -> None:
     b.add_argument("--check-every", type=int, default=100, help="holdem: iterations between checks")
     b.add_argument("--target-pot", type=float, default=0.5, help="holdem: target, %% of the pot")
     b.add_argument("--dense", action="store_true", help="holdem: also with dense payoff matrices")
+    b.add_argument("--threads", type=int, default=None,
+                   help="holdem: threads of the CFR passes and terminal values (default: the CPUs available)")
+    b.add_argument("--compare-threads", action="store_true",
+                   help="holdem: with more than one thread, also solve on one thread (the ratio)")

@@ -90,6 +90,7 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("bench", "holdem", "--board", "As Kh 7d 2c"), "five distinct cards"),
     (("bench", "holdem", "--board", "As Kh 7d 2c Zz"), "five distinct cards"),
     (("bench", "holdem", "--iterations", "0"), "--iterations and --check-every must be at least 1"),
+    (("bench", "holdem", "--threads", "0"), "--threads must be at least 1, got 0"),
     (("bench", "selfplay"), "needs --config"),
     (("bench", "network"), "bench network needs --config"),
     (("acpc", "--host", "127.0.0.1", "--port", "70000", "--agent", "call"), "--port must be a TCP port, 1 to 65535"),

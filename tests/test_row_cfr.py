@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from launch.bench_holdem import subgame_root
+from sog import threads
 from sog.games import load_game
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
 from sog.search.tree import PublicTree, compile_tree
@@ -76,3 +77,43 @@ def test_terminal_values_into_one_players_rows():
         assert np.array_equal(out[ct.terminals, p], both[:, p])
         assert (out[:, 1 - p] == 7.0).all()
         assert (np.delete(out, ct.terminals, axis=0) == 7.0).all()
+
+
+@pytest.mark.parametrize("alternating", [True, False])
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr"])
+def test_passes_split_over_threads_give_the_same_bits(monkeypatch, alternating, algorithm):
+    """`sog.threads`: the row passes cut into pieces of slots, the poker terminal values into
+    pieces of folds and boards (small minimums here, so that a 105-hand subgame is cut), then
+    best responses: every figure equal to the unsplit solve's."""
+    from sog.games import poker
+    from sog.search import row_cfr
+    game = load_game(HOLDEM)
+    game.dense_payoffs = False
+    root = subgame_root(game, [0, 5, 10, 1, 2], 1)
+    config = CFRConfig(algorithm, alternating=alternating)
+    alone = solve(game, root, True, config, 9)
+    monkeypatch.setattr(row_cfr, "MIN_SLOTS_PER_THREAD", 8)
+    monkeypatch.setattr(poker, "MIN_TERMINALS_PER_THREAD", 2)
+    for k in (2, 3):
+        with threads.using(k):
+            split = solve(game, root, True, config, 9)
+        assert threads.parts() == 1
+        assert np.array_equal(split[0].regrets_e, alone[0].regrets_e)
+        assert np.array_equal(split[0].avg_e, alone[0].avg_e)
+        assert np.array_equal(split[0].average_root_values(), alone[0].average_root_values())
+        assert np.array_equal(split[1], alone[1]) and np.array_equal(split[2], alone[2])
+
+
+def test_thread_bounds_and_errors():
+    assert threads.bounds(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    assert threads.bounds(2, 5) == [(0, 1), (1, 2)] and threads.bounds(0, 4) == [(0, 0)]
+    with pytest.raises(ValueError, match="integer >= 1"):
+        threads.set_threads(0)
+
+    def fails():
+        raise KeyError("piece")
+
+    ran = []
+    with threads.using(2), pytest.raises(KeyError, match="piece"):
+        threads.run([lambda: ran.append(1), fails, lambda: ran.append(3)])
+    assert sorted(ran) == [1, 3] and threads.parts() == 1

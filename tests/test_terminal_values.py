@@ -92,10 +92,14 @@ def test_big_decks_never_build_payoff_matrices():
 
 def test_bench_holdem_river(capsys):
     from launch.cli import main
-    assert main(["bench", "holdem", "--iterations", "20", "--check-every", "10"]) == 0
-    fast = json.loads(capsys.readouterr().out)["fast"]
+    assert main(["bench", "holdem", "--iterations", "20", "--check-every", "10", "--threads", "2",
+                 "--compare-threads"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    fast = out["fast"]
     assert fast["nodes"] == 27 and fast["iterations"] == 20 and not fast["dense_payoffs"]
     assert 0 < fast["exploitability_pot_pct"] < 100 and fast["peak_rss_mb"] > 0
+    assert out["threads"] == 2 and out["one_thread_over_threads_seconds"] > 0
+    assert out["one_thread"]["exploitability_mbb"] == fast["exploitability_mbb"]   # the same bits
 
 
 @pytest.mark.slow

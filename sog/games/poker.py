@@ -34,10 +34,13 @@ from collections.abc import Hashable, Mapping, Sequence
 import numba
 import numpy as np
 
+from sog import threads
+
 MBB_PER_CHIP = 1000.0
 SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
 TERMINAL_PLANS = 64          # lists of terminals whose plans a game keeps (then starts afresh)
 SHOWDOWN_BATCH = 4           # showdowns of one board evaluated side by side (`_showdown_values`; `_sweeps2` has 4 lanes)
+MIN_TERMINALS_PER_THREAD = 32  # terminal values are split over `sog.threads` only into pieces of this many or more
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,16 +118,40 @@ class Poker(abc.ABC):
     def terminal_values_into(self, pubs: Sequence, ranges: np.ndarray, at: np.ndarray, out: np.ndarray,
                              players: Sequence[int] = (0, 1)) -> None:
         """`sog.games.api.Game.terminal_values_into`: `terminal_values` read from and written to
-        the rows at (int [T]) of ranges and out (float [n, 2, N], C-contiguous), with no copies."""
+        the rows at (int [T]) of ranges and out (float [n, 2, N], C-contiguous), with no copies.
+        With `sog.threads` set to k > 1, the folds and the boards' showdowns are cut into k
+        pieces computed side by side (each terminal's values the same to the bit)."""
         plan = self._terminal_plan(tuple(pubs))
         at = np.asarray(at, dtype=np.int64)
         hands, w = self.hand_cards, float(self.deal_weight)
         mask = np.zeros(2, dtype=np.bool_)
         mask[list(players)] = True
-        _fold_values(ranges, at, plan.possible, plan.folds, plan.fold_values, hands, plan.num_cards, w, mask, out)
-        for ts, stakes, showdown in plan.showdowns:
-            _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.rank, showdown.bounds,
-                             showdown.hands, plan.num_cards, w, mask, out)
+
+        def folds(a: int, b: int) -> None:
+            _fold_values(ranges, at, plan.possible, plan.folds[a:b], plan.fold_values[a:b], hands, plan.num_cards,
+                         w, mask, out)
+
+        def showdowns(boards) -> None:
+            for ts, stakes, showdown in boards:
+                _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.rank, showdown.bounds,
+                                 showdown.hands, plan.num_cards, w, mask, out)
+
+        pieces = min(threads.parts(), max(len(pubs) // MIN_TERMINALS_PER_THREAD, 1))
+        if pieces == 1:
+            folds(0, len(plan.folds))
+            showdowns(plan.showdowns)
+            return
+        # each piece: a run of folds (cut at multiples of four, `_four_folds`) and a run of boards
+        fold_cuts = [4 * (len(plan.folds) // 4 * i // pieces) for i in range(pieces)] + [len(plan.folds)]
+        ends = np.cumsum([len(ts) for ts, _, _ in plan.showdowns])
+        board_cuts = [0, *(int(np.searchsorted(ends, ends[-1] * i / pieces)) for i in range(1, pieces)),
+                      len(plan.showdowns)] if len(ends) else [0] * (pieces + 1)
+
+        def piece(i: int) -> None:
+            folds(fold_cuts[i], fold_cuts[i + 1])
+            showdowns(plan.showdowns[board_cuts[i]:board_cuts[i + 1]])
+
+        threads.run([lambda i=i: piece(i) for i in range(pieces)])
 
     def _terminal_plan(self, pubs: tuple) -> TerminalPlan:
         return _bounded_memo(self, "poker_terminal_plans", pubs, TERMINAL_PLANS,
@@ -193,7 +220,7 @@ class ShowdownPlan:
         self.hands = np.ascontiguousarray(hand_cards[order])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _opponent_reach(ranges, row, possible, t, o, hands, card):
     """The total reach of player o at terminal t (row `row` of ranges float [n, 2, N]) over its
     possible hands (possible bool [T, 2, N]); card float [C] set to the same per card. (A run
@@ -218,7 +245,7 @@ def _opponent_reach(ranges, row, possible, t, o, hands, card):
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
     the folds t = folds[k] (int [F]) with player 0's utility fold_values[k]: utility x deal
@@ -253,14 +280,14 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, num_cards, wei
                     out[row, p, i] = 0.0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _reach(ranges, row, o, i, possible, t):
     """Player o's reach of hand i at terminal t (row `row` of ranges), 0 where impossible (a select)."""
     r = ranges[row, o, i]
     return r if possible[t, o, i] else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _four_folds(ranges, at, possible, folds, fold_values, k0, hands, weight, p, card, out):
     """`_fold_values` of player p at the four folds folds[k0:k0 + 4] of two-card hands, side by
     side: one walk of the hands gathers the four opponent's totals (scalars s0 .. s3) and per-card
@@ -313,7 +340,7 @@ def _four_folds(ranges, at, possible, folds, fold_values, k0, hands, weight, p, 
         out[w3, p, i] = v3 if possible[t3, p, i] else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _showdown_values(ranges, at, possible, ts, stakes, rank, bounds, hands, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
     the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands: in
@@ -354,7 +381,7 @@ def _showdown_values(ranges, at, possible, ts, stakes, rank, bounds, hands, num_
                     out[rows[k], p, i] = u * margin[rank[i], k] if possible[t, p, i] else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweeps(bounds, hands, x, card, margin):
     """margin [N, B] (by strength position, showdown) = the reach x [N, B] of the unblocked
     strictly weaker hands - of the stronger ones (hands int [N, h] of any h; card [C, B] scratch)."""
@@ -392,7 +419,7 @@ def _sweeps(bounds, hands, x, card, margin):
                     card[hands[s, j], k] += x[s, k]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sweeps2(bounds, hands, x, card, margin):
     """`_sweeps` for hands of two cards and SHOWDOWN_BATCH = 4 showdowns: the same sums in the
     same order, with the four running totals in registers (scalars a0 .. a3, not an array that
@@ -421,7 +448,7 @@ def _sweeps2(bounds, hands, x, card, margin):
         a0, a1, a2, a3 = _add_group(hi - 1, lo - 1, -1, hands, x, card, a0, a1, a2, a3)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _add_group(start, stop, step, hands, x, card, a0, a1, a2, a3):
     """(a0, a1, a2, a3) + the reach x [N, 4] of the two-card hands at strength positions
     range(start, stop, step), each also added to its cards' sums card [C, 4]."""

@@ -19,7 +19,9 @@ The entries (the legal (decision row, slot, action) triples, ordered by row, slo
 action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). Every
 sum adds the same terms in the same order, starting from 0.0, as the numpy row passes
 these loops replaced, so `CFRSolver`'s results are the same to the bit
-(`tests/test_row_cfr.py`). Shapes: n positions, N slots, A actions, m decision rows,
+(`tests/test_row_cfr.py`). With `sog.threads` set to k > 1 threads, each pass is cut into k
+pieces of slots (a slot's reach, values and its groups' regrets depend on that slot alone)
+run side by side, the results again the same to the bit. Shapes: n positions, N slots, A actions, m decision rows,
 G groups, E entries; ranges and values float [n, 2, N] in the game's units (chips).
 """
 from __future__ import annotations
@@ -29,9 +31,11 @@ import math
 import numba
 import numpy as np
 
+from sog import threads
 from sog.search.tree import CompiledTree
 
 MODES = {"cfr+": 0, "cfr": 1, "dcfr": 2}
+MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces of at least this many slots
 
 
 class RowTree:
@@ -94,11 +98,17 @@ class RowTree:
         `players` are written (a player's reach depends on its own policy alone)."""
         ct = self.ct
         ranges = np.empty((ct.num_nodes, 2, ct.num_states)) if out is None else out
-        _down(ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
-              self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
-              self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
-              _mask(players), ranges)
+        args = (ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
+                self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
+                self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
+                _mask(players), ranges)
+        threads.run([lambda lo=lo, hi=hi: _down(*args, lo, hi) for lo, hi in self._pieces()])
         return ranges
+
+    def _pieces(self) -> list[tuple[int, int]]:
+        """The slot ranges a pass is split into (`sog.threads`; one below MIN_SLOTS_PER_THREAD slots a piece)."""
+        N = self.ct.num_states
+        return threads.bounds(N, min(threads.parts(), max(N // MIN_SLOTS_PER_THREAD, 1)))
 
     def propagate_values(self, sigma: np.ndarray, values: np.ndarray, players: tuple[int, ...] = (0, 1),
                          best_response: bool = False) -> np.ndarray:
@@ -106,9 +116,10 @@ class RowTree:
         leaf values set; other players' rows are left as they are). The actor's value is
         sigma . q (sigma [E]), or its best q when `best_response`."""
         none = np.empty(0)
-        _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-            self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
-            best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values)
+        args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
+                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
+                best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values)
+        threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
         return values
 
     def action_values(self, values: np.ndarray) -> np.ndarray:
@@ -126,9 +137,10 @@ class RowTree:
         iteration t (dcfr: factors = the positive and negative regrets' and the average's
         discounts; unused otherwise) from the pass's sigma and ranges [n, 2, N], then sigma [E]
         set to the new regrets' regret matching."""
-        _up(self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-            self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players), False,
-            MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+        args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
+                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
+                False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+        threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
 
 
 def _mask(players: tuple[int, ...]) -> np.ndarray:
@@ -137,13 +149,13 @@ def _mask(players: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _pos(x):
     """np.maximum(x, 0.0) to the bit (-0.0 and NaN kept)."""
     return x if (x >= 0.0 or math.isnan(x)) else 0.0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _match(r, r0, k, sigma, e0):
     """sigma[e0:e0 + k] = the positive parts of a group's regrets r[r0:r0 + k] normalised
     (uniform where none is positive), the total summed in entry order from 0.0 as
@@ -190,21 +202,30 @@ def _plain_rows(row_grp, grp_ent, ent_action, child_of, same_mask):
     return row_kid, plain
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
+def _groups_in(grp_slot, g0, g1, lo, hi, everything):
+    """The groups [ga, gb) among a row's groups [g0, g1) (increasing slots) whose slot is in [lo, hi)."""
+    if everything:
+        return g0, g1
+    return (g0 + np.searchsorted(grp_slot[g0:g1], lo), g0 + np.searchsorted(grp_slot[g0:g1], hi))
+
+
+@numba.njit(cache=True, nogil=True)
 def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, actor, row_grp, grp_slot,
-          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, ranges):
+          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, ranges, lo, hi):
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
     [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
     its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
     into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
-    one walk of its groups writes every child, unmasked)."""
-    N = ranges.shape[2]
+    one walk of its groups writes every child, unmasked). Only the slots [lo, hi) are read and
+    written (a piece of a split pass, `sog.threads`)."""
+    everything = lo == 0 and hi == ranges.shape[2]
     for k in range(len(roots)):
         r = roots[k]
         for i in range(2):
             if not players[i]:
                 continue
-            for s in range(N):
+            for s in range(lo, hi):
                 ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
     for p in range(ranges.shape[0]):
         row = dec_row[p]
@@ -215,18 +236,20 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
                 if not players[i] or i == mover:
                     continue
                 if same_mask[c]:
-                    ranges[c, i, :] = ranges[p, i, :]
+                    ranges[c, i, lo:hi] = ranges[p, i, lo:hi]
                 else:
-                    for s in range(N):
+                    for s in range(lo, hi):
                         ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s]
         if mover < 0:
             continue
         i = mover
         for k in range(kid_start[p], kid_start[p + 1]):
-            ranges[kids[k], i, :] = 0.0
+            ranges[kids[k], i, lo:hi] = 0.0
+        g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
         if row_plain[row]:
-            g0, g1 = row_grp[row], row_grp[row + 1]
-            na = grp_ent[g0 + 1] - grp_ent[g0] if g1 > g0 else 0
+            na = grp_ent[row_grp[row] + 1] - grp_ent[row_grp[row]] if row_grp[row + 1] > row_grp[row] else 0
+            if g1 == g0:
+                continue
             if na == 2:
                 _split_plain_row(2, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
             elif na == 3:
@@ -234,14 +257,14 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
             elif na > 0:
                 _split_plain_row(na, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
             continue
-        for g in range(row_grp[row], row_grp[row + 1]):
+        for g in range(g0, g1):
             s = grp_slot[g]
             for e in range(grp_ent[g], grp_ent[g + 1]):
                 c = child_of[row, ent_action[e]]
                 ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * sigma[e]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _split_plain_row(na, row, p, i, g0, g1, e, grp_slot, row_kid, sigma, ranges):
     """Player i's reach at the children of plain decision row `row` (position p, i its actor;
     groups [g0, g1) of na entries each from e): each group's slot's reach x sigma of each action,
@@ -255,17 +278,19 @@ def _split_plain_row(na, row, p, i, g0, g1, e, grp_slot, row_kid, sigma, ranges)
         e += na
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, row_kid,
-        row_plain, sigma, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values):
+        row_plain, sigma, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values, lo, hi):
     """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
     the actor's at a decision node sum_a sigma q (or
     max over legal q; 0 at slots with no legal action), every other row its children's rows x
     their chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the
     actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise);
-    on a plain row (`RowTree.row_plain`) by `_update_plain_row`."""
+    on a plain row (`RowTree.row_plain`) by `_update_plain_row`. Only the slots [lo, hi) (and the
+    groups of those slots) are read and written (a piece of a split pass, `sog.threads`)."""
     N = values.shape[2]
     A = child_of.shape[1]
+    everything = lo == 0 and hi == N
     q = np.empty(A)                      # a group's child values, in entry order
     qs, own, v = np.empty(N * A), np.empty(N), np.empty(N)     # a plain row's, by group
     for p in range(values.shape[0] - 1, -1, -1):
@@ -277,13 +302,14 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
             if not players[i]:
                 continue
             if row >= 0 and actor[p] == i:
-                values[p, i, :] = 0.0
+                values[p, i, lo:hi] = 0.0
                 plain = row_plain[row]
-                if plain and mode >= 0 and row_grp[row + 1] > row_grp[row]:
-                    _update_plain_row(row, p, i, row_grp, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg,
+                g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
+                if plain and mode >= 0 and g1 > g0:
+                    _update_plain_row(row, p, i, g0, g1, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg,
                                       sigma, ranges, regrets, avg, values, qs, own, v)
                     continue
-                for g in range(row_grp[row], row_grp[row + 1]):
+                for g in range(g0, g1):
                     s = grp_slot[g]
                     e0, e1 = grp_ent[g], grp_ent[g + 1]
                     for e in range(e0, e1):
@@ -302,24 +328,23 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                 continue
             c = kids[k0]                         # (0.0 + the first child's term: the sum as from 0.0)
             w = prob[c]
-            for s in range(N):
+            for s in range(lo, hi):
                 values[p, i, s] = 0.0 + values[c, i, s] * w
             for k in range(k0 + 1, k1):
                 c = kids[k]
                 w = prob[c]
-                for s in range(N):
+                for s in range(lo, hi):
                     values[p, i, s] += values[c, i, s] * w
 
 
-@numba.njit(cache=True, inline="always")
-def _update_plain_row(row, p, i, row_grp, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg, sigma, ranges,
+@numba.njit(cache=True, nogil=True, inline="always")
+def _update_plain_row(row, p, i, g0, g1, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg, sigma, ranges,
                       regrets, avg, values, qs, own, v):
     """The value of player i at plain decision row `row` (position p, its actor) and the updates
-    of its G groups (`_update_run`), in three walks: the child values and reach of each group
-    gathered into qs [G * na] and own [G] (by group, then action), the updates, whose arithmetic
-    then runs over contiguous arrays (vectorised for na = 2 and 3, the poker rows), and the
-    values v [G] scattered into the row."""
-    g0, g1 = row_grp[row], row_grp[row + 1]
+    of its groups [g0, g1) (G of them, `_update_run`), in three walks: the child values and reach
+    of each group gathered into qs [G * na] and own [G] (by group, then action), the updates, whose
+    arithmetic then runs over contiguous arrays (vectorised for na = 2 and 3, the poker rows), and
+    the values v [G] scattered into the row."""
     G, e0 = g1 - g0, grp_ent[g0]
     na = grp_ent[g0 + 1] - e0
     for g in range(G):
@@ -337,7 +362,7 @@ def _update_plain_row(row, p, i, row_grp, grp_slot, grp_ent, row_kid, mode, t, f
         values[p, i, grp_slot[g0 + g]] = v[g]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _update_run(na, G, e0, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v):
     """`_update_group` of G consecutive groups of na entries each from e0 (a plain row's), with
     their child values qs [G * na] (overwritten by the new regrets) and reach own [G]; values
@@ -352,7 +377,7 @@ def _update_run(na, G, e0, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs
         _update_group(e, e + na, qs, g * na, x, own[g], mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _update_group(e0, e1, q, q0, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
     """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
     [e0, e1) of one group (a player's slot of a decision row: child values q[q0:q0 + e1 - e0],
