@@ -103,7 +103,8 @@ def run(args) -> dict:
     say(f"hold'em {args.street} subgame, board {args.board}: fast terminal values, {k} thread(s)")
     with threads.using(k):
         fast = solve(game, root, args.iterations, args.target_pot, args.check_every)
-    out = dict(benchmark="holdem", street=args.street, board=args.board, game=GAME, threads=k, fast=fast)
+    out = {"benchmark": "holdem", "street": args.street, "board": args.board, "game": GAME, "threads": k,
+           "fast": fast}
     if k > 1 and args.compare_threads:
         say("the same on one thread")
         out["one_thread"] = solve(game, root, args.iterations, args.target_pot, args.check_every)
