@@ -34,6 +34,7 @@ from launch import (
 from launch.console import UserError, say
 from launch.games import named_game
 from launch.values import fresh_cvpn, make_value_function, register_sog_agent
+from sog import threads
 from sog.config import ConfigError, load_config
 from sog.eval.search_policy import decision_state_count, search_exploitability
 from sog.policy import PolicyError
@@ -60,20 +61,23 @@ def cmd_solve(args) -> dict:
 
     if args.iterations < 1:
         raise UserError("--iterations must be at least 1")
+    if args.threads < 1:
+        raise UserError(f"--threads must be at least 1, got {args.threads}")
     game = named_game(args.game)
     _check_out_folder(args.out)
     alternating = not args.simultaneous
-    t0 = time.perf_counter()
-    ft = full_tree(game)
-    solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=alternating))
-    step = max(1, args.iterations // 20)
-    while solver.iterations < args.iterations:
-        solver.iterate(min(step, args.iterations - solver.iterations))
-        say(f"\r{game.spec.name}: iteration {solver.iterations}/{args.iterations}", end="")
-    seconds = time.perf_counter() - t0
-    say()
-    avg = solver.average_policy()
-    expl = exploitability(game, avg)
+    with threads.using(args.threads):
+        t0 = time.perf_counter()
+        ft = full_tree(game)
+        solver = CFRSolver(ft.ct, config=CFRConfig(args.algorithm, alternating=alternating))
+        step = max(1, args.iterations // 20)
+        while solver.iterations < args.iterations:
+            solver.iterate(min(step, args.iterations - solver.iterations))
+            say(f"\r{game.spec.name}: iteration {solver.iterations}/{args.iterations}", end="")
+        seconds = time.perf_counter() - t0
+        say()
+        avg = solver.average_policy()
+        expl = exploitability(game, avg)
     result = dict(game=game.spec.name, algorithm=args.algorithm, alternating=alternating,
                   iterations=solver.iterations, public_states=ft.ct.num_nodes,
                   exploitability=expl, exploitability_mbb=1000 * expl,
@@ -248,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the standard CFR+ of Tammelin and OpenSpiel's CFRPlusSolver)")
     s.add_argument("--out", help="write the average policy as JSON (OpenSpiel information-state keys); "
                                  "an existing file is replaced (atomically)")
+    s.add_argument("--threads", type=int, default=1,
+                   help="threads of the passes over large poker trees (sog.threads: the same results; default 1)")
     s.set_defaults(func=cmd_solve)
 
     e = sub.add_parser("exploitability", help="exact exploitability of a policy")

@@ -43,6 +43,19 @@ def test_solve_defaults_to_alternating_cfr_plus(flags, alternating, mbb):
     assert out["alternating"] is alternating and out["exploitability_mbb"] == pytest.approx(mbb, rel=1e-9)
 
 
+def test_solve_on_two_threads_gives_the_same_solution():
+    """153 hands: the passes split over slots (`sog.threads`); every figure to the bit."""
+    game = ("holdem(betting=limit,numRanks=6,numSuits=3,numHoleCards=2,numRounds=2,numBoardCards=0 1,"
+            "raiseSize=2 2,maxRaises=2 2)")
+    outs = []
+    for k in ("1", "2"):
+        rc, stdout, _ = run_sog("solve", "--game", game, "--iterations", "40", "--threads", k)
+        assert rc == 0
+        outs.append(json.loads(stdout))
+    for key in ("exploitability", "game_value", "public_states"):
+        assert outs[0][key] == outs[1][key]
+
+
 def test_search_agent_policy_file_is_the_one_measured(tmp_path):
     """`--out` writes the composed SoG(10, 1) policy: its exploitability, by `--policy` and by
     OpenSpiel, is the one the run reported."""
@@ -91,6 +104,7 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("bench", "holdem", "--board", "As Kh 7d 2c Zz"), "five distinct cards"),
     (("bench", "holdem", "--iterations", "0"), "--iterations and --check-every must be at least 1"),
     (("bench", "holdem", "--threads", "0"), "--threads must be at least 1, got 0"),
+    (("solve", "--game", "kuhn_poker", "--threads", "0"), "--threads must be at least 1, got 0"),
     (("bench", "selfplay"), "needs --config"),
     (("bench", "network"), "bench network needs --config"),
     (("acpc", "--host", "127.0.0.1", "--port", "70000", "--agent", "call"), "--port must be a TCP port, 1 to 65535"),
