@@ -43,15 +43,25 @@ def test_solve_defaults_to_alternating_cfr_plus(flags, alternating, mbb):
     assert out["alternating"] is alternating and out["exploitability_mbb"] == pytest.approx(mbb, rel=1e-9)
 
 
-def test_solve_on_two_threads_gives_the_same_solution():
-    """153 hands: the passes split over slots (`sog.threads`); every figure to the bit."""
+def test_solve_on_two_threads_gives_the_same_solution(monkeypatch, capsys):
+    """153 hands: the passes split over slots and the terminal values over folds and boards
+    (`sog.threads`, with minimums this small tree passes); every figure to the bit."""
+    from launch.cli import main
+    from sog import threads
+    from sog.games import poker
+    from sog.search import row_cfr
+    monkeypatch.setattr(row_cfr, "MIN_CELLS_PER_THREAD", 1000)
+    monkeypatch.setattr(poker, "MIN_TERMINALS_PER_THREAD", 4)
+    pieces = []
+    run = threads.run
+    monkeypatch.setattr(threads, "run", lambda calls: pieces.append(len(calls)) or run(calls))
     game = ("holdem(betting=limit,numRanks=6,numSuits=3,numHoleCards=2,numRounds=2,numBoardCards=0 1,"
             "raiseSize=2 2,maxRaises=2 2)")
     outs = []
     for k in ("1", "2"):
-        rc, stdout, _ = run_sog("solve", "--game", game, "--iterations", "40", "--threads", k)
-        assert rc == 0
-        outs.append(json.loads(stdout))
+        assert main(["solve", "--game", game, "--iterations", "40", "--threads", k]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert max(pieces) == 2
     for key in ("exploitability", "game_value", "public_states"):
         assert outs[0][key] == outs[1][key]
 

@@ -93,6 +93,7 @@ def test_passes_split_over_threads_give_the_same_bits(monkeypatch, alternating, 
     config = CFRConfig(algorithm, alternating=alternating)
     alone = solve(game, root, True, config, 9)
     monkeypatch.setattr(row_cfr, "MIN_SLOTS_PER_THREAD", 8)
+    monkeypatch.setattr(row_cfr, "MIN_CELLS_PER_THREAD", 64)
     monkeypatch.setattr(poker, "MIN_TERMINALS_PER_THREAD", 2)
     for k in (2, 3):
         with threads.using(k):

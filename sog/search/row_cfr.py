@@ -36,6 +36,9 @@ from sog.search.tree import CompiledTree
 
 MODES = {"cfr+": 0, "cfr": 1, "dcfr": 2}
 MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces of at least this many slots
+MIN_CELLS_PER_THREAD = 1 << 20  # ... and this many (position, slot) cells (the hold'em river subgame,
+                                # 27 x 1326, is not split: 0.45 s for 1000 iterations on one thread,
+                                # 0.78 s on two; the turn, 11,691 x 1326, goes 1.76x faster on two)
 
 
 class RowTree:
@@ -106,9 +109,11 @@ class RowTree:
         return ranges
 
     def _pieces(self) -> list[tuple[int, int]]:
-        """The slot ranges a pass is split into (`sog.threads`; one below MIN_SLOTS_PER_THREAD slots a piece)."""
-        N = self.ct.num_states
-        return threads.bounds(N, min(threads.parts(), max(N // MIN_SLOTS_PER_THREAD, 1)))
+        """The slot ranges a pass is split into (`sog.threads`): pieces of at least MIN_SLOTS_PER_THREAD
+        slots and MIN_CELLS_PER_THREAD (position, slot) cells, or one (a small pass costs less
+        than handing it to another thread)."""
+        N, n = self.ct.num_states, self.ct.num_nodes
+        return threads.bounds(N, min(threads.parts(), N // MIN_SLOTS_PER_THREAD, n * N // MIN_CELLS_PER_THREAD) or 1)
 
     def propagate_values(self, sigma: np.ndarray, values: np.ndarray, players: tuple[int, ...] = (0, 1),
                          best_response: bool = False) -> np.ndarray:
