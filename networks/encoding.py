@@ -168,7 +168,8 @@ def opponent_reach(ranges: np.ndarray, possible: np.ndarray) -> np.ndarray:
 def value_scales(game: Game, pubs: Sequence) -> np.ndarray:
     """float64 [B]: `game.value_scale(pub)` of each public state, the network's unit there."""
     table = _table(game)
-    return table.scale[table.rows(pubs)]
+    rows = table.rows(pubs)            # (first: adding rows may replace table.scale by a longer array)
+    return table.scale[rows]
 
 
 def to_game_units(values: np.ndarray, ranges: np.ndarray, possible: np.ndarray, scale) -> np.ndarray:

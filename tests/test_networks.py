@@ -258,3 +258,14 @@ def test_kl_is_zero_at_the_target_and_weights_combine():
     assert float(total) == pytest.approx(2.0 * float(parts["value_loss"]) + 3.0 * float(parts["policy_loss"]),
                                          rel=1e-6)
     assert float(parts["value_loss"]) == pytest.approx(0.5 * 0.1 ** 2, rel=1e-4)   # Huber, quadratic part
+
+
+def test_value_scales_of_more_new_public_states_than_the_table_holds():
+    """The first call on a fresh game with over 64 unseen public states grows the table while
+    it looks them up (it used to index the old 64-row array: IndexError)."""
+    from sog.search.full_tree import full_tree
+    game = load_game("leduc_poker")
+    ct = full_tree(game).ct
+    pubs = [ct.pub(p) for p in range(ct.num_nodes)][:200]
+    assert len(pubs) == 200
+    np.testing.assert_array_equal(value_scales(game, pubs), [game.value_scale(p) for p in pubs])
