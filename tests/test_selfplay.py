@@ -65,7 +65,9 @@ def test_producer_steps_deliver_what_their_stats_count(kuhn):
     assert s["queries_pushed"] == queue.pushed_total > 0 and s["network_queries"] == client.queries > 0
     assert s["seconds"] >= s["wait_inference"] + s["wait_push"] and s["version"] == vf.version
     split = [s[k] for k in ("search_tree", "search_cfr", "search_network", "search_merge")]
-    assert min(split) > 0 and abs(sum(split) - s["search_seconds"]) < 0.1 * s["search_seconds"]
+    # (clock pairs around pieces of a ~10 ms step: 10%, or 5 ms where a loaded machine
+    # preempts between a piece's clocks)
+    assert min(split) > 0 and abs(sum(split) - s["search_seconds"]) < max(0.1 * s["search_seconds"], 0.005)
     assert client.batch_sizes.counts() and sum(client.batch_sizes.counts().values()) == client.calls
     solver = QuerySolverWorker(game, cfg, client, channels, seed=1)
     waiting = len(queue)
