@@ -19,10 +19,11 @@ The entries (the legal (decision row, slot, action) triples, ordered by row, slo
 action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). Every
 sum adds the same terms in the same order, starting from 0.0, as the numpy row passes
 these loops replaced, so `CFRSolver`'s results are the same to the bit
-(`tests/test_row_cfr.py`). With `sog.threads` set to k > 1 threads, each pass is cut into k
-pieces of slots (a slot's reach, values and its groups' regrets depend on that slot alone)
-run side by side, the results again the same to the bit. Shapes: n positions, N slots, A actions, m decision rows,
-G groups, E entries; ranges and values float [n, 2, N] in the game's units (chips).
+(`tests/test_row_cfr.py`). With `sog.threads` set to k > 1 threads, a large pass is cut into
+k pieces of slots (a slot's reach, values and its groups' regrets depend on that slot alone)
+run side by side, the results again the same to the bit. Shapes: n positions, N slots,
+A actions, m decision rows, G groups, E entries; ranges and values float [n, 2, N] in the
+game's units (chips).
 """
 from __future__ import annotations
 
