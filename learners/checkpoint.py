@@ -13,8 +13,9 @@ orbax `CheckpointManager`:
 Resuming training restores the whole state (`restore_train_state`); playing
 and evaluating read only the run's network (`restore_params`, `load_value_function`:
 no optimizer state, step or RNG; the moving average when the run kept one, the
-weights it published) and build the network the checkpoint's own config describes. Checkpoints saved before `network.kind` existed have none
-in their metadata: they hold an mlp (the `NetworkConfig` default).
+weights it published) and build the network the checkpoint's own config
+describes. Checkpoints saved before `network.kind` existed have none in their
+metadata: they hold an mlp (the `NetworkConfig` default).
 
 Crash safety: orbax writes a step into `RUN_DIR/<step>.orbax-checkpoint-tmp`
 and renames it to `RUN_DIR/<step>` only once every item is written (atomic

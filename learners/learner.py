@@ -6,7 +6,8 @@ in `run_dir` when there is one, else from fresh weights (`run.seed`):
 - `step(batch)` takes one optimizer step and returns float metrics (loss,
   value_loss, policy_loss, grad_norm, learning_rate);
 - `publish()` returns `(version, params)` (numpy, ready for one object-store
-  put; the moving average of the weights when the run keeps one) every `learner.publish_every` steps and None otherwise; versions count
+  put; the moving average of the weights when the run keeps one) every
+  `learner.publish_every` steps and None otherwise; versions count
   publications, the initial weights are version 0 (`current()` gives them);
 - `checkpoint(counters)` saves params, optimizer state, step, RNG, weight
   version, the caller's counters and the config (orbax, keep the last N,
