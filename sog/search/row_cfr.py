@@ -253,14 +253,14 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
             ranges[kids[k], i, lo:hi] = 0.0
         g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
         if row_plain[row]:
-            na = grp_ent[row_grp[row] + 1] - grp_ent[row_grp[row]] if row_grp[row + 1] > row_grp[row] else 0
             if g1 == g0:
                 continue
+            na = grp_ent[g0 + 1] - grp_ent[g0]      # (every group of a plain row has as many)
             if na == 2:
                 _split_plain_row(2, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
             elif na == 3:
                 _split_plain_row(3, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
-            elif na > 0:
+            else:
                 _split_plain_row(na, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
             continue
         for g in range(g0, g1):
