@@ -31,6 +31,7 @@ from launch import (
     tournament,
     uci,
 )
+from launch.blueprint_agent import register_blueprint_agent
 from launch.console import UserError, say
 from launch.games import named_game
 from launch.values import fresh_cvpn, make_value_function, register_sog_agent
@@ -333,6 +334,7 @@ def main(argv=None) -> int:
     if argv is None:
         signal.signal(signal.SIGTERM, _interrupt)
     register_sog_agent()
+    register_blueprint_agent()
     args = build_parser().parse_args(argv)
     stdout = sys.stdout
     try:

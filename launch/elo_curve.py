@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from launch.console import UserError, say
-from launch.values import register_sog_agent
+from launch.tournament import setup_agents
 from sog.eval.elo import EloError, fit_elo
 from sog.eval.tournament import TournamentError, parse_config, read_raw, run_tournament
 from sog.games import network_family_of
@@ -82,7 +82,7 @@ def run(args, steps: list[int], game_name: str, prior_temperature: float = 1.0) 
     anchor = str(raw.get("anchor") or pool[0])
     if anchor not in pool:
         raise UserError(f"{args.pool}: the anchor {anchor!r} must be one of the pool's agents ({', '.join(pool)})")
-    register_sog_agent()
+    setup_agents()
     records = []
     for name, step in names.items():
         config = {**raw, "agents": {**{n: raw["agents"][n] for n in pool},
@@ -97,7 +97,7 @@ def run(args, steps: list[int], game_name: str, prior_temperature: float = 1.0) 
                 raise UserError(f"{args.pool} is a pool for {cfg.game}; the run's checkpoints are {game_name}")
             say(f"checkpoint {step}: {len(pool)} pool agent(s) x {cfg.games_per_pair} games")
             out = run_dir / ELO_DIR / name
-            run_tournament(cfg, out, setup=register_sog_agent)
+            run_tournament(cfg, out, setup=setup_agents)
         except TournamentError as e:
             raise UserError(str(e)) from None
         store = ResultStore(out, cfg)

@@ -77,9 +77,12 @@ def add_parser(subparsers):
 
 
 def setup_agents() -> None:
-    """Register the agent kind of launch (`sog:`, whose networks live above sog/)."""
+    """Register the agent kinds of launch: `sog:` (whose networks live above sog/) and
+    `blueprint:` (a `sog blueprint` configuration's file)."""
+    from launch.blueprint_agent import register_blueprint_agent
     from launch.values import register_sog_agent
     register_sog_agent()
+    register_blueprint_agent()
 
 
 class ProgressBar:

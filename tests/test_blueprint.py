@@ -205,9 +205,9 @@ def test_bet_size_abstraction_translates_into_the_real_game():
     assert trained < 0.6 * uniform
     # an abstract size reads as itself; an off-tree raise as a neighbouring size
     assert abstract_actions(game.rules, game.betting_state(()), sizes) == (0, 1, 4, 6, 8)
-    assert translate_history(solver.abstraction, (6,)) == (6,)
-    assert translate_history(solver.abstraction, (5,)) in {(4,), (6,)}
-    assert translate_history(solver.abstraction, (5, 1)) == translate_history(solver.abstraction, (5,)) + (1,)
+    assert translate_history(game, sizes, (6,)) == (6,)
+    assert translate_history(game, sizes, (5,)) in {(4,), (6,)}
+    assert translate_history(game, sizes, (5, 1)) == translate_history(game, sizes, (5,)) + (1,)
 
 
 def test_policy_is_the_real_game_blueprint():

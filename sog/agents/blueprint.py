@@ -494,7 +494,7 @@ def real_policy(tree: AbstractWorldTree, probs: np.ndarray) -> np.ndarray:
     memo: dict = {}
     rules = game.rules
     for i, pub in enumerate(ft.decision_pubs):
-        apub = translate_history(tree.abstraction, pub, memo)
+        apub = translate_history(game, tree.abstraction.bet_sizes, pub, memo)
         if apub is None or game.kind(apub) != DECISION or game.actor(apub) != game.actor(pub):
             out[i, :, B.CALL] = 1.0
             continue
@@ -505,16 +505,17 @@ def real_policy(tree: AbstractWorldTree, probs: np.ndarray) -> np.ndarray:
     return out
 
 
-def translate_history(abstraction: CardAbstraction, pub, memo: dict | None = None):
-    """The abstract public state a real one (`pub`, a fullgame history) is read as, or None
-    where the abstract hand has no counterpart (see `real_policy`); `memo` caches prefixes."""
+def translate_history(game, bet_sizes: BetSizes, pub, memo: dict | None = None):
+    """The abstract public state a real one (`pub`, a history of the fullgame no-limit `game`) is
+    read as under `bet_sizes`, or None where the abstract hand has no counterpart (see
+    `real_policy`); `memo` caches prefixes."""
     memo = {} if memo is None else memo
     if pub in memo:
         return memo[pub]
     if not pub:
         return ()
-    game, rules = abstraction.game, abstraction.game.rules
-    prev = translate_history(abstraction, pub[:-1], memo)
+    rules = game.rules
+    prev = translate_history(game, bet_sizes, pub[:-1], memo)
     event = pub[-1]
     out = None
     if prev is not None:
@@ -525,11 +526,11 @@ def translate_history(abstraction: CardAbstraction, pub, memo: dict | None = Non
                     and B.cards_due(rules, game.betting_state(prev)) == B.cards_due(rules, game.betting_state(before)))
             out = prev + (event,) if same else None
         elif kind == DECISION:
-            legal = abstraction.legal_mask(prev)[0]
+            legal = abstract_actions(rules, game.betting_state(prev), bet_sizes)
             if event in (B.FOLD, B.CALL):
-                out = prev + (event,) if legal[event] else None
+                out = prev + (event,) if event in legal else None
             else:
-                raises = [x for x in np.flatnonzero(legal).tolist() if x > B.CALL]
+                raises = [x for x in legal if x > B.CALL]
                 if not raises:
                     out = prev + (B.CALL,)
                 else:
@@ -618,6 +619,23 @@ def load_checkpoint(solver: BlueprintMCCFR, path: str | Path) -> dict:
     except (ValueError, TypeError, KeyError) as e:
         raise BlueprintError(f"{path}: a damaged blueprint checkpoint ({type(e).__name__}: {e})") from None
     return meta.get("extra", {})
+
+
+def read_blueprint(path: str | Path) -> tuple[dict, np.ndarray, np.ndarray]:
+    """(meta, keys str [R], probs float32 [R, K]) of a blueprint policy file (`save_blueprint`);
+    `BlueprintError` if it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            keys, probs = z["keys"], z["probs"]
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise BlueprintError(f"{path}: not a blueprint file ({e})") from None
+    if not isinstance(meta, dict) or meta.get("kind") != "blueprint":
+        raise BlueprintError(f"{path}: a {meta.get('kind') if isinstance(meta, dict) else None!r} file, "
+                             "not a blueprint")
+    if probs.ndim != 2 or probs.shape[0] != len(keys):
+        raise BlueprintError(f"{path}: probabilities of shape {probs.shape} for {len(keys)} keys")
+    return meta, keys, probs
 
 
 def save_blueprint(solver: BlueprintMCCFR, path: str | Path, probs: np.ndarray | None = None) -> None:

@@ -25,10 +25,10 @@ each player's continuation):
 from __future__ import annotations
 
 import abc
-import json
 
 import numpy as np
 
+from sog.agents.blueprint import BlueprintError, read_blueprint
 from sog.games.api import DECISION
 from sog.multiplayer.holdem import BET, CALL, FOLD
 
@@ -101,14 +101,10 @@ class BlueprintAgent(TableAgent):
         fingerprint: the caller checks it is of the same configuration). TableError if the
         file is not a blueprint or its keys are not of this tree."""
         try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                keys, probs = z["keys"], z["probs"]
-        except (OSError, KeyError, ValueError) as e:
-            raise TableError(f"{path}: not a blueprint file ({e})") from None
-        if meta.get("kind") != "blueprint":
-            raise TableError(f"{path}: a {meta.get('kind')!r} file, not a blueprint")
-        if probs.ndim != 2 or probs.shape[0] != len(keys) or probs.shape[1] > betting.width:
+            meta, keys, probs = read_blueprint(path)
+        except BlueprintError as e:
+            raise TableError(str(e)) from None
+        if probs.shape[1] > betting.width:
             raise TableError(f"{path}: probabilities of shape {probs.shape} for {len(keys)} keys and "
                              f"{betting.width} slots")
         parts = np.char.rpartition(keys.astype(str), "|")

@@ -1,0 +1,63 @@
+"""`blueprint:CONFIG.yaml[?file=PATH]`: a two-player `sog blueprint` as an agent of the two-player
+registry (`sog tournament`, `sog match`), playing its own hold'em game or another no-limit one
+alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`).
+
+The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
+or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
+`abstraction.cache_dir`). Loaded blueprints are kept per process, so the agents of a
+tournament's games share one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from launch.console import UserError
+from sog.agents.api import AgentError
+from sog.agents.blueprint import BlueprintError, read_blueprint
+from sog.agents.holdem_blueprint import HoldemBlueprintAgent, key_rows
+from sog.agents.spec import register, take_params
+from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
+from sog.games.holdem.game import Holdem
+
+_loaded: dict = {}
+
+
+def _blueprint_agent(game, arg: str | None, params: dict):
+    from launch.blueprint import _buckets, parse_config
+
+    p = take_params("blueprint", params, {"file": str})
+    if arg is None:
+        raise AgentError("agent 'blueprint' needs a blueprint config: blueprint:CONFIG.yaml[?file=PATH]")
+    if not isinstance(game, Holdem):
+        raise AgentError(f"agent 'blueprint' plays two-player hold'em games, not {game.spec.name}")
+    key = (arg, p.get("file"))
+    if key not in _loaded:
+        try:
+            bp = parse_config(arg)
+        except UserError as e:
+            raise AgentError(f"agent 'blueprint': {e}") from None
+        if bp.players != 2:
+            raise AgentError(f"agent 'blueprint': {arg} is a {bp.players}-player blueprint; the two-player "
+                             "registry plays two (tables: `sog tournament` with players:)")
+        file = Path(p.get("file") or Path(bp.out) / "blueprint.npz")
+        if not file.is_file():
+            raise AgentError(f"agent 'blueprint': no blueprint file {file} (train it: sog blueprint --config {arg})")
+        try:
+            meta, keys, probs = read_blueprint(file)
+        except BlueprintError as e:
+            raise AgentError(f"agent 'blueprint': {e}") from None
+        if meta.get("fingerprint") != bp.fingerprint():
+            raise AgentError(f"agent 'blueprint': {file} is a blueprint of another configuration than {arg}")
+        try:
+            cards = DealBuckets(bp.game.rules, _buckets(bp), bp.counts, bp.recall, bp.indexer,
+                                seed=bp.buckets.seed, players=2)
+        except (DealBucketError, UserError) as e:
+            raise AgentError(f"agent 'blueprint': {e}") from None
+        _loaded[key] = (bp, cards, key_rows(keys), probs)
+    bp, cards, rows, probs = _loaded[key]
+    return HoldemBlueprintAgent(game, bp.game, bp.bet_sizes, cards, rows, probs)
+
+
+def register_blueprint_agent() -> None:
+    """Make `blueprint:CONFIG.yaml[?file=PATH]` available to `sog.agents.registry.make_agent`."""
+    register("blueprint", _blueprint_agent, replace=True)

@@ -1,0 +1,179 @@
+"""A two-player hold'em blueprint (`sog blueprint`'s file) played through the agent API.
+
+So that `sog tournament` (two players) can seat a Pluribus-style blueprint against SoG, the
+reference bots and the other agents of a hold'em game, including a game whose bets are not the
+blueprint's: HUNL with the `sog` abstraction's one f x pot bet against a blueprint of
+fullgame no-limit with its own pot fractions (issue 22, item 6). At a decision, for every
+hand at once (`strategy_table`, which AIVAT reads):
+
+1. The history in the blueprint's game (`real_history`): the agent's game's events, its bets
+   as raises to the same chips (every size is a fullgame action), its setup (the `sog`
+   abstraction's drawn bet fraction) left out. The two games must have the same deck, rounds,
+   board cards, blinds, first players and stacks (`check_compatible`), so the betting states
+   agree chip for chip.
+2. The abstract history the blueprint knows: every raise read as the abstract raise the
+   pseudo-harmonic mapping picks (`sog.agents.blueprint.translate_history`, deterministic).
+3. The blueprint row of (abstract betting string, the hand's bucket code on that round's
+   board), as the blueprint's keys write it ("<history>|<code>"); states the blueprint never
+   met play uniformly over their abstract actions (counted in `stats`).
+4. Each abstract action played as the real action of the same kind and pot fraction of the
+   real pot (`sog.agents.blueprint.real_action`), then as the agent's game's action nearest
+   it: fold and check / call as they are, a raise as the legal raise whose raise-to is nearest
+   those chips (ties: the smaller), a call where the game allows no raise.
+
+Where step 2 has no counterpart (the abstract hand ended or went to a card while the real one
+goes on) every hand checks or calls, as `sog.agents.blueprint.real_policy` plays it.
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from sog.agents.api import AgentError
+from sog.agents.blueprint import real_action, translate_history
+from sog.agents.policy_agents import BaseAgent
+from sog.games.api import DECISION
+from sog.games.holdem import betting as B
+from sog.games.holdem.action_abstraction import BetSizes, abstract_actions
+from sog.games.holdem.game import Holdem
+
+MEMO_LIMIT = 1 << 16     # translated histories kept (then started afresh)
+
+
+def check_compatible(game: Holdem, blueprint_game: Holdem) -> None:
+    """AgentError unless `game`'s betting states can be replayed chip for chip in `blueprint_game`
+    (see the module doc): the same game, or no-limit games alike but for their bets."""
+    a, b = game.rules, blueprint_game.rules
+    if game.spec.name == blueprint_game.spec.name:
+        return
+    if a.limit or b.limit or b.abstraction != "fullgame":
+        raise AgentError(f"a blueprint of {blueprint_game.spec.name} plays only that game or, being of fullgame "
+                         f"no-limit, another no-limit game; not {game.spec.name}")
+    same = ("num_ranks", "num_suits", "hole", "num_rounds", "board_cards", "blinds", "first_player")
+    differ = [k for k in same if getattr(a, k) != getattr(b, k)]
+    stacks = {tuple(s) for _, s in a.setups}
+    if differ or stacks != {tuple(b.setups[0][1])}:
+        what = ", ".join(differ + ([] if stacks == {tuple(b.setups[0][1])} else ["stacks"]))
+        raise AgentError(f"a blueprint of {blueprint_game.spec.name} cannot play {game.spec.name}: other {what}")
+
+
+def key_rows(keys: np.ndarray) -> dict[str, int]:
+    """{key: row} of a blueprint's keys (str [R], "<history>|<code>")."""
+    return {str(k): i for i, k in enumerate(keys.tolist())}
+
+
+class HoldemBlueprintAgent(BaseAgent):
+    """The blueprint `probs` (float [R, K], over each row's abstract actions in increasing id;
+    `rows`: `key_rows` of its keys) of `blueprint_game` with `bet_sizes` (None: the game's own
+    actions) and bucket codes from `cards` (`DealBuckets`), played in `game`."""
+
+    name = "blueprint"
+
+    def __init__(self, game: Holdem, blueprint_game: Holdem, bet_sizes: BetSizes | None, cards,
+                 rows: dict[str, int], probs: np.ndarray, label: str = "blueprint"):
+        super().__init__(game)
+        check_compatible(game, blueprint_game)
+        if len(rows) != len(probs):
+            raise AgentError(f"{len(rows)} blueprint keys for {len(probs)} rows of probabilities")
+        self.blueprint_game, self.bet_sizes, self.cards, self.name = blueprint_game, bet_sizes, cards, label
+        self.same_game = game.spec.name == blueprint_game.spec.name
+        self.row, self.probs = rows, np.asarray(probs, dtype=np.float64)
+        self._memo: dict = {}
+        self._last = (None, None, None)       # (pub, table [N, A], met [N]) of the latest decision
+        self.lookups = self.misses = self.fallbacks = 0
+
+    def __repr__(self) -> str:
+        return f"HoldemBlueprintAgent({self.name}, {self.game.spec.name})"
+
+    # ---- the translation ---------------------------------------------------------------
+    def real_history(self, pub) -> tuple:
+        """`pub` of the agent's game as a public state of the blueprint's game (step 1)."""
+        if self.same_game:
+            return pub
+        out = []
+        for i, event in enumerate(pub):
+            if isinstance(event, B.Setup):
+                continue
+            if isinstance(event, int) and event >= B.BET:
+                event = B.raise_to(self.game.rules, self.game.betting_state(pub[:i]), event)
+            out.append(event)
+        return tuple(out)
+
+    def _abstract(self, real):
+        """The blueprint's public state for the real one (None: none; step 2)."""
+        if self.bet_sizes is None:
+            return real
+        if len(self._memo) > MEMO_LIMIT:
+            self._memo.clear()
+        return translate_history(self.blueprint_game, self.bet_sizes, real, self._memo)
+
+    def _game_action(self, pub, real_id: int) -> int:
+        """The agent's game's action nearest the blueprint game's action `real_id` at `pub` (step 4)."""
+        if self.same_game or real_id in (B.FOLD, B.CALL):
+            return real_id
+        rules, st = self.game.rules, self.game.betting_state(pub)
+        raises = [a for a in self.game.legal_actions(pub) if a >= B.BET]
+        if not raises:
+            return B.CALL
+        return min(raises, key=lambda a: (abs(B.raise_to(rules, st, a) - real_id), B.raise_to(rules, st, a)))
+
+    # ---- the strategy ---------------------------------------------------------------------
+    def strategy_table(self, history: Sequence[Hashable]) -> np.ndarray:
+        """float [N, A]: the distribution of every hand at decision history[-1] (module doc);
+        hands holding a board card get the uniform one over the abstract actions (they cannot
+        occur)."""
+        return self._table(history[-1])[0]
+
+    def _table(self, pub) -> tuple[np.ndarray, np.ndarray | None]:
+        """(`strategy_table` at `pub`, bool [N]: whether the blueprint met each hand's state; None
+        where every hand checks / calls), the latest decision's kept."""
+        if self._last[0] != pub:
+            self._last = (pub, *self._compute(pub))
+        return self._last[1], self._last[2]
+
+    def _compute(self, pub) -> tuple[np.ndarray, np.ndarray | None]:
+        game, bgame = self.game, self.blueprint_game
+        n, a = game.spec.num_states, game.spec.num_actions
+        out = np.zeros((n, a))
+        real = self.real_history(pub)
+        apub = self._abstract(real)
+        if apub is None or bgame.kind(apub) != DECISION or bgame.actor(apub) != bgame.actor(real):
+            out[:, B.CALL] = 1.0
+            return out, None
+        rules, st_abs, st_real = bgame.rules, bgame.betting_state(apub), bgame.betting_state(real)
+        acts = (abstract_actions(rules, st_abs, self.bet_sizes) if self.bet_sizes is not None
+                else bgame.legal_actions(apub))
+        board = tuple(c for event in real if isinstance(event, tuple) for c in event)
+        codes = self.cards.hand_codes(board, st_abs.round)
+        history_key = B.sequences(rules, st_abs)
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        rows = np.array([self.row.get(f"{history_key}|{c}", -1) if c >= 0 else -1 for c in uniq.tolist()])[inverse]
+        k = len(acts)
+        known = rows >= 0
+        probs = np.full((n, k), 1.0 / k)
+        if known.any():
+            p = self.probs[rows[known], :k]
+            total = p.sum(axis=1, keepdims=True)
+            probs[known] = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / k)
+        for j, x in enumerate(acts):
+            out[:, self._game_action(pub, real_action(rules, st_abs, st_real, x))] += probs[:, j]
+        return out, known
+
+    def _distribution(self, history, slot, legal):
+        return self._table(history[-1])[0][slot]
+
+    def act(self, history: Sequence[Hashable], slot: int) -> int:
+        action = super().act(history, slot)
+        met = self._table(history[-1])[1]
+        self.lookups += 1
+        self.fallbacks += met is None
+        self.misses += met is not None and not met[slot]
+        return action
+
+    def stats(self) -> dict:
+        """The agent's decisions, those at an information state the blueprint never met (played
+        uniformly over the abstract actions), and those played by checking / calling because the
+        translation broke down."""
+        return {"decisions": self.lookups, "unmet_information_states": self.misses,
+                "fallback_decisions": self.fallbacks}
