@@ -18,6 +18,10 @@
     sy_heuristic                             Scotland Yard: Mr X away from the detectives, detectives
                                              towards his possible stations (sog.agents.scotland_yard_heuristics)
 
+Registered by launch (their files and networks live there): `sog:PATH?s=100&c=1`
+(launch.values) and `blueprint:CONFIG.yaml[?file=PATH]` (launch.blueprint_agent, playing
+sog.agents.holdem_blueprint).
+
 Importing this module registers them; `make_agent` and the rest of the spec API
 are re-exported so that `from sog.agents.registry import make_agent` always
 sees the built-in kinds.
