@@ -39,6 +39,7 @@ from sog.games.holdem.action_abstraction import BetSizes, abstract_actions
 from sog.games.holdem.game import Holdem
 
 MEMO_LIMIT = 1 << 16     # translated histories kept (then started afresh)
+CODES_LIMIT = 256        # boards whose hands' bucket codes are kept (then started afresh)
 
 
 def check_compatible(game: Holdem, blueprint_game: Holdem) -> None:
@@ -80,6 +81,7 @@ class HoldemBlueprintAgent(BaseAgent):
         self.same_game = game.spec.name == blueprint_game.spec.name
         self.row, self.probs = rows, np.asarray(probs, dtype=np.float64)
         self._memo: dict = {}
+        self._codes: dict = {}             # (board, round) -> int64 [N]: `DealBuckets.hand_codes`
         self._last = (None, None, None)       # (pub, table [N, A], met [N]) of the latest decision
         self.lookups = self.misses = self.fallbacks = 0
 
@@ -107,6 +109,16 @@ class HoldemBlueprintAgent(BaseAgent):
         if len(self._memo) > MEMO_LIMIT:
             self._memo.clear()
         return translate_history(self.blueprint_game, self.bet_sizes, real, self._memo)
+
+    def _hand_codes(self, board: tuple, r: int) -> np.ndarray:
+        """int64 [N]: every hand's bucket code on round r with `board` (a duplicate match replays each
+        board with the seats swapped; a strength bucket costs a hand-strength pass over the deck)."""
+        codes = self._codes.get((board, r))
+        if codes is None:
+            if len(self._codes) >= CODES_LIMIT:
+                self._codes.clear()
+            codes = self._codes[(board, r)] = self.cards.hand_codes(board, r)
+        return codes
 
     def _game_action(self, pub, real_id: int) -> int:
         """The agent's game's action nearest the blueprint game's action `real_id` at `pub` (step 4)."""
@@ -145,7 +157,7 @@ class HoldemBlueprintAgent(BaseAgent):
         acts = (abstract_actions(rules, st_abs, self.bet_sizes) if self.bet_sizes is not None
                 else bgame.legal_actions(apub))
         board = tuple(c for event in real if isinstance(event, tuple) for c in event)
-        codes = self.cards.hand_codes(board, st_abs.round)
+        codes = self._hand_codes(board, st_abs.round)
         history_key = B.sequences(rules, st_abs)
         uniq, inverse = np.unique(codes, return_inverse=True)
         rows = np.array([self.row.get(f"{history_key}|{c}", -1) if c >= 0 else -1 for c in uniq.tolist()])[inverse]
