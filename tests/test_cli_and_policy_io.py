@@ -452,3 +452,36 @@ def test_sigterm_stops_a_tournament_with_its_workers(tmp_path):
     time.sleep(1)
     assert not [p for p in workers if _stat_fields(p)[:1] not in ([], ["Z"])]
     assert (out / "games.jsonl").read_text().strip()
+
+
+def test_progress_lines_in_a_log_are_lines_of_their_own(monkeypatch):
+    """`say`'s progress redraws: in place on a terminal; into a file or a pipe (a background run's
+    log), whole lines at most one per PROGRESS_SECONDS, blank lines left out."""
+    import io
+
+    from launch import console
+
+    clock = [100.0]
+    monkeypatch.setattr(console, "_clock", lambda: clock[0])
+    monkeypatch.setattr(console, "_last_progress", [-float("inf")])
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    console.say("\rsearch 1/10", end="")
+    console.say("\rsearch 2/10   ", end="")          # within PROGRESS_SECONDS of the last: left out
+    clock[0] += console.PROGRESS_SECONDS
+    console.say("\rsearch 3/10", end="")
+    console.say()
+    console.say("\r" + " " * 12 + "\r", end="")
+    console.say("done", 3)
+    assert log.getvalue() == "search 1/10\nsearch 3/10\ndone 3\n"
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    console.say("\rsearch 1/10", end="")
+    console.say("\rsearch 2/10", end="")
+    console.say()
+    assert tty.getvalue() == "\rsearch 1/10\rsearch 2/10\n"
