@@ -53,10 +53,11 @@ def check_compatible(game: Holdem, blueprint_game: Holdem) -> None:
                          f"no-limit, another no-limit game; not {game.spec.name}")
     same = ("num_ranks", "num_suits", "hole", "num_rounds", "board_cards", "blinds", "first_player")
     differ = [k for k in same if getattr(a, k) != getattr(b, k)]
-    stacks = {tuple(s) for _, s in a.setups}
-    if differ or stacks != {tuple(b.setups[0][1])}:
-        what = ", ".join(differ + ([] if stacks == {tuple(b.setups[0][1])} else ["stacks"]))
-        raise AgentError(f"a blueprint of {blueprint_game.spec.name} cannot play {game.spec.name}: other {what}")
+    if {tuple(stacks) for _, stacks in a.setups} != {tuple(b.setups[0][1])}:
+        differ.append("stacks")
+    if differ:
+        raise AgentError(f"a blueprint of {blueprint_game.spec.name} cannot play {game.spec.name}: other "
+                         f"{', '.join(differ)}")
 
 
 def key_rows(keys: np.ndarray) -> dict[str, int]:
