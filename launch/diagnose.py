@@ -14,11 +14,14 @@ state for seed S, whose exploitability it reports (`eval_mbb`, mbb/h), and
 compares the network with exact values on N of that evaluation's own queries.
 Per set, the public states that hold most of the network's error are listed
 (`by_state`). With `--swap`, the same evaluation twice more, with the network's
-values and the exact oracle's prior logits and the other way round, and once
-with the oracle alone (`swap`: mbb/h each): which head holds the gap (issue 18,
+values and the exact oracle's prior logits and the other way round, once with
+the network's values but the oracle's best-response values at the slots off each
+belief's support (hands their owner does not reach), and once with the oracle
+alone (`swap`: mbb/h each): which head, and which slots, hold the gap (issue 18,
 Leduc at step 19,457: 555 with the network, 556 with its values and the
 oracle's policy, 422 with the oracle's values and its policy, 425 with the
-oracle). Prints one JSON object (None where a set has nothing to measure).
+oracle; session 19, eight seeds on another run's network: 565 with it, 404 with
+the oracle's best responses off the support alone). Prints one JSON object (None where a set has nothing to measure).
 Needs a game whose full public tree the exact oracle can solve.
 
 `add_parser(subparsers)` adds the command with `run` as its func; user errors
@@ -113,16 +116,20 @@ def run(args) -> dict:
 
 def _swap(game, vf, settings: SearchSettings) -> dict:
     """SoG(settings) exploitability (mbb/h, seed 0) with the network's values and the oracle's
-    logits, the oracle's values and the network's logits, and the oracle alone."""
+    logits, the oracle's values and the network's logits, the network with the oracle's
+    best-response values at the slots off each belief's support (`OffSupportValueFunction`), and
+    the oracle alone."""
     from learners.oracle_reference import ORACLE_ITERATIONS
     from sog.search.oracle import ExactValueFunction
-    from sog.search.value_function import SplitValueFunction
+    from sog.search.value_function import OffSupportValueFunction, SplitValueFunction
 
-    def oracle():       # a fresh one each time: the oracle warm-starts from its earlier answers
-        return ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000)
+    def oracle(values="average"):   # a fresh one each time: the oracle warm-starts from its earlier answers
+        return ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000, values=values)
     out = {}
     for name, fn in (("net_values_oracle_policy", SplitValueFunction(vf, oracle())),
-                     ("oracle_values_net_policy", SplitValueFunction(oracle(), vf)), ("oracle", oracle())):
+                     ("oracle_values_net_policy", SplitValueFunction(oracle(), vf)),
+                     ("net_with_oracle_best_responses_off_support", OffSupportValueFunction(vf, oracle("best_response"))),
+                     ("oracle", oracle())):
         out[name] = 1000 * search_exploitability(game, ContinualResolver(game, fn, settings), 1)["mean"]
         say(f"SoG({settings.label}) with {name.replace('_', ' ')}: {out[name]:.2f} mbb/h")
     return out

@@ -37,6 +37,14 @@ errors over slots):
     net_error_fresh   the same as net_error_replay over the fresh examples
     net_error_eval    the same over the evaluation's queries (slots possible, with positive
                       opponent reach): the error the evaluated searches actually meet
+    net_error_replay_off_support, net_error_eval_off_support
+                      net_error_replay and net_error_eval over the slots off the belief's
+                      support (a hand its owner does not reach: own range 0), where equilibrium
+                      values are not unique and the search still reads them (issue 18: on
+                      Leduc, the network's error there was 7x that on the support, and the exact
+                      oracle's values at those slots alone took SoG(10,1) from 565 to 420 mbb/h,
+                      its best-response values to 404, of the oracle's 390)
+    eval_off_support_share  the share of the evaluation queries' trained slots that are off support
     policy_kl         mean KL(policy target || network policy) in nats over the sample's slots with
                       a policy target (the search policies of self-play; the policy loss's terms)
     replay_age_mean,  `version` minus the examples' weight versions over the sample (weight
@@ -69,7 +77,8 @@ EXACT_ITERATIONS = 100        # oracle CFR iterations per chunk
 EXACT_GAP = 1e-4              # stop once the mean gap per example is at most this (network units)
 EXACT_MAX_ITERATIONS = 3000
 
-FIELDS = ("target_error", "net_error_replay", "net_error_targets", "net_error_fresh", "net_error_eval", "policy_kl",
+FIELDS = ("target_error", "net_error_replay", "net_error_targets", "net_error_fresh", "net_error_eval",
+          "net_error_replay_off_support", "net_error_eval_off_support", "eval_off_support_share", "policy_kl",
           "replay_age_mean", "replay_age_max", "exact_gap", "samples", "fresh", "value_examples", "policy_examples",
           "eval_queries", "seconds")
 WORST_STATES = 5              # public states listed per set by `worst_states`
@@ -171,6 +180,12 @@ def _exact(game: Game, examples: dict, interrupt: Callable[[], None] | None):
     return (rows, pubs, *exact_network_values(game, pubs, ranges, examples["possible"][rows], interrupt))
 
 
+def _off_support(game: Game, inputs: np.ndarray) -> np.ndarray:
+    """bool [B, 2, N]: the slots each player's normalised input range (inputs [B, 2N + F]) gives 0."""
+    n = game.spec.num_states
+    return inputs[:, :2 * n].reshape(len(inputs), 2, n) <= 0
+
+
 def policy_kl(logits: np.ndarray, examples: dict) -> np.ndarray:
     """float [B, 2, N]: KL(target || softmax of `logits` [B, 2, N, A] over legal actions) in nats, and
     NaN where the example has no policy target (the masks of `networks.loss`)."""
@@ -215,6 +230,7 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
             out["target_error"] = _mean(np.abs(examples["value_target"][rows] - exact), targets)
             error = np.abs(values[rows] - exact)
             out["net_error_replay"] = _mean(error, mask)
+            out["net_error_replay_off_support"] = _mean(error, mask & _off_support(game, examples["inputs"][rows]))
             if by_state:
                 states["replay"] = worst_states(pubs, error, mask)
             out["net_error_targets"] = _mean(error, targets)
@@ -234,7 +250,10 @@ def diagnose(game: Game, vf: NetworkValueFunction, version: int, examples: dict 
         values, _ = vf.apply_padded(inputs, possible)
         exact, mask, gap = exact_network_values(game, pubs, ranges, possible, interrupt)
         error = np.abs(values - exact)
+        off = mask & _off_support(game, inputs)
         out["net_error_eval"] = _mean(error, mask)
+        out["net_error_eval_off_support"] = _mean(error, off)
+        out["eval_off_support_share"] = float(off.sum() / mask.sum()) if mask.any() else None
         out["eval_queries"] = len(pubs)
         if by_state:
             states["eval"] = worst_states(pubs, error, mask)

@@ -74,6 +74,29 @@ def test_exact_targets_have_zero_error_and_ages_count_versions(kuhn):
     assert got["net_error_targets"] == pytest.approx(diagnose(kuhn, vf, 3, kept, None)["net_error_replay"], abs=1e-3)
 
 
+def test_off_support_errors_are_the_errors_at_unreached_slots(kuhn):
+    """net_error_eval_off_support averages the network's error over the slots a belief's owner does
+    not reach (own range 0) and nowhere else; eval_off_support_share counts them."""
+    from networks.encoding import encode
+
+    config = NetworkConfig(hidden=8, layers=1)
+    vf = NetworkValueFunction(kuhn, config, init_params(kuhn, config, 0))
+    pubs = list(full_tree(kuhn).decision_pubs)
+    ranges = np.random.default_rng(0).random((len(pubs), 2, kuhn.spec.num_states))
+    ranges[:, 0, 0] = 0.0                           # player 0 never holds slot 0
+    out = diagnose(kuhn, vf, 0, None, None, (pubs, ranges))
+    inputs, possible = encode(kuhn, pubs, ranges)
+    values, _ = vf.apply_padded(inputs, possible)
+    exact, mask, _ = exact_network_values(kuhn, pubs, ranges, possible)
+    off = np.zeros_like(mask)
+    off[:, 0, 0] = True
+    off &= mask
+    assert off.any() and (mask & ~off).any()
+    assert out["net_error_eval_off_support"] == pytest.approx(np.abs(values - exact)[off].mean(), rel=1e-6)
+    assert out["eval_off_support_share"] == pytest.approx(off.sum() / mask.sum())
+    assert out["net_error_replay_off_support"] is None       # no replay examples given
+
+
 def test_eval_queries_error_is_the_replay_error_of_the_same_beliefs(kuhn):
     """The evaluation's queries, recorded through `QueryRecorder`, are diagnosed like replay
     examples: the same beliefs give the same network error; `by_state` ranks the states."""
@@ -212,13 +235,15 @@ def test_sog_diagnose_prints_json_and_refuses_bad_runs(tiny_run, tmp_path, capsy
 
 def test_sog_diagnose_swap_says_which_head_holds_the_gap(tiny_run, capsys):
     """`--swap`: the oracle alone gives the run's cached oracle reference; the split value
-    function takes each head from the function named for it."""
-    from sog.search.value_function import SplitValueFunction
+    function takes each head from the function named for it; the off-support one takes values
+    at unreached slots (range 0) from the second, the rest and the logits from the first."""
+    from sog.search.value_function import OffSupportValueFunction, SplitValueFunction
     run_dir, _, _ = tiny_run
     (row,) = oracle_reference.load(run_dir).values()
     assert cli_main(["diagnose", "--run", str(run_dir), "--samples", "8", "--swap"]) == 0
     swap = json.loads(capsys.readouterr().out)["swap"]
-    assert set(swap) == {"net_values_oracle_policy", "oracle_values_net_policy", "oracle"}
+    assert set(swap) == {"net_values_oracle_policy", "oracle_values_net_policy",
+                         "net_with_oracle_best_responses_off_support", "oracle"}
     assert swap["oracle"] == pytest.approx(row["mean_mbb"], rel=1e-9)
 
     class Const:
@@ -229,6 +254,10 @@ def test_sog_diagnose_swap_says_which_head_holds_the_gap(tiny_run, capsys):
             return np.full((len(pubs), 2, 3), self.v), np.full((len(pubs), 2, 3, 2), -self.v)
     values, logits = SplitValueFunction(Const(1.0), Const(2.0)).evaluate([(), ()], np.ones((2, 2, 3)))
     assert (values == 1.0).all() and (logits == -2.0).all()
+    ranges = np.ones((2, 2, 3))
+    ranges[0, 1, 2] = 0.0
+    values, logits = OffSupportValueFunction(Const(1.0), Const(2.0)).evaluate([(), ()], ranges)
+    assert values[0, 1, 2] == 2.0 and (np.delete(values.reshape(-1), 5) == 1.0).all() and (logits == -1.0).all()
 
 
 def test_reference_key_is_the_same_without_the_value_cache_setting():

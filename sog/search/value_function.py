@@ -89,3 +89,20 @@ class SplitValueFunction:
         values, _ = self.values_from.evaluate(pubs, ranges)
         _, logits = self.logits_from.evaluate(pubs, ranges)
         return values, logits
+
+
+class OffSupportValueFunction:
+    """Values from `on_support` at the slots each belief's owner reaches and from `off_support` at
+    the others (own range 0: a hand off the belief's support), logits from `on_support` (`sog
+    diagnose --swap`: does a trained network's gap sit at the hands off its beliefs' support,
+    whose equilibrium values are not unique? Leduc, issue 18). Both are asked every batch;
+    `cacheable` only if both are."""
+
+    def __init__(self, on_support: ValueFunction, off_support: ValueFunction):
+        self.on_support, self.off_support = on_support, off_support
+        self.cacheable = getattr(on_support, "cacheable", True) and getattr(off_support, "cacheable", True)
+
+    def evaluate(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values, logits = self.on_support.evaluate(pubs, ranges)
+        other, _ = self.off_support.evaluate(pubs, ranges)
+        return np.where(np.asarray(ranges) > 0, values, other), logits
