@@ -38,8 +38,11 @@ def check_figures(r: dict, seconds: float) -> None:
         assert s["ms_per_search"] == pytest.approx(1000 * s["search_seconds"] / s["searches"])
         assert set(s["shares"]) == {name for name, _, _ in SPLIT}
         assert all(0 < v <= 1 for v in s["shares"].values()), (role, s["shares"])
-        assert sum(s["seconds"].values()) == pytest.approx(s["search_seconds"], rel=0.1), (role, s)
-        assert abs(s["unaccounted_share"]) < 0.1
+        # within 10%, or 25 ms where the run's searches took ~0.1 s in all (one GC pause or
+        # scheduling gap of a loaded CI runner outside every phase broke the 10% alone)
+        gap = abs(sum(s["seconds"].values()) - s["search_seconds"])
+        assert gap <= max(0.1 * s["search_seconds"], 0.025), (role, s)
+        assert abs(s["unaccounted_share"]) * s["search_seconds"] <= max(0.1 * s["search_seconds"], 0.025)
     before, after = r["load_average"]["before"], r["load_average"]["after"]
     assert len(before) == len(after) == 3
 

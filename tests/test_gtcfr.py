@@ -16,6 +16,7 @@ from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings, parse_search
 from sog.search.tree import PublicTree, compile_tree
+from sog.search.value_function import drive
 
 
 def test_regret_update_on_a_full_tree_is_public_tree_cfr_plus():
@@ -27,6 +28,60 @@ def test_regret_update_on_a_full_tree_is_public_tree_cfr_plus():
     for row, pos in enumerate(solver.levels.dec):
         np.testing.assert_allclose(search.average_policy(int(solver.ct.node_of[pos])),
                                    solver.average_policy()[row], atol=1e-12)
+
+
+def _pass_by_pass(search, view, iterations, passes):
+    """`GTCFR._closed_iterations` as `_pass` calls, one by one (none may ask for values)."""
+    for _ in range(iterations):
+        search.t += 1
+        for k, players in enumerate(passes):
+            drive(search._pass(view, players, k == len(passes) - 1), None)
+
+
+def _closed_and_pass_by_pass(monkeypatch, make):
+    """The searches `make()` builds and runs, with closed trees' iterations in one numba call
+    and pass by pass."""
+    fused = make()
+    with monkeypatch.context() as m:
+        m.setattr(GTCFR, "_closed_iterations", _pass_by_pass)
+        plain = make()
+    return fused, plain
+
+
+@pytest.mark.parametrize("alternating", [False, True])
+@pytest.mark.parametrize("with_gadget", [False, True])
+def test_closed_tree_iterations_in_one_call_are_the_passes_to_the_bit(monkeypatch, alternating, with_gadget):
+    """A tree without frontier leaves runs its iterations in one numba call: every array the
+    passes write is the same to the bit as pass by pass, with and without the re-solving
+    gadget; and a growing search that mixes closed and open phases returns the same result."""
+    game = load_game("leduc_poker")
+    settings = SearchSettings(alternating=alternating)
+    ranges = game.initial_ranges()
+    pub = game.children(game.root())[0].pub          # after player 0's first check
+
+    def full():
+        gadget = Gadget(1, np.linspace(-1, 1, game.spec.num_states), ranges[1], game.possible_mask(pub)[1], 0.5) \
+            if with_gadget else None
+        search = GTCFR(game, None, PublicTree(game, [pub]).expand_all(), ranges, gadget=gadget, settings=settings)
+        search.regret_update(7)
+        search.regret_update(5)
+        return search
+
+    fused, plain = _closed_and_pass_by_pass(monkeypatch, full)
+    assert fused.t == plain.t == 12
+    for name in ("regrets", "avg", "sigma", "q", "own", "value_sum", "value_weight", "ranges", "values",
+                 "root_ranges"):
+        np.testing.assert_array_equal(getattr(fused, name), getattr(plain, name), err_msg=name)
+    if with_gadget:
+        np.testing.assert_array_equal(fused.gadget.regrets, plain.gadget.regrets)
+
+    def growing():
+        return GTCFR(load_game("kuhn_poker"), ExactValueFunction(load_game("kuhn_poker"), iterations=10),
+                     settings=SearchSettings(10, 0.2, alternating=alternating)).run()
+
+    fused, plain = _closed_and_pass_by_pass(monkeypatch, growing)
+    np.testing.assert_array_equal(fused.values, plain.values)
+    np.testing.assert_array_equal(fused.policy, plain.policy)
 
 
 def test_one_batched_value_call_per_iteration_and_queries_recorded():
