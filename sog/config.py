@@ -115,6 +115,12 @@ class SolverConfig:
     queue_size: int = 10_000         # bounded query queue; the oldest queries are dropped when full
     search: str = ""                 # "S,C": SoG(S, C) budget of each solve (the other GT-CFR knobs are
                                      # the search section's); "" = the search section's (self-play's)
+    off_support: str = "average"     # the target at a slot the query's owner does not reach (range 0):
+                                     # the solve's averaged values, as on the support, or "best_response"
+                                     # (the value of its best deviation: GTCFR.best_response_values)
+
+
+OFF_SUPPORT = ("average", "best_response")   # solver.off_support's values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -457,6 +463,7 @@ def _validate(cfg: Config, where) -> None:
     check(sv.q_random == 0 or sv.solvers >= 1, "solver.q_random",
           "0 when there are no solvers (query solvers solve the random situations)")
     check(sv.queue_size >= 1, "solver.queue_size", "an int >= 1")
+    check(sv.off_support in OFF_SUPPORT, "solver.off_support", " or ".join(map(repr, OFF_SUPPORT)))
     try:
         solver_search(cfg)
     except ValueError as e:

@@ -10,7 +10,7 @@ from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.world import IllegalActionError
 from sog.agents.sog_agent import SoGAgent
-from sog.search.cfr import CFRConfig, CFRSolver, evaluate_policy
+from sog.search.cfr import CFRConfig, CFRSolver, evaluate_entries, evaluate_policy
 from sog.search.gtcfr import GTCFR, Gadget, Queries
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver
@@ -82,6 +82,40 @@ def test_closed_tree_iterations_in_one_call_are_the_passes_to_the_bit(monkeypatc
     fused, plain = _closed_and_pass_by_pass(monkeypatch, growing)
     np.testing.assert_array_equal(fused.values, plain.values)
     np.testing.assert_array_equal(fused.policy, plain.policy)
+
+
+def test_best_response_values_on_a_full_tree_are_the_average_policys():
+    """On a full tree, each player's best response to the other's average policy, as the
+    full-tree solver computes it; a slot its owner does not reach gets its best deviation's value."""
+    game = load_game("leduc_poker")
+    ranges = game.initial_ranges()
+    ranges[0, :2] = 0.0                                       # player 0 never holds two of its hands
+    search = GTCFR(game, None, PublicTree.full(game), ranges)
+    search.regret_update(30)
+    solver = CFRSolver(compile_tree(search.tree), root_ranges=ranges[None], config=CFRConfig("cfr+"))
+    solver.iterate(30)
+    _, br = evaluate_entries(solver.levels, solver.average_entries(), solver.root_ranges, best_response=True)
+    np.testing.assert_allclose(search.best_response_values(), br[solver.ct.roots[0]], atol=1e-10)
+    assert np.all(search.best_response_values()[0, :2] != 0)
+
+
+def test_best_response_values_ignore_nodes_added_after_the_last_pass():
+    """Children added by the last expansion have no averaged values yet: the best response reads
+    their parent's averaged values, as if they were not there."""
+    game = load_game("leduc_poker")
+
+    def search():
+        return GTCFR(game, ExactValueFunction(game, iterations=20, warm_start=False), settings=SearchSettings(4, 1.0))
+
+    full = search()
+    full.run()                                                # 4 x (a pass, an expansion)
+    before_last = search()                                    # the same without the last expansion
+    for phase in range(4):
+        before_last.regret_update(1)
+        if phase < 3:
+            before_last.grow(1)
+    assert full.tree.size > before_last.tree.size
+    np.testing.assert_array_equal(full.best_response_values(), before_last.best_response_values())
 
 
 def test_one_batched_value_call_per_iteration_and_queries_recorded():

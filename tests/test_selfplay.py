@@ -11,8 +11,9 @@ from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
 from actors.selfplay import SelfPlay
 from networks.cvpn import init_params
+from networks.encoding import to_game_units, value_scales
 from networks.value_function import NetworkValueFunction
-from sog.config import load_config
+from sog.config import ConfigError, load_config
 from sog.games import load_game
 from sog.search.oracle import ExactValueFunction
 
@@ -100,6 +101,40 @@ def test_query_solver_targets_match_the_oracle_when_it_is_the_value_function():
     np.testing.assert_allclose(target[0], exact[0] / u, atol=0.02)
     np.testing.assert_allclose(r[1] @ target[1], 1 / 18 / u, atol=0.005)
     np.testing.assert_allclose(target[1], exact[1] / u, atol=0.05)
+
+
+def test_query_solver_best_response_targets_off_the_support(monkeypatch):
+    """solver.off_support: best_response keeps the solve's averaged values where the query's owner
+    reaches and puts its best-response values where it does not (range 0); the default keeps
+    the averaged values everywhere."""
+    from sog.search import gtcfr
+    solves = []
+
+    class Spy(gtcfr.GTCFR):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            solves.append(self)
+
+    monkeypatch.setattr("actors.query_solver.GTCFR", Spy)
+    game = load_game("leduc_poker")
+    r = game.initial_ranges()
+    r[1, [0, 3]] = 0.0
+    targets = {}
+    for mode in ("average", "best_response"):
+        cfg = load_config("leduc", [f"solver.off_support={mode}", "solver.search=6,1"])
+        solves.clear()
+        out = QuerySolver(game, cfg, ExactValueFunction(game, iterations=20), seed=0).solve([(game.root(), r)])
+        (search,) = solves
+        possible = game.possible_mask(game.root())[None]
+        targets[mode] = to_game_units(out.examples["value_target"], r[None], possible,
+                                      value_scales(game, [game.root()]))[0]
+        averaged = search.average_values(search.root)
+        want = averaged if mode == "average" else np.where(r > 0, averaged, search.best_response_values())
+        np.testing.assert_allclose(targets[mode], want, atol=1e-5 * np.abs(want).max())
+    off = r == 0
+    assert not np.allclose(targets["average"][off], targets["best_response"][off])
+    with pytest.raises(ConfigError, match="solver.off_support"):
+        load_config("leduc", ["solver.off_support=exact"])
 
 
 def test_query_solver_searches_with_the_solver_settings(monkeypatch):

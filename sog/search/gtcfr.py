@@ -608,6 +608,35 @@ class GTCFR:
                                   view.e_dst, view.e_action, sigma, ranges)
         return ranges
 
+    def best_response_values(self) -> np.ndarray:
+        """float [2, N] at the search node: each player's best-response counterfactual values
+        against the other's average policy on the tree as the passes last saw it
+        (`average_ranges`), with the terminals' exact values at those ranges and the
+        iteration-averaged values (`average_values`) at the frontier leaves and at every node
+        whose children joined after the last pass (not asked again). At a slot its owner
+        reaches, the averaged values are the search's; at one it does not reach (own range 0),
+        whose averaged values follow a policy no pass ever weighted, these are the value of its
+        best deviation (`solver.off_support`)."""
+        view, n = self._current_view(), self.tree.size
+        ranges = self.average_ranges()
+        values, q = np.zeros((n, 2, self.game.spec.num_states)), np.zeros((n,) + self.prior.shape[1:])
+        terminals = view.terminals
+        if self.game.dense_payoffs:
+            node_cfr.terminal_values(terminals, self._payoffs, view.possible, ranges, values)
+        elif len(terminals):
+            values[terminals] = self.game.terminal_values([self.tree.pubs[t] for t in terminals], ranges[terminals])
+        weight = self.value_weight[:n]
+        parents = view.parent[np.flatnonzero(weight == 0)]
+        cut = np.unique(parents[(parents >= 0) & (weight[np.maximum(parents, 0)] > 0)])
+        first_child = view.first_child.copy()
+        first_child[cut] = -1
+        leaves = np.concatenate([view.frontier[weight[view.frontier] > 0], cut])
+        values[leaves] = self.average_values(leaves) * view.possible[leaves]
+        node_cfr.propagate_values(view.actor, first_child, view.next_sibling, view.edge_start, view.e_player,
+                                  view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
+                                  self.sigma, values, q, True)
+        return values[self.search_node]
+
     def result(self) -> SearchResult:
         node = self.search_node
         policy = self.average_policy(node) if self.tree.kind[node] == DECISION else None

@@ -159,10 +159,11 @@ def terminal_values(terminals, payoffs, possible, ranges, values):
 
 @numba.njit(cache=True)
 def propagate_values(actor, first_child, next_sibling, edge_start, e_player, e_src, e_dst, e_action, prob,
-                     legal, present, sigma, values, q):
+                     legal, present, sigma, values, q, best_response=False):
     """Counterfactual values up, in place on values [>= n, 2, N] (leaves set, internal nodes zero),
     and the actor's action values q [>= n, N, A] at the entries (zeroed here at internal decision
-    nodes); the actor's value at a slot is sum_a sigma q."""
+    nodes); the actor's value at a slot is sum_a sigma q, or with `best_response` max_a q (each
+    player's best response to the other's policy, whose reach the ranges below carry)."""
     n = len(actor)
     N, A = legal.shape[1], legal.shape[2]
     for p in range(n - 1, -1, -1):
@@ -185,7 +186,10 @@ def propagate_values(actor, first_child, next_sibling, edge_start, e_player, e_s
                 v, any_entry = 0.0, False
                 for a in range(A):
                     if legal[p, s, a] and present[p, s, a]:
-                        v += sigma[p, s, a] * q[p, s, a]
+                        if not best_response:
+                            v += sigma[p, s, a] * q[p, s, a]
+                        elif not any_entry or q[p, s, a] > v:
+                            v = q[p, s, a]
                         any_entry = True
                 if any_entry:
                     values[p, i, s] = v
