@@ -11,7 +11,7 @@ from sog.games.api import DECISION
 from sog.games.world import IllegalActionError
 from sog.agents.sog_agent import SoGAgent
 from sog.search.cfr import CFRConfig, CFRSolver, evaluate_entries, evaluate_policy
-from sog.search.gtcfr import GTCFR, Gadget, Queries
+from sog.search.gtcfr import GTCFR, Gadget, Queries, smoothed_beliefs
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings, parse_search
@@ -116,6 +116,56 @@ def test_best_response_values_ignore_nodes_added_after_the_last_pass():
             before_last.grow(1)
     assert full.tree.size > before_last.tree.size
     np.testing.assert_array_equal(full.best_response_values(), before_last.best_response_values())
+
+
+def test_smoothed_beliefs_hold_every_hand_of_the_owner_off_its_support():
+    ranges = np.array([[[0.5, 0.0, 0.5, 0.0], [0.25, 0.25, 0.25, 0.25]],
+                       [[0.2, 0.3, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0]]])
+    possible = np.ones((2, 2, 4), bool)
+    possible[1, :, 3] = False
+    beliefs, rows, players = smoothed_beliefs(ranges, possible, 0.5)
+    assert rows.tolist() == [0, 1] and players.tolist() == [0, 1]    # leaf 1's player 0 misses no possible hand
+    np.testing.assert_allclose(beliefs[0, 0], [0.375, 0.125, 0.375, 0.125])
+    np.testing.assert_array_equal(beliefs[0, 1], ranges[0, 1])      # the other player's range stays
+    np.testing.assert_allclose(beliefs[1, 1], [1 / 3, 1 / 3, 1 / 3, 0.0])   # nothing held: uniform
+    np.testing.assert_array_equal(beliefs[1, 0], ranges[1, 0])
+
+
+def test_off_support_smoothing_reads_those_slots_from_the_second_queries():
+    """With search.off_support_smoothing each frontier leaf with a player's hand off its support
+    sends a second row (that player's range smoothed) in the same request; the leaf's values at
+    those slots come from it, the rest from the leaf's own row; every row is a recorded query."""
+    game = load_game("leduc_poker")
+    asked = []
+
+    class Marker:                       # values: the row's index at every slot
+        def evaluate(self, pubs, ranges):
+            asked.append(np.array(ranges))
+            values = np.broadcast_to(np.arange(len(pubs), dtype=float)[:, None, None], ranges.shape).copy()
+            return values, np.zeros(ranges.shape + (game.spec.num_actions,))
+
+    r = game.initial_ranges()
+    r[0, [1, 4]] = 0.0
+    tree = PublicTree(game, [game.root()])
+    tree.expand(0)
+    search = GTCFR(game, Marker(), tree, r, settings=SearchSettings(off_support_smoothing=0.5))
+    search.regret_update(1)
+    f = search._current_view().frontier
+    (request,) = asked
+    beliefs, rows, players = smoothed_beliefs(search.ranges[f], tree.possible[f], 0.5)
+    assert len(rows) > 0 and len(request) == len(f) + len(rows) == len(search.recorder.queries)
+    np.testing.assert_array_equal(request[len(f):], beliefs)
+    want = np.broadcast_to(np.arange(len(f), dtype=float)[:, None, None], (len(f), 2, game.spec.num_states)).copy()
+    for k, (j, i) in enumerate(zip(rows, players)):
+        off = (search.ranges[f[j], i] <= 0) & tree.possible[f[j], i]
+        want[j, i, off] = len(f) + k
+    np.testing.assert_array_equal(search.values[f], want * tree.possible[f])
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="off_support_smoothing"):
+            SearchSettings(off_support_smoothing=bad)
+    with pytest.raises(ValueError, match="off_support_smoothing"):
+        SearchSettings(off_support_smoothing=0.5, value_cache=True)
+    assert not SearchSettings(off_support_smoothing=0.5).caches_values(perfect_information=True)
 
 
 def test_one_batched_value_call_per_iteration_and_queries_recorded():

@@ -55,6 +55,11 @@ class SearchSettings:
                                      # 22,100 deals); 0 = the game's (`Game.search_chance_limit`:
                                      # none for most games, 1000 for 52-card hold'em)
     chance_samples: int = 16         # outcomes a query solve rooted at such a node samples
+    off_support_smoothing: float = 0.0  # eps: a frontier leaf's values at a slot its owner does not
+                                     # reach (range 0) are read from a second query where that owner's
+                                     # normalised range is (1 - eps) r + eps uniform over its possible
+                                     # slots (the value of holding the hand while the other player
+                                     # allows for it); 0 = the leaf's own query's. Needs value_cache off
     value_cache: bool | str = "auto"  # reuse a frontier leaf's values while its normalised ranges
                                      # stay put (`sog.search.value_cache`): true, false or "auto"
                                      # (on for perfect-information games, where it saves 90-97% of
@@ -82,6 +87,10 @@ class SearchSettings:
                  self.chance_samples)
         _require(isinstance(self.value_cache, bool) or self.value_cache == "auto", "value_cache",
                  "true, false or \"auto\"", self.value_cache)
+        _require(_is_real(self.off_support_smoothing) and 0 <= self.off_support_smoothing <= 1,
+                 "off_support_smoothing", "a float in [0, 1]", self.off_support_smoothing)
+        _require(not (self.off_support_smoothing and self.value_cache is True), "off_support_smoothing",
+                 "0 with value_cache true (the cache keeps one answer per leaf)", self.off_support_smoothing)
 
     def children_per_expansion(self, perfect_information: bool) -> int | None:
         """How many children (by prior) an expansion adds at a decision leaf: `top_k`, or for
@@ -93,8 +102,10 @@ class SearchSettings:
     def caches_values(self, perfect_information: bool) -> bool:
         """Whether a search keeps the evaluation cache (`sog.search.value_cache`): `value_cache`,
         or for "auto" whether the game has perfect information (`GTCFR` also asks the value
-        function, for "auto")."""
-        return perfect_information if self.value_cache == "auto" else self.value_cache
+        function, for "auto"); "auto" is off with `off_support_smoothing`."""
+        if self.value_cache == "auto":
+            return perfect_information and not self.off_support_smoothing
+        return self.value_cache
 
     @property
     def label(self) -> str:
