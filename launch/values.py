@@ -42,19 +42,21 @@ def _sog_agent(game: Game, arg: str | None, params: dict):
     """`sog:PATH?s=100&c=1` (PATH a run directory / checkpoint, `fresh` or `oracle`; default oracle;
     also alpha: the gadget's, t: T_prior, the prior's temperature, chance_limit / chance_samples:
     `SearchSettings`'s, chance_limit 0 by default: the game's, 1000 on 52-card hold'em, whose
-    searches leave the flop's 22,100 deals a network leaf as in training; net=CONFIG with
+    searches leave the flop's 22,100 deals a network leaf as in training; smooth: the search's
+    `off_support_smoothing`, 0 by default; net=CONFIG with
     `fresh`: the untrained network of that training config's `network` section, e.g. the
     starting point of a run in an Elo table, instead of the default architecture)."""
 
     p = take_params("sog", params, {"s": int, "c": float, "alpha": float, "t": float, "oracle_iterations": int,
-                                    "chance_limit": int, "chance_samples": int, "net": str},
+                                    "chance_limit": int, "chance_samples": int, "net": str, "smooth": float},
                     minimum={"s": 1, "oracle_iterations": 1, "chance_limit": 0, "chance_samples": 1})
     if "net" in p and arg != "fresh":
         raise AgentError(f"agent 'sog': net= gives the architecture of sog:fresh only, not of {arg or 'oracle'!r}")
     try:
         search = SearchSettings(simulations=p.get("s", 100), per_phase=p.get("c", 1.0),
                                 gadget_alpha=p.get("alpha", 0.5), prior_temperature=p.get("t", 1.0),
-                                chance_limit=p.get("chance_limit", 0), chance_samples=p.get("chance_samples", 16))
+                                chance_limit=p.get("chance_limit", 0), chance_samples=p.get("chance_samples", 16),
+                                off_support_smoothing=p.get("smooth", 0.0))
         if "net" in p:
             value_fn = fresh_cvpn(game, config=load_config(p["net"]).network)
         else:

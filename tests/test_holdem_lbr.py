@@ -6,7 +6,7 @@ import resource
 import numpy as np
 import pytest
 
-from sog.agents.api import Agent
+from sog.agents.api import Agent, AgentError
 from sog.agents.poker_bots import CallAgent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.eval.holdem_lbr import HoldemLBR
@@ -162,3 +162,6 @@ def test_sog_agent_spec_leaves_hunl_flops_unexpanded():
     assert make_agent("sog:fresh?s=1", kuhn).resolver.settings.chance_limit == 0
     settings = make_agent("sog:fresh?s=1&chance_limit=5&chance_samples=3", kuhn).resolver.settings
     assert (settings.chance_limit, settings.chance_samples) == (5, 3)
+    assert make_agent("sog:fresh?s=1&smooth=0.25", kuhn).resolver.settings.off_support_smoothing == 0.25
+    with pytest.raises(AgentError, match="off_support_smoothing"):
+        make_agent("sog:fresh?s=1&smooth=2", kuhn)
