@@ -49,8 +49,8 @@ uniform (`smoothed_beliefs`), in the same request, and reads that player's value
 from it: the value of holding the hand while the other player allows for it, instead of the
 value at a belief that excludes it, whose equilibrium value is not unique and which a trained
 network gets worst (issue 18, Leduc: its error there was 3.5x that on the support, biased low).
-Every row is a recorded query. Leduc, SoG(10,1), 8 seeds: the session-20 trained network
-571.6 -> 401.5 mbb/h at eps 0.5, the exact oracle 390.2 -> 344.3.
+Every row is a recorded query. Leduc, SoG(10,1), 8 seeds: a trained network 571.6 -> 401.5
+mbb/h at eps 0.5, against the exact oracle's 390.2 without smoothing (README).
 
 **Evaluation cache.** With `settings.value_cache` (by default in perfect-information games) a
 frontier leaf whose public state was evaluated at the same normalised ranges earlier in the
