@@ -20,8 +20,9 @@ lockstep in one thread, their network queries merged into one call per round
 (`actors.search_time`). With `solver.off_support: best_response`, the targets at the slots a query's
 owner does not reach (range 0) are instead each hand's best-deviation value against the other
 player's average policy in the solved tree (`GTCFR.best_response_values`): the values a search
-must read there to see a deviation's worth (issue 18, Leduc: the exact oracle's best-response
-values at those slots alone brought a trained network's SoG(10,1) from 565 to 404 mbb/h).
+must read there to see a deviation's worth. Leduc, 600 replay queries against exact values
+(network units): it cut those targets' low bias from -0.018 to -0.006 with a SoG(10,1) solver and
+from -0.011 to -0.007 with SoG(16,1); with SoG(64,0.5), whose averages have converged, no change.
 """
 from __future__ import annotations
 

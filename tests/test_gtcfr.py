@@ -123,12 +123,13 @@ def test_smoothed_beliefs_hold_every_hand_of_the_owner_off_its_support():
                        [[0.2, 0.3, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0]]])
     possible = np.ones((2, 2, 4), bool)
     possible[1, :, 3] = False
-    beliefs, rows, players = smoothed_beliefs(ranges, possible, 0.5)
+    beliefs, rows, players, off = smoothed_beliefs(ranges, possible, 0.5)
     assert rows.tolist() == [0, 1] and players.tolist() == [0, 1]    # leaf 1's player 0 misses no possible hand
     np.testing.assert_allclose(beliefs[0, 0], [0.375, 0.125, 0.375, 0.125])
     np.testing.assert_array_equal(beliefs[0, 1], ranges[0, 1])      # the other player's range stays
     np.testing.assert_allclose(beliefs[1, 1], [1 / 3, 1 / 3, 1 / 3, 0.0])   # nothing held: uniform
     np.testing.assert_array_equal(beliefs[1, 0], ranges[1, 0])
+    np.testing.assert_array_equal(off, [[False, True, False, True], [True, True, True, False]])
 
 
 def test_off_support_smoothing_reads_those_slots_from_the_second_queries():
@@ -152,7 +153,7 @@ def test_off_support_smoothing_reads_those_slots_from_the_second_queries():
     search.regret_update(1)
     f = search._current_view().frontier
     (request,) = asked
-    beliefs, rows, players = smoothed_beliefs(search.ranges[f], tree.possible[f], 0.5)
+    beliefs, rows, players, _ = smoothed_beliefs(search.ranges[f], tree.possible[f], 0.5)
     assert len(rows) > 0 and len(request) == len(f) + len(rows) == len(search.recorder.queries)
     np.testing.assert_array_equal(request[len(f):], beliefs)
     want = np.broadcast_to(np.arange(len(f), dtype=float)[:, None, None], (len(f), 2, game.spec.num_states)).copy()

@@ -216,7 +216,8 @@ def smoothed_beliefs(ranges: np.ndarray, possible: np.ndarray, eps: float) -> tu
     possible slot of range 0, a copy of the belief with i's range replaced by (1 - eps) r_i / |r_i|
     + eps u_i (u_i uniform over i's possible slots; u_i alone where |r_i| = 0), so that every one
     of i's hands is held; the other player's range, which i's values scale with, stays.
-    Returns (beliefs float [K, 2, N], rows int [K]: k, players int [K]: i)."""
+    Returns (beliefs float [K, 2, N], rows int [K]: k, players int [K]: i, off bool [K, N]: the
+    hands of i that leaf k's belief excludes, whose values the second query gives)."""
     off = (ranges <= 0) & possible
     rows, players = np.nonzero(off.any(axis=2))
     r = ranges[rows].copy()
@@ -226,7 +227,7 @@ def smoothed_beliefs(ranges: np.ndarray, possible: np.ndarray, eps: float) -> tu
     u /= u.sum(axis=1, keepdims=True)
     r[np.arange(len(rows)), players] = np.where(total > 0, (1 - eps) * own / np.where(total > 0, total, 1.0)
                                                 + eps * u, u)
-    return r, rows, players
+    return r, rows, players, off[rows, players]
 
 
 _NO_GADGET = (-1, np.zeros(0), np.zeros(0), 0.0, np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros((0, 2)))
@@ -575,7 +576,7 @@ class GTCFR:
             return (yield from self._cached_leaf_values(f, leaf_pubs))
         asked, eps = ranges[f], self.settings.off_support_smoothing
         if eps:
-            extra, rows, players = smoothed_beliefs(asked, self.tree.possible[f], eps)
+            extra, rows, players, off = smoothed_beliefs(asked, self.tree.possible[f], eps)
             asked = np.concatenate([asked, extra])
             leaf_pubs += [leaf_pubs[j] for j in rows.tolist()]
         leaf_values, logits = yield from self.recorder.ask(leaf_pubs, asked)
@@ -583,7 +584,6 @@ class GTCFR:
         self._set_priors(f, logits[:F])
         values = np.array(leaf_values[:F], dtype=np.float64)
         if eps and len(rows):
-            off = (asked[rows, players] <= 0) & self.tree.possible[f[rows], players]
             values[rows, players] = np.where(off, leaf_values[F:][np.arange(len(rows)), players],
                                              values[rows, players])
         return values
