@@ -116,3 +116,26 @@ def test_bench_holdem_refuses_a_bad_board(capsys):
     from launch.cli import main
     assert main(["bench", "holdem", "--board", "As As 7d 2c 9s"]) == 2
     assert "five distinct cards" in capsys.readouterr().err
+
+
+def test_the_latest_terminal_plan_is_found_again_by_identity(monkeypatch):
+    """A solver passes the same tuple of terminals every pass: its plan is found again without
+    the memo's hashing; another tuple (or a list) goes through the memo, and gets its own plan."""
+    from sog.games import poker
+    game = load_game("leduc_poker")
+    pubs = tuple(terminals(game))
+    looked_up = []
+    memo = poker._bounded_memo
+    monkeypatch.setattr(poker, "_bounded_memo",
+                        lambda *a: (a[1] == "poker_terminal_plans" and looked_up.append(a[2])) or memo(*a))
+    ranges = np.random.default_rng(2).random((len(pubs), 2, game.spec.num_states))
+    first = game.terminal_values(pubs, ranges)
+    for _ in range(3):
+        np.testing.assert_array_equal(game.terminal_values(pubs, ranges), first)
+    assert len(looked_up) == 1
+    np.testing.assert_array_equal(game.terminal_values(list(pubs), ranges), first)
+    np.testing.assert_array_equal(game.terminal_values(list(pubs), ranges), first)
+    assert len(looked_up) == 3
+    part = pubs[5:]
+    np.testing.assert_array_equal(game.terminal_values(part, ranges[5:]), first[5:])
+    assert len(looked_up) == 4 and game._terminal_plan(part) is not game._terminal_plan(pubs)

@@ -153,7 +153,7 @@ class Levels:
             k, at = ct.payoffs[t, i, j], ct.terminals[t] * 2 * N
             self.payoff_index = (np.concatenate([k, -k]), np.concatenate([at + N + j, at + i]),
                                  np.concatenate([at + i, at + N + j]))
-        self.terminal_pubs = [ct.pub(p) for p in ct.terminals] if ct.payoffs is None else None
+        self.terminal_pubs = tuple(ct.pub(p) for p in ct.terminals) if ct.payoffs is None else None
         # decision positions per depth (callers walking the tree a level at a time)
         self.dec_by_level = [np.flatnonzero((dec >= b[d]) & (dec < b[d + 1])) for d in range(ct.depth)]
 
