@@ -325,16 +325,15 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, adds, h, num_c
                 total = _add_hand(total, i, adds, lanes.load(x, i), card)
             u = lanes.mul(lanes.mul(utility, lanes.full(weight)), lanes.full(1.0 if p == 0 else -1.0))
             for i in range(n):
-                blocked = lanes.add(lanes.add(lanes.zeros(), lanes.load(card, hands[i, 0])), lanes.load(card, hands[i, 1]))
-                v = lanes.add(lanes.sub(total, blocked), lanes.mul(again, lanes.load(x, i)))
+                v = lanes.add(lanes.sub(total, _blocking(i, hands, card)), lanes.mul(again, lanes.load(x, i)))
                 _write_lanes(u, v, rows, ts, p, i, possible, out)
 
 
 @slp_njit(cache=True, nogil=True)
 def _showdown_values(ranges, at, possible, ts, stakes, rank, bounds, hands, adds, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
-    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands: in
-    strength order) with stakes[k]: stake x deal weight x (the opponent's reach over the
+    the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands, adds:
+    in strength order) with stakes[k]: stake x deal weight x (the opponent's reach over the
     unblocked strictly weaker hands - over the stronger ones); 0 at impossible hands. A hand
     sharing both cards with hand i is i itself, of equal strength: in neither sum. The
     showdowns go LANES at a time, one per lane (`sog.lanes`): the opponent's reach is gathered
@@ -387,6 +386,12 @@ def _unblocked(acc, s, hands, card):
     """acc less the per-card sums card [C + 2, LANES] at the two cards of the hand at strength
     position s."""
     return lanes.sub(lanes.sub(acc, lanes.load(card, hands[s, 0])), lanes.load(card, hands[s, 1]))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _blocking(i, hands, card):
+    """0.0 + the per-card sums card [C + 2, LANES] at the two cards of hand i (in a fold's slot order)."""
+    return lanes.add(lanes.add(lanes.zeros(), lanes.load(card, hands[i, 0])), lanes.load(card, hands[i, 1]))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
