@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Self
@@ -151,15 +152,26 @@ def _resolve(path: str | Path) -> tuple[Path, int]:
     return path, step
 
 
-def _ignore_reads_finishing_after_a_failed_restore() -> None:
-    """Install (once) an unraisable-exception hook that drops tensorstore's "Event loop is
-    closed" errors and passes everything else on.
+class _Restores:
+    """Whether a restore is running or has failed in this process (the reads it leaves behind
+    finish later, on tensorstore's threads)."""
+    open_or_failed = False
 
-    When one read of a corrupt checkpoint fails, orbax's restore raises and closes the event
-    loop it ran on while the other reads are still in flight; each one that completes later
-    calls `loop.call_soon_threadsafe` from a tensorstore thread, and its RuntimeError ends
-    up in `sys.unraisablehook` as a traceback (during the restore or after it returned).
-    The restore's own error (`CheckpointError`) says what is wrong.
+
+def _ignore_reads_finishing_after_a_failed_restore() -> None:
+    """Install (once) the two filters that keep the reads a failed restore leaves in flight quiet.
+
+    When one read of a corrupt checkpoint fails, orbax's restore raises while the other reads are
+    still in flight, and each one that fails later reports itself on stderr:
+    - if the event loop the restore ran on is closed by then, `loop.call_soon_threadsafe` (from
+      a tensorstore thread) raises "Event loop is closed", which ends up in `sys.unraisablehook`
+      as a traceback; the hook installed here drops exactly that error;
+    - if the loop is still open, the read's asyncio future holds its error and nobody retrieves
+      it: asyncio logs "Future exception was never retrieved" with the error when the future is
+      collected; the `asyncio` logger's filter installed here drops those records while a
+      restore runs or after one failed (`_Restores.open_or_failed`).
+    The restore's own error (`CheckpointError`) says what is wrong. Which of the two happens,
+    if any, depends on thread timing (a loaded machine shows the second).
     """
     previous = sys.unraisablehook
     if getattr(previous, "drops_closed_loop_reads", False):
@@ -170,19 +182,28 @@ def _ignore_reads_finishing_after_a_failed_restore() -> None:
                 and str(unraisable.exc_value) == "Event loop is closed"):
             previous(unraisable)
 
+    def unretrieved_read_error(record: logging.LogRecord) -> bool:
+        return not (_Restores.open_or_failed
+                    and record.getMessage().startswith("Future exception was never retrieved"))
+
     hook.drops_closed_loop_reads = True
     sys.unraisablehook = hook
+    logging.getLogger("asyncio").addFilter(unretrieved_read_error)
 
 
 def _restore(run_dir: Path, step: int, **items: ocp.args.CheckpointArgs):
     _ignore_reads_finishing_after_a_failed_restore()
+    earlier_failed = _Restores.open_or_failed
+    _Restores.open_or_failed = True
     try:
         with _manager(run_dir) as manager:
-            return manager.restore(step, args=ocp.args.Composite(**items))
+            restored = manager.restore(step, args=ocp.args.Composite(**items))
     except Exception as e:  # noqa: BLE001 - orbax raises many types; the caller gets one, with the reason
         reason = (str(e).strip().splitlines() or [""])[0][:300]
         raise CheckpointError(f"checkpoint {run_dir / str(step)} is corrupt or incomplete: "
                               f"cannot restore its {'/'.join(items)} ({type(e).__name__}: {reason})") from None
+    _Restores.open_or_failed = earlier_failed
+    return restored
 
 
 def read_metadata(path: str | Path) -> dict:
