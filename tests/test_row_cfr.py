@@ -1,7 +1,8 @@
 """The compiled row passes (`sog.search.row_cfr`, large slot-preserving trees) give the same
 results to the bit as the edge passes: the same regrets, averages, root values and
 best-response values, for every algorithm, alternating or not, on Kuhn, Leduc and a hold'em
-subgame of 105 hands (through the dense payoffs and through the poker terminal values)."""
+subgame of 105 hands (through the dense payoffs and through the poker terminal values), Liar's
+Dice (rows of one to many actions) and a no-limit hold'em subgame with fold, call, pot, all-in."""
 import numpy as np
 import pytest
 
@@ -13,6 +14,8 @@ from sog.search.tree import PublicTree, compile_tree
 
 HOLDEM = ("holdem(betting=limit,numRanks=5,numSuits=3,numHoleCards=2,numRounds=2,numBoardCards=0 3,"
           "raiseSize=2 2,maxRaises=2 2)")
+FCPA = ("holdem(betting=nolimit,bettingAbstraction=fcpa,numRanks=5,numSuits=3,numHoleCards=2,numRounds=2,"
+        "numBoardCards=0 3,stack=40 40,blind=2 1)")
 
 
 def solve(game, root, rows: bool, config: CFRConfig, iterations: int):
@@ -38,6 +41,11 @@ def cases():
     fast = load_game(HOLDEM)
     fast.dense_payoffs = False
     yield "holdem-fast", fast, subgame_root(fast, [0, 5, 10, 1, 2], 1)
+    liars = load_game("liars_dice")               # rows of one to many actions
+    yield "liars-dice", liars, liars.root()
+    fcpa = load_game(FCPA)                        # rows of four actions
+    fcpa.dense_payoffs = False
+    yield "holdem-fcpa", fcpa, subgame_root(fcpa, [0, 5, 10, 1, 2], 1)
 
 
 CASES = list(cases())

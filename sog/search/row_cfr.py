@@ -36,6 +36,7 @@ from sog import threads
 from sog.search.tree import CompiledTree
 
 MODES = {"cfr+": 0, "cfr": 1, "dcfr": 2}
+PLAIN_ACTIONS = 4      # plain rows of 2 to this many actions per group run the straight-line kernels
 MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces of at least this many slots
 MIN_CELLS_PER_THREAD = 1 << 20  # ... and this many (position, slot) cells (the hold'em river subgame,
                                 # 27 x 1326, is not split: 0.45 s for 1000 iterations on one thread,
@@ -256,13 +257,16 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
             if g1 == g0:
                 continue
             na = grp_ent[g0 + 1] - grp_ent[g0]      # (every group of a plain row has as many)
-            if na == 2:
-                _split_plain_row(2, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
-            elif na == 3:
-                _split_plain_row(3, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
-            else:
-                _split_plain_row(na, row, p, i, g0, g1, grp_ent[g0], grp_slot, row_kid, sigma, ranges)
-            continue
+            if 2 <= na <= PLAIN_ACTIONS:
+                e, slots, src = grp_ent[g0], grp_slot[g0:g1], ranges[p, i]
+                d0, d1, d2, d3 = _kid_rows(na, row_kid[row], ranges, i)
+                if na == 2:
+                    _split_plain_row(2, e, slots, sigma, src, d0, d1, d2, d3)
+                elif na == 3:
+                    _split_plain_row(3, e, slots, sigma, src, d0, d1, d2, d3)
+                else:
+                    _split_plain_row(na, e, slots, sigma, src, d0, d1, d2, d3)
+                continue
         for g in range(g0, g1):
             s = grp_slot[g]
             for e in range(grp_ent[g], grp_ent[g + 1]):
@@ -271,16 +275,27 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _split_plain_row(na, row, p, i, g0, g1, e, grp_slot, row_kid, sigma, ranges):
-    """Player i's reach at the children of plain decision row `row` (position p, i its actor;
-    groups [g0, g1) of na entries each from e): each group's slot's reach x sigma of each action,
-    into the child of that action (`RowTree.row_kid`). Inlined with a literal na (2 and 3, the
-    poker rows), the action loop unrolls."""
-    for g in range(g0, g1):
-        s = grp_slot[g]
-        x = ranges[p, i, s]
-        for a in range(na):
-            ranges[row_kid[row, a], i, s] = x * sigma[e + a]
+def _kid_rows(na, kid, rows, i):
+    """Player i's rows [N] of rows [n, 2, N] at the first PLAIN_ACTIONS (= 4) children kid[0],
+    kid[1], ... of a plain row (the first child's again for the actions past na)."""
+    return rows[kid[0], i], rows[kid[1], i], rows[kid[2 if na > 2 else 0], i], rows[kid[3 if na > 3 else 0], i]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _split_plain_row(na, e, slots, sigma, src, d0, d1, d2, d3):
+    """The actor's reach at the children of a plain decision row (2 <= na <= 4 actions; `RowTree.row_plain`):
+    for each group (slot s in slots, entries e, e + 1, ... e + na - 1), src[s] x sigma of each
+    action, into that action's child row d0, d1, d2, d3 [N] (the actor's). Inlined with a literal
+    na (2 and 3, the limit poker rows), the action loop unrolls and everything stays in registers."""
+    for g in range(len(slots)):
+        s = slots[g]
+        x = src[s]
+        d0[s] = x * sigma[e]
+        d1[s] = x * sigma[e + 1]
+        if na > 2:
+            d2[s] = x * sigma[e + 2]
+        if na > 3:
+            d3[s] = x * sigma[e + 3]
         e += na
 
 
@@ -292,13 +307,12 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
     max over legal q; 0 at slots with no legal action), every other row its children's rows x
     their chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the
     actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise);
-    on a plain row (`RowTree.row_plain`) by `_update_plain_row`. Only the slots [lo, hi) (and the
+    on a plain row (`RowTree.row_plain`) of up to PLAIN_ACTIONS actions by `_plain_row`. Only the slots [lo, hi) (and the
     groups of those slots) are read and written (a piece of a split pass, `sog.threads`)."""
     N = values.shape[2]
     A = child_of.shape[1]
     everything = lo == 0 and hi == N
     q = np.empty(A)                      # a group's child values, in entry order
-    qs, own, v = np.empty(N * A), np.empty(N), np.empty(N)     # a plain row's, by group
     for p in range(values.shape[0] - 1, -1, -1):
         k0, k1 = kid_start[p], kid_start[p + 1]
         if k0 == k1:
@@ -311,9 +325,19 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                 values[p, i, lo:hi] = 0.0
                 plain = row_plain[row]
                 g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
-                if plain and mode >= 0 and g1 > g0:
-                    _update_plain_row(row, p, i, g0, g1, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg,
-                                      sigma, ranges, regrets, avg, values, qs, own, v)
+                na = grp_ent[g0 + 1] - grp_ent[g0] if g1 > g0 else 0
+                if plain and mode >= 0 and 2 <= na <= PLAIN_ACTIONS:
+                    e, slots, own, dst = grp_ent[g0], grp_slot[g0:g1], ranges[p, i], values[p, i]
+                    c0, c1, c2, c3 = _kid_rows(na, row_kid[row], values, i)
+                    if na == 2 and mode == 0:
+                        _plain_row(2, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, regrets,
+                                   avg)
+                    elif na == 3 and mode == 0:
+                        _plain_row(3, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, regrets,
+                                   avg)
+                    else:
+                        _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma,
+                                   regrets, avg)
                     continue
                 for g in range(g0, g1):
                     s = grp_slot[g]
@@ -329,8 +353,7 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                             x += sigma[e] * q[e - e0]
                     values[p, i, s] = x
                     if mode >= 0:
-                        _update_group(e0, e1, q, 0, x, ranges[p, i, s], mode, t, f_pos, f_neg, f_avg, sigma, regrets,
-                                      avg)
+                        _update_group(e0, e1, q, x, ranges[p, i, s], mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
                 continue
             c = kids[k0]                         # (0.0 + the first child's term: the sum as from 0.0)
             w = prob[c]
@@ -344,67 +367,73 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _update_plain_row(row, p, i, g0, g1, grp_slot, grp_ent, row_kid, mode, t, f_pos, f_neg, f_avg, sigma, ranges,
-                      regrets, avg, values, qs, own, v):
-    """The value of player i at plain decision row `row` (position p, its actor) and the updates
-    of its groups [g0, g1) (G of them, `_update_run`), in three walks: the child values and reach
-    of each group gathered into qs [G * na] and own [G] (by group, then action), the updates, whose
-    arithmetic then runs over contiguous arrays (vectorised for na = 2 and 3, the poker rows), and
-    the values v [G] scattered into the row."""
-    G, e0 = g1 - g0, grp_ent[g0]
-    na = grp_ent[g0 + 1] - e0
-    for g in range(G):
-        s = grp_slot[g0 + g]
-        own[g] = ranges[p, i, s]
-        for a in range(na):
-            qs[g * na + a] = values[row_kid[row, a], i, s]
-    if na == 2 and mode == 0:
-        _update_run(2, G, e0, 0, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v)
-    elif na == 3 and mode == 0:
-        _update_run(3, G, e0, 0, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v)
+def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+    """The actor's value and updates at a plain decision row (2 <= na <= 4 actions; `RowTree.row_plain`):
+    for each group (slot s in slots, entries e, e + 1, ... e + na - 1), its child values
+    q_a = c0[s], c1[s], ... (the actor's rows [N] of the children, `_kid_rows`), its value
+    dst[s] = sum_a sigma q_a and `_update_group`'s updates, with its reach own[s]. The same
+    arithmetic in the same order as `_update_group`. Inlined with a literal na and mode (cfr+
+    on the limit poker rows), the action loop unrolls and everything stays in registers."""
+    uniform = 1.0 / float(na)
+    for g in range(len(slots)):
+        s = slots[g]
+        q0, q1 = c0[s], c1[s]
+        q2 = c2[s] if na > 2 else 0.0
+        q3 = c3[s] if na > 3 else 0.0
+        x = 0.0 + sigma[e] * q0
+        x += sigma[e + 1] * q1
+        if na > 2:
+            x += sigma[e + 2] * q2
+        if na > 3:
+            x += sigma[e + 3] * q3
+        dst[s] = x
+        o = own[s]
+        r0 = _pos(_entry(e, q0 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg))
+        r1 = _pos(_entry(e + 1, q1 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg))
+        r2 = _pos(_entry(e + 2, q2 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)) if na > 2 else 0.0
+        r3 = _pos(_entry(e + 3, q3 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)) if na > 3 else 0.0
+        total = 0.0 + r0
+        total += r1
+        if na > 2:
+            total += r2
+        if na > 3:
+            total += r3
+        sigma[e] = r0 / total if total > 0 else uniform
+        sigma[e + 1] = r1 / total if total > 0 else uniform
+        if na > 2:
+            sigma[e + 2] = r2 / total if total > 0 else uniform
+        if na > 3:
+            sigma[e + 3] = r3 / total if total > 0 else uniform
+        e += na
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _entry(e, inst, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+    """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at entry e, with
+    its instantaneous regret inst and its actor's reach own, each as its numpy form computes it
+    (the average from the entry's sigma, not yet updated); returns the new regret."""
+    r = regrets[e]
+    if mode == 0:
+        r = _pos(r + inst)
+        avg[e] = avg[e] + t * own * sigma[e]
+    elif mode == 1:
+        r = r + inst
+        avg[e] = avg[e] + own * sigma[e]
     else:
-        _update_run(na, G, e0, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v)
-    for g in range(G):
-        values[p, i, grp_slot[g0 + g]] = v[g]
+        r = (r * f_pos if r > 0 else r * f_neg) + inst
+        avg[e] = avg[e] * f_avg + own * sigma[e]
+    regrets[e] = r
+    return r
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _update_run(na, G, e0, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg, qs, own, v):
-    """`_update_group` of G consecutive groups of na entries each from e0 (a plain row's), with
-    their child values qs [G * na] (overwritten by the new regrets) and reach own [G]; values
-    v [G] set to sum_a sigma q. Inlined with a literal na, the action loops unroll and the walk
-    over the groups vectorises."""
-    for g in range(G):
-        e = e0 + g * na
-        x = 0.0
-        for a in range(na):
-            x += sigma[e + a] * qs[g * na + a]
-        v[g] = x
-        _update_group(e, e + na, qs, g * na, x, own[g], mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _update_group(e0, e1, q, q0, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
-    """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at the entries
-    [e0, e1) of one group (a player's slot of a decision row: child values q[q0:q0 + e1 - e0],
-    value v, reach own), each as its numpy form computes it, then the group's regret matching
-    into sigma (from the new regrets kept in q, which they overwrite: not read again from
-    regrets)."""
+def _update_group(e0, e1, q, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+    """`_entry`'s updates at the entries [e0, e1) of one group (a player's slot of a decision row:
+    child values q[:e1 - e0], value v, reach own), then the group's regret matching into sigma
+    (from the new regrets kept in q, which they overwrite: not read again from regrets)."""
     for e in range(e0, e1):
-        inst = q[q0 + e - e0] - v
-        r = regrets[e]
-        if mode == 0:
-            r = _pos(r + inst)
-            avg[e] = avg[e] + t * own * sigma[e]
-        elif mode == 1:
-            r = r + inst
-            avg[e] = avg[e] + own * sigma[e]
-        else:
-            r = (r * f_pos if r > 0 else r * f_neg) + inst
-            avg[e] = avg[e] * f_avg + own * sigma[e]
-        regrets[e] = r
-        q[q0 + e - e0] = r
-    _match(q, q0, e1 - e0, sigma, e0)
+        q[e - e0] = _entry(e, q[e - e0] - v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
+    _match(q, 0, e1 - e0, sigma, e0)
 
 
 @numba.njit(cache=True)
