@@ -6,17 +6,20 @@ holdem`, `sog solve --threads K`) sets it with `set_threads(k)` (or `using(k)` f
 the callers that can split their work (`sog.search.row_cfr`'s passes over slots, the poker
 terminal values over terminals, `sog.games.poker`) then run `parts()` pieces side by side on a
 shared pool of k threads with `run`. A split never changes a result: every piece does the
-arithmetic it would do alone, on its own rows.
+arithmetic it would do alone, on its own rows. A piece is never split again: inside a call that
+`run` runs, `parts()` is 1 (a loop that splits its work calls loops that could split theirs).
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 _count = 1
 _pool: ThreadPoolExecutor | None = None
+_piece = threading.local()      # .inside: whether this thread is running a piece of `run`
 
 
 def available() -> int:
@@ -28,8 +31,8 @@ def available() -> int:
 
 
 def parts() -> int:
-    """The number of pieces a splittable loop is cut into now (the thread count)."""
-    return _count
+    """The number of pieces a splittable loop is cut into now: the thread count, 1 inside a piece."""
+    return 1 if getattr(_piece, "inside", False) else _count
 
 
 def set_threads(k: int) -> None:
@@ -71,10 +74,10 @@ def run(calls: Sequence[Callable[[], object]]) -> None:
         return
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=max(_count - 1, 1), thread_name_prefix="sog-compute")
-    futures = [_pool.submit(c) for c in calls[1:]]
+    futures = [_pool.submit(_as_piece, c) for c in calls[1:]]
     error = None
     try:
-        calls[0]()
+        _as_piece(calls[0])
     except BaseException as e:  # noqa: BLE001 - raised below, once the others have ended
         error = e
     for f in futures:
@@ -84,3 +87,13 @@ def run(calls: Sequence[Callable[[], object]]) -> None:
             error = error or e
     if error is not None:
         raise error
+
+
+def _as_piece(call: Callable[[], object]) -> None:
+    """call(), with `parts()` 1 on this thread while it runs."""
+    outer = getattr(_piece, "inside", False)
+    _piece.inside = True
+    try:
+        call()
+    finally:
+        _piece.inside = outer

@@ -126,3 +126,76 @@ def test_thread_bounds_and_errors():
     with threads.using(2), pytest.raises(KeyError, match="piece"):
         threads.run([lambda: ran.append(1), fails, lambda: ran.append(3)])
     assert sorted(ran) == [1, 3] and threads.parts() == 1
+    seen = []                             # a piece is not split again (a pool worker waiting on itself)
+    with threads.using(3):
+        threads.run([lambda: seen.append(threads.parts())] * 3)
+        assert seen == [1, 1, 1] and threads.parts() == 3
+
+
+TURN = ("holdem(betting=limit,numRanks=5,numSuits=3,numHoleCards=2,numRounds=3,numBoardCards=0 3 1,"
+        "raiseSize=2 2 4,maxRaises=2 2 2)")
+
+
+def turn_solve(config: CFRConfig, iterations: int, fused: bool, block_positions: int, monkeypatch):
+    """A turn subgame of a 15-card hold'em (the river's 12 deals below it), solved with the passes
+    fused by blocks (`RowTree.fused_update`) or not."""
+    from sog.search import row_cfr
+    monkeypatch.setattr(row_cfr, "BLOCK_POSITIONS", block_positions)
+    monkeypatch.setattr(row_cfr, "FUSED_MIN_CELLS", 0)
+    game = load_game(TURN)
+    game.dense_payoffs = False
+    root = subgame_root(game, [0, 5, 10, 1, 2], 1)
+    ct = compile_tree(PublicTree(game, [root]).expand_all())
+    lv = Levels(ct)
+    assert lv.block_terminals is not None
+    if not fused:
+        lv.block_terminals = None
+    possible = game.possible_mask(root).astype(np.float64)
+    ranges = (possible / possible.sum(1, keepdims=True))[None]
+    solver = CFRSolver(ct, root_ranges=ranges, config=config, levels=lv)
+    solver.iterate(iterations)
+    return solver
+
+
+def test_blocks_are_the_subtrees_below_the_last_chance_nodes(monkeypatch):
+    from sog.search import row_cfr
+    monkeypatch.setattr(row_cfr, "BLOCK_POSITIONS", 30)
+    game = load_game(TURN)
+    game.dense_payoffs = False
+    ct = compile_tree(PublicTree(game, [subgame_root(game, [0, 5, 10, 1, 2], 1)]).expand_all())
+    small = Levels(ct)                   # (fewer cells than FUSED_MIN_CELLS: not fused)
+    assert small.rows.blocks == [] and small.block_terminals is None and (small.rows.block_of == -1).all()
+    monkeypatch.setattr(row_cfr, "FUSED_MIN_CELLS", 0)
+    rt = Levels(ct).rows
+    everything = np.sort(np.concatenate([rt.top, *rt.blocks]))
+    assert np.array_equal(everything, np.arange(ct.num_nodes))
+    chance = [p for p in range(ct.num_nodes) if rt.dec_row[p] < 0 and rt.kid_start[p + 1] > rt.kid_start[p]]
+    assert chance and all(rt.block_of[p] == -1 for p in chance)
+    below = rt.kids[rt.kid_start[chance[0]]:rt.kid_start[chance[0] + 1]]
+    assert len(below) == 12 and (rt.block_of[below] >= 0).all()
+    for p in range(ct.num_nodes):        # a block holds whole subtrees
+        if rt.block_of[p] >= 0:
+            kids = rt.kids[rt.kid_start[p]:rt.kid_start[p + 1]]
+            assert (rt.block_of[kids] == rt.block_of[p]).all()
+    sizes = [len(b) for b in rt.blocks]
+    assert min(sizes[:-1]) >= 30 and all(np.all(np.diff(b) > 0) for b in rt.blocks)
+
+
+@pytest.mark.parametrize("alternating", [True, False])
+@pytest.mark.parametrize("algorithm", ["cfr+", "cfr", "dcfr"])
+def test_fused_passes_give_the_same_bits(monkeypatch, alternating, algorithm):
+    """The passes fused by blocks of subtrees, on one, two and three threads, with blocks of one
+    subtree and of several: the same regrets, averages, root values and last pass as the three
+    whole-tree passes."""
+    config = CFRConfig(algorithm, alternating=alternating)
+    plain = turn_solve(config, 7, False, 1, monkeypatch)
+    players = (1,) if alternating else (0, 1)
+    for k, block_positions in ((1, 1), (2, 40), (3, 1)):
+        with threads.using(k):
+            fused = turn_solve(config, 7, True, block_positions, monkeypatch)
+        assert np.array_equal(fused.regrets_e, plain.regrets_e)
+        assert np.array_equal(fused.avg_e, plain.avg_e)
+        assert np.array_equal(fused.average_root_values(), plain.average_root_values())
+        f_ranges, f_values, _ = fused.last_pass
+        p_ranges, p_values, _ = plain.last_pass
+        assert np.array_equal(f_ranges, p_ranges) and np.array_equal(f_values[:, players], p_values[:, players])

@@ -118,9 +118,10 @@ def test_bench_holdem_refuses_a_bad_board(capsys):
     assert "five distinct cards" in capsys.readouterr().err
 
 
-def test_the_latest_terminal_plan_is_found_again_by_identity(monkeypatch):
-    """A solver passes the same tuple of terminals every pass: its plan is found again without
-    the memo's hashing; another tuple (or a list) goes through the memo, and gets its own plan."""
+def test_terminal_plans_are_found_again_by_identity(monkeypatch):
+    """A solver passes the same tuples of terminals every pass: their plans are found again without
+    the memo's hashing; another tuple (or a list) goes through the memo, and gets its own plan;
+    past TERMINALS_BY_IDENTITY terminals in all, the tuples kept are dropped."""
     from sog.games import poker
     game = load_game("leduc_poker")
     pubs = tuple(terminals(game))
@@ -139,3 +140,11 @@ def test_the_latest_terminal_plan_is_found_again_by_identity(monkeypatch):
     part = pubs[5:]
     np.testing.assert_array_equal(game.terminal_values(part, ranges[5:]), first[5:])
     assert len(looked_up) == 4 and game._terminal_plan(part) is not game._terminal_plan(pubs)
+    for _ in range(2):                   # (a solver's blocks: several tuples, each found by identity)
+        game.terminal_values(pubs, ranges)
+        game.terminal_values(part, ranges[5:])
+    assert len(looked_up) == 4
+    monkeypatch.setattr(poker, "TERMINALS_BY_IDENTITY", len(pubs) + 1)   # room for one: then afresh
+    game.terminal_values(pubs[1:], ranges[1:])
+    game.terminal_values(pubs, ranges)
+    assert len(looked_up) == 6

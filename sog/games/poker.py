@@ -44,6 +44,7 @@ from sog.lanes import LANES, slp_njit
 MBB_PER_CHIP = 1000.0
 SHOWDOWN_PLANS = 4096        # boards whose showdown plans a game keeps (then starts afresh)
 TERMINAL_PLANS = 64          # lists of terminals whose plans a game keeps (then starts afresh)
+TERMINALS_BY_IDENTITY = 1 << 16  # ... and the terminals of the tuples it finds them by without hashing
 MIN_TERMINALS_PER_THREAD = 32  # terminal values are split over `sog.threads` only into pieces of this many or more
 
 
@@ -158,17 +159,20 @@ class Poker(abc.ABC):
         threads.run([lambda i=i: piece(i) for i in range(pieces)])
 
     def _terminal_plan(self, pubs: Sequence) -> TerminalPlan:
-        """The plan of the terminals pubs. The latest plan is found again without hashing when
-        pubs is the tuple it was made for, the same object (a solver passes its
-        `Levels.terminal_pubs` every pass: hashing and comparing the 7,352 terminals of the
-        hold'em turn took 2.6 ms a pass)."""
-        latest = self.memo(("poker_latest_terminal_plan",), lambda: [None])
-        entry = latest[0]                      # (pubs, plan), read and replaced whole (threads)
+        """The plan of the terminals pubs. A plan is found again without hashing when pubs is a
+        tuple it was made for, the same object (a solver passes the same tuples every pass, its
+        `Levels.terminal_pubs` or one per block of `Levels.block_terminals`: hashing and comparing
+        the 7,352 terminals of the hold'em turn took 2.6 ms a pass). Tuples of up to
+        TERMINALS_BY_IDENTITY terminals in all are kept (then it starts afresh), each with its plan."""
+        by_identity = self.memo(("poker_terminal_plans_by_identity",), dict)
+        entry = by_identity.get(id(pubs))          # (pubs, plan): pubs kept, so its id stays its own
         if entry is not None and entry[0] is pubs:
             return entry[1]
         key = tuple(pubs)
         plan = _bounded_memo(self, "poker_terminal_plans", key, TERMINAL_PLANS, lambda: TerminalPlan(self, key))
-        latest[0] = (key, plan)
+        if sum(len(kept) for kept, _ in by_identity.values()) + len(key) > TERMINALS_BY_IDENTITY:
+            by_identity.clear()
+        by_identity[id(pubs)] = (pubs, plan)
         return plan
 
 

@@ -154,6 +154,16 @@ class Levels:
             self.payoff_index = (np.concatenate([k, -k]), np.concatenate([at + N + j, at + i]),
                                  np.concatenate([at + i, at + N + j]))
         self.terminal_pubs = tuple(ct.pub(p) for p in ct.terminals) if ct.payoffs is None else None
+        # the terminals of each block of a row tree, then of its top (`RowTree.fused_update`): (positions
+        # int [k], their pubs as a tuple) each; None where the passes are not fused (no blocks, dense
+        # payoffs or frontier leaves: a frontier's values are one call for all its leaves)
+        self.block_terminals = None
+        if self.rows is not None and self.rows.blocks and ct.payoffs is None and not len(ct.frontier):
+            of = self.rows.block_of[ct.terminals]
+            self.block_terminals = []
+            for block in (*range(len(self.rows.blocks)), -1):
+                mine = np.flatnonzero(of == block)
+                self.block_terminals.append((ct.terminals[mine], tuple(self.terminal_pubs[k] for k in mine)))
         # decision positions per depth (callers walking the tree a level at a time)
         self.dec_by_level = [np.flatnonzero((dec >= b[d]) & (dec < b[d + 1])) for d in range(ct.depth)]
 
@@ -428,12 +438,22 @@ class CFRSolver:
         if self._buffers is None:
             self._buffers = (np.empty((ct.num_nodes, 2, ct.num_states)), np.zeros((ct.num_nodes, 2, ct.num_states)))
         stale = tuple(i for i in (0, 1) if not self._fresh[i])
-        ranges = lv.rows.propagate_ranges(sigma, self.root_ranges, out=self._buffers[0], players=stale)
-        self._fresh = [True, True]
-        values = leaf_values(lv, ranges, self.value_fn, players, out=self._buffers[1])
         ta, tb = t ** cfg.alpha, t ** cfg.beta
         factors = (ta / (ta + 1), tb / (tb + 1), ((t - 1) / t) ** cfg.gamma)
-        lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e)
+        ranges, values = self._buffers
+        if lv.block_terminals is not None:
+            def block_leaves(b: int) -> None:
+                at, pubs = lv.block_terminals[b]
+                if len(at):
+                    ct.game.terminal_values_into(pubs, ranges, at, values, players)
+
+            lv.rows.fused_update(stale, players, cfg.algorithm, t, factors, sigma, self.root_ranges, ranges, values,
+                                 self.regrets_e, self.avg_e, block_leaves)
+        else:
+            lv.rows.propagate_ranges(sigma, self.root_ranges, out=ranges, players=stale)
+            leaf_values(lv, ranges, self.value_fn, players, out=values)
+            lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e)
+        self._fresh = [True, True]
         self._last = (ranges, values, None)
         for i in players:
             self.own_root[:, i] = values[ct.roots, i]

@@ -13,7 +13,11 @@ a CFR pass is one compiled loop over the tree's positions, with no temporaries:
 * `RowTree.update`: the same pass, with the regret, average and current-policy (regret
   matching) updates of each (decision row, slot) of the asked players done as soon as its
   value is known: the instantaneous regret of an entry is read straight from its child's
-  value row (no q array), while the rows are in cache.
+  value row (no q array), while the rows are in cache;
+* `RowTree.fused_update`: the two passes with the leaf values between them, a block of subtrees
+  at a time (hold'em's turn: the rivers' subtrees), so that a block's rows are still in cache
+  from one stage to the next (the turn's ranges and values are 248 MB each: whole-tree stages
+  stream them from memory). Threads take whole blocks.
 
 The entries (the legal (decision row, slot, action) triples, ordered by row, slot,
 action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). Every
@@ -28,6 +32,7 @@ game's units (chips).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -41,6 +46,8 @@ MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces o
 MIN_CELLS_PER_THREAD = 1 << 20  # ... and this many (position, slot) cells (the hold'em river subgame,
                                 # 27 x 1326, is not split: 0.45 s for 1000 iterations on one thread,
                                 # 0.78 s on two; the turn, 11,691 x 1326, goes 1.76x faster on two)
+BLOCK_POSITIONS = 128           # a block of `RowTree.fused_update` holds subtrees of this many positions or more
+FUSED_MIN_CELLS = 1 << 20       # ... and a tree has blocks only from this many (position, slot) cells on
 
 
 class RowTree:
@@ -63,6 +70,13 @@ class RowTree:
     row_plain bool [m]: whether every group of a decision row has the same actions, into
       children with the row's possible mask; row_kid int [m, A] then: the child of the k-th
       action of each group (a group's entries are then e0, e0 + 1, ... in that order);
+    everywhere int [n]: every position (the order of a whole pass);
+    blocks: int [k] arrays, increasing, and top int [n - sum k]: the positions of each block and the
+      others. A block is the subtrees of consecutive children of chance nodes with no chance node
+      below them (hold'em's turn: the rivers' subtrees), gathered until it holds BLOCK_POSITIONS
+      positions or more; block_of int [n] gives each position's (-1: the top). A block's rows
+      fit in the processor's cache, so `fused_update` runs its stages back to back. Trees of
+      fewer than FUSED_MIN_CELLS (position, slot) cells have no blocks (everything is the top).
     """
 
     def __init__(self, ct: CompiledTree, dec: np.ndarray, grp_row: np.ndarray, grp_slot: np.ndarray,
@@ -89,6 +103,44 @@ class RowTree:
         self.same_mask[below] = (ct.possible[below] == ct.possible[self.parent[below]]).all(axis=(1, 2))
         self.row_kid, self.row_plain = _plain_rows(self.row_grp, self.grp_ent, self.ent_action, self.child_of,
                                                    self.same_mask)
+        self.everywhere = np.arange(n, dtype=np.int64)
+        self.block_of = np.full(n, -1, dtype=np.int64)
+        if n * ct.num_states >= FUSED_MIN_CELLS:
+            self.block_of = _blocks(self.kid_start, self.kids, self.dec_row, BLOCK_POSITIONS)
+        by_block = np.argsort(self.block_of, kind="stable")
+        self.top, *self.blocks = np.split(by_block, np.cumsum(np.bincount(self.block_of + 1))[:-1])
+
+    def fused_update(self, stale: tuple[int, ...], players: tuple[int, ...], algorithm: str, t: float,
+                     factors: tuple[float, float, float], sigma: np.ndarray, root_ranges: np.ndarray,
+                     ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray, avg: np.ndarray,
+                     leaf_values: Callable[[int], None]) -> None:
+        """`propagate_ranges` of the `stale` players into ranges, then `update` of `players`, a block
+        at a time (`blocks`), with a block's rows still in cache from one stage to the next: the
+        top's ranges; then, for each block b (side by side on `sog.threads`, a block to a thread at
+        a time), its ranges, leaf_values(b) (which must write the values of `players` at the
+        leaves of block b), its values and updates; then leaf_values(-1) (the top's leaves) and
+        the top's values and updates. Each position's rows and each group's updates are the same
+        arithmetic as the three passes', so the results are the same to the bit."""
+        N = self.ct.num_states
+        down = (root_ranges, self.ct.possible, self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor,
+                self.row_grp, self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid,
+                self.row_plain, sigma, _mask(stale), ranges)
+        up = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
+              self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
+              False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+        _down(self.ct.roots.astype(np.int64), *down, self.top, 0, N)
+        no_roots = np.empty(0, dtype=np.int64)
+        todo = iter(range(len(self.blocks)))     # (shared: each piece takes the next block left)
+
+        def piece() -> None:
+            for b in todo:
+                _down(no_roots, *down, self.blocks[b], 0, N)
+                leaf_values(b)
+                _up(*up, self.blocks[b], 0, N)
+
+        threads.run([piece] * min(threads.parts(), len(self.blocks)) or [piece])
+        leaf_values(-1)
+        _up(*up, self.top, 0, N)
 
     def regret_matching(self, regrets: np.ndarray) -> np.ndarray:
         """float [E]: the current policy of regrets [E] (`sog.search.cfr.regret_matching_entries`)."""
@@ -106,7 +158,7 @@ class RowTree:
         args = (ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
                 self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
                 self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
-                _mask(players), ranges)
+                _mask(players), ranges, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _down(*args, lo, hi) for lo, hi in self._pieces()])
         return ranges
 
@@ -125,7 +177,7 @@ class RowTree:
         none = np.empty(0)
         args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
                 self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
-                best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values)
+                best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
         return values
 
@@ -146,8 +198,35 @@ class RowTree:
         set to the new regrets' regret matching."""
         args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
                 self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
-                False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+                False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values,
+                self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
+
+
+@numba.njit(cache=True)
+def _blocks(kid_start, kids, dec_row, min_positions):
+    """block_of int [n]: the block of each position (-1: the top; see `RowTree.blocks`)."""
+    n = len(kid_start) - 1
+    chance_below = np.zeros(n, dtype=np.bool_)    # a chance node at or below a position
+    size = np.ones(n, dtype=np.int64)             # the positions of its subtree
+    for p in range(n - 1, -1, -1):
+        chance_below[p] = dec_row[p] < 0 and kid_start[p + 1] > kid_start[p]
+        for k in range(kid_start[p], kid_start[p + 1]):
+            chance_below[p] = chance_below[p] or chance_below[kids[k]]
+            size[p] += size[kids[k]]
+    block_of = np.full(n, -1, dtype=np.int64)
+    b, filled = -1, min_positions
+    for p in range(n):                            # (parents before children)
+        for k in range(kid_start[p], kid_start[p + 1]):
+            c = kids[k]
+            if block_of[p] >= 0:
+                block_of[c] = block_of[p]
+            elif dec_row[p] < 0 and not chance_below[c]:
+                if filled >= min_positions:
+                    b, filled = b + 1, 0
+                block_of[c] = b
+                filled += size[c]
+    return block_of
 
 
 def _mask(players: tuple[int, ...]) -> np.ndarray:
@@ -219,13 +298,14 @@ def _groups_in(grp_slot, g0, g1, lo, hi, everything):
 
 @numba.njit(cache=True, nogil=True)
 def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, actor, row_grp, grp_slot,
-          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, ranges, lo, hi):
+          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, ranges, order, lo, hi):
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
     [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
     its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
     into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
-    one walk of its groups writes every child, unmasked). Only the slots [lo, hi) are read and
-    written (a piece of a split pass, `sog.threads`)."""
+    one walk of its groups writes every child, unmasked). The children of the positions order
+    (int [k], increasing) are written (every position's: `RowTree.everywhere`). Only the slots
+    [lo, hi) are read and written (a piece of a split pass, `sog.threads`)."""
     everything = lo == 0 and hi == ranges.shape[2]
     for k in range(len(roots)):
         r = roots[k]
@@ -234,7 +314,8 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
                 continue
             for s in range(lo, hi):
                 ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
-    for p in range(ranges.shape[0]):
+    for j in range(len(order)):
+        p = order[j]
         row = dec_row[p]
         mover = actor[p] if row >= 0 and players[actor[p]] else -1     # whose reach sigma moves here
         for k in range(kid_start[p], kid_start[p + 1]):
@@ -301,19 +382,23 @@ def _split_plain_row(na, e, slots, sigma, src, d0, d1, d2, d3):
 
 @numba.njit(cache=True, nogil=True)
 def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, row_kid,
-        row_plain, sigma, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values, lo, hi):
+        row_plain, sigma, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values, order, lo,
+        hi):
     """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
     the actor's at a decision node sum_a sigma q (or
     max over legal q; 0 at slots with no legal action), every other row its children's rows x
     their chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the
     actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise);
-    on a plain row (`RowTree.row_plain`) of up to PLAIN_ACTIONS actions by `_plain_row`. Only the slots [lo, hi) (and the
-    groups of those slots) are read and written (a piece of a split pass, `sog.threads`)."""
+    on a plain row (`RowTree.row_plain`) of up to PLAIN_ACTIONS actions by `_plain_row`. The
+    positions order (int [k], increasing) are computed, in decreasing order (every position:
+    `RowTree.everywhere`). Only the slots [lo, hi) (and the groups of those slots) are read and
+    written (a piece of a split pass, `sog.threads`)."""
     N = values.shape[2]
     A = child_of.shape[1]
     everything = lo == 0 and hi == N
     q = np.empty(A)                      # a group's child values, in entry order
-    for p in range(values.shape[0] - 1, -1, -1):
+    for j in range(len(order) - 1, -1, -1):
+        p = order[j]
         k0, k1 = kid_start[p], kid_start[p + 1]
         if k0 == k1:
             continue
