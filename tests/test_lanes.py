@@ -23,11 +23,13 @@ def both_compiles(game, pubs, ranges, players):
     for fold, showdown in ((poker._fold_values, poker._showdown_values),
                            (PLAIN[poker._fold_values], PLAIN[poker._showdown_values])):
         out = np.full(ranges.shape, np.nan)
-        fold(ranges, at, plan.possible, plan.folds, plan.fold_values, plan.hands, plan.adds,
-             game.hand_cards.shape[1], plan.num_cards, float(game.deal_weight), mask, out)
-        for ts, stakes, plan_b in plan.showdowns:
-            showdown(ranges, at, plan.possible, ts, stakes, plan_b.rank, plan_b.bounds, plan_b.hands, plan_b.adds,
-                     plan.num_cards, float(game.deal_weight), mask, out)
+        for ts, utility, plan_b, live in plan.groups:
+            if plan_b is None:
+                fold(ranges, at, live, ts, utility, plan.hands, plan.adds, game.hand_cards.shape[1], plan.num_cards,
+                     float(game.deal_weight), mask, out)
+            else:
+                showdown(ranges, at, live, ts, utility, plan_b.rank, plan_b.bounds, plan_b.hands, plan_b.adds,
+                         plan.num_cards, float(game.deal_weight), mask, out)
         outs.append(out)
     return outs
 

@@ -132,31 +132,22 @@ class Poker(abc.ABC):
         mask = np.zeros(2, dtype=np.bool_)
         mask[list(players)] = True
 
-        def folds(a: int, b: int) -> None:
-            _fold_values(ranges, at, plan.possible, plan.folds[a:b], plan.fold_values[a:b], plan.hands, plan.adds,
-                         hands.shape[1], plan.num_cards, w, mask, out)
+        def run(groups) -> None:
+            for ts, utility, showdown, live in groups:
+                if showdown is None:
+                    _fold_values(ranges, at, live, ts, utility, plan.hands, plan.adds, hands.shape[1], plan.num_cards,
+                                 w, mask, out)
+                else:
+                    _showdown_values(ranges, at, live, ts, utility, showdown.rank, showdown.bounds, showdown.hands,
+                                     showdown.adds, plan.num_cards, w, mask, out)
 
-        def showdowns(boards) -> None:
-            for ts, stakes, showdown in boards:
-                _showdown_values(ranges, at, plan.possible, ts, stakes, showdown.rank, showdown.bounds,
-                                 showdown.hands, showdown.adds, plan.num_cards, w, mask, out)
-
-        pieces = min(threads.parts(), max(len(pubs) // MIN_TERMINALS_PER_THREAD, 1))
-        if pieces == 1:
-            folds(0, len(plan.folds))
-            showdowns(plan.showdowns)
+        pieces = min(threads.parts(), max(len(pubs) // MIN_TERMINALS_PER_THREAD, 1), len(plan.groups))
+        if pieces <= 1:
+            run(plan.groups)
             return
-        # each piece: a run of folds (cut at multiples of LANES, `_fold_values`) and a run of boards
-        fold_cuts = [LANES * (len(plan.folds) // LANES * i // pieces) for i in range(pieces)] + [len(plan.folds)]
-        ends = np.cumsum([len(ts) for ts, _, _ in plan.showdowns])
-        board_cuts = [0, *(int(np.searchsorted(ends, ends[-1] * i / pieces)) for i in range(1, pieces)),
-                      len(plan.showdowns)] if len(ends) else [0] * (pieces + 1)
-
-        def piece(i: int) -> None:
-            folds(fold_cuts[i], fold_cuts[i + 1])
-            showdowns(plan.showdowns[board_cuts[i]:board_cuts[i + 1]])
-
-        threads.run([lambda i=i: piece(i) for i in range(pieces)])
+        ends = np.cumsum([len(ts) for ts, *_ in plan.groups])       # (pieces of whole groups)
+        cuts = [0, *(int(np.searchsorted(ends, ends[-1] * i / pieces)) for i in range(1, pieces)), len(plan.groups)]
+        threads.run([lambda i=i: run(plan.groups[cuts[i]:cuts[i + 1]]) for i in range(pieces)])
 
     def _terminal_plan(self, pubs: Sequence) -> TerminalPlan:
         """The plan of the terminals pubs. A plan is found again without hashing when pubs is a
@@ -179,10 +170,12 @@ class Poker(abc.ABC):
 class TerminalPlan:
     """What the terminal values of a list of T terminals need besides the ranges.
 
-    possible bool [T, 2, N]; folds int [F] and fold_values float [F] (player 0's utility);
-    showdowns: per board (terminal indices int [k], stakes float [k], its `ShowdownPlan`);
-    num_cards: the cards the hands hold are 0 .. num_cards - 1; hands, adds int [N, 2]: the
-    game's hands as `ShowdownPlan` has them (in slot order).
+    possible bool [T, 2, N]; groups: the terminals by kind and possible hands, each (terminal
+    indices int [k], player 0's utility at a fold or the stake at a showdown float [k], None for
+    folds or the board's `ShowdownPlan`, the hands possible at all k bool [2, N]): the folds of
+    each possible set, then the showdowns of each board and possible set; num_cards: the cards
+    the hands hold are 0 .. num_cards - 1; hands, adds int [N, 2]: the game's hands as
+    `ShowdownPlan` has them (in slot order).
     """
 
     def __init__(self, game: Poker, pubs: tuple):
@@ -192,18 +185,20 @@ class TerminalPlan:
         ends = [game.cached("poker_terminal", pub) for pub in pubs]
         self.num_cards = int(game.hand_cards.max()) + 1
         self.hands, self.adds = _card_columns(game.hand_cards, self.num_cards)
-        self.folds = np.array([t for t, e in enumerate(ends) if e.strengths is None], dtype=np.int64)
-        self.fold_values = np.array([ends[t].fold_value for t in self.folds], dtype=np.float64)
-        boards: dict = {}
+        folds: dict = {}           # possible hands -> the folds there
+        boards: dict = {}          # (board, possible hands) -> the showdowns there
         for t, e in enumerate(ends):
-            if e.strengths is not None:
-                boards.setdefault(e.board, []).append(t)
-        self.showdowns = []
-        for board, ts in boards.items():
+            if e.strengths is None:
+                folds.setdefault(self.possible[t].tobytes(), []).append(t)
+            else:
+                boards.setdefault((e.board, self.possible[t].tobytes()), []).append(t)
+        self.groups = [(np.array(ts, dtype=np.int64), np.array([ends[t].fold_value for t in ts], dtype=np.float64),
+                        None, self.possible[ts[0]]) for ts in folds.values()]
+        for (board, _), ts in boards.items():
             showdown = _bounded_memo(game, "poker_showdown_plans", board, SHOWDOWN_PLANS,
                                      lambda: ShowdownPlan(ends[ts[0]].strengths, game.hand_cards))
             stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)
-            self.showdowns.append((np.array(ts, dtype=np.int64), stakes, showdown))
+            self.groups.append((np.array(ts, dtype=np.int64), stakes, showdown, self.possible[ts[0]]))
 
 
 def _bounded_memo(game, name: str, key, limit: int, build):
@@ -253,26 +248,10 @@ def _card_columns(hand_cards: np.ndarray, num_cards: int) -> tuple[np.ndarray, n
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _reach(ranges, row, o, i, possible, t):
-    """Player o's reach of hand i at terminal t (row `row` of ranges), 0 where impossible (a select)."""
-    r = ranges[row, o, i]
-    return r if possible[t, o, i] else 0.0
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _reach_lanes(ranges, rows, o, i, possible, ts):
-    """`_reach` of hand i at the LANES terminals ts (rows `rows` of ranges), as lanes."""
-    return (_reach(ranges, rows[0], o, i, possible, ts[0]), _reach(ranges, rows[1], o, i, possible, ts[1]),
-            _reach(ranges, rows[2], o, i, possible, ts[2]), _reach(ranges, rows[3], o, i, possible, ts[3]),
-            _reach(ranges, rows[4], o, i, possible, ts[4]), _reach(ranges, rows[5], o, i, possible, ts[5]),
-            _reach(ranges, rows[6], o, i, possible, ts[6]), _reach(ranges, rows[7], o, i, possible, ts[7]))
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _lanes_of(k0, terminals, at, values):
-    """(ts, rows, u): the terminals terminals[k0:k0 + LANES], their rows at[t] and values[k0:k0 + LANES],
-    as lanes (int and float tuples); past the end of the list the last terminal is repeated (its
-    values computed again and written again, the same)."""
+    """(rows, u): the rows at[t] of the terminals t in terminals[k0:k0 + LANES] and their
+    values[k0:k0 + LANES], as lanes (int and float tuples); past the end of the list the last
+    terminal is repeated (its values computed again and written again, the same)."""
     kb = min(LANES, len(terminals) - k0)
     j0, j1, j2, j3 = k0, k0 + min(1, kb - 1), k0 + min(2, kb - 1), k0 + min(3, kb - 1)
     j4, j5, j6, j7 = k0 + min(4, kb - 1), k0 + min(5, kb - 1), k0 + min(6, kb - 1), k0 + min(7, kb - 1)
@@ -280,43 +259,26 @@ def _lanes_of(k0, terminals, at, values):
           terminals[j6], terminals[j7])
     rows = (at[ts[0]], at[ts[1]], at[ts[2]], at[ts[3]], at[ts[4]], at[ts[5]], at[ts[6]], at[ts[7]])
     u = (values[j0], values[j1], values[j2], values[j3], values[j4], values[j5], values[j6], values[j7])
-    return ts, rows, u
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _write(row, t, p, i, u, v, possible, out):
-    out[row, p, i] = u * v if possible[t, p, i] else 0.0
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _write_lanes(u, v, rows, ts, p, i, possible, out):
-    """out[rows[k], p, i] = u[k] x v[k] for each lane k (0 where hand i is impossible for p)."""
-    _write(rows[0], ts[0], p, i, u[0], v[0], possible, out)
-    _write(rows[1], ts[1], p, i, u[1], v[1], possible, out)
-    _write(rows[2], ts[2], p, i, u[2], v[2], possible, out)
-    _write(rows[3], ts[3], p, i, u[3], v[3], possible, out)
-    _write(rows[4], ts[4], p, i, u[4], v[4], possible, out)
-    _write(rows[5], ts[5], p, i, u[5], v[5], possible, out)
-    _write(rows[6], ts[6], p, i, u[6], v[6], possible, out)
-    _write(rows[7], ts[7], p, i, u[7], v[7], possible, out)
+    return rows, u
 
 
 @slp_njit(cache=True, nogil=True)
-def _fold_values(ranges, at, possible, folds, fold_values, hands, adds, h, num_cards, weight, players, out):
+def _fold_values(ranges, at, live, folds, fold_values, hands, adds, h, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
-    the folds t = folds[k] (int [F]) with player 0's utility fold_values[k]: utility x deal
-    weight x the opponent's reach over the hands sharing no card with each possible hand
-    (hands of h cards, `TerminalPlan` hands and adds; 0 at impossible hands): its total less
-    its per-card sums at the hand's cards, the hand itself (in each of its h cards' sums) added
-    back h - 1 times. The folds go LANES at a time, one per lane (`sog.lanes`): the opponent's
-    reach is gathered, one walk of the hands sums it in total and per card (card float [C + 2,
-    LANES]), one more writes the value rows."""
+    the folds t = folds[k] (int [F]) with player 0's utility fold_values[k] and the same
+    possible hands live (bool [2, N]): utility x deal weight x the opponent's reach over the
+    hands sharing no card with each possible hand (hands of h cards, `TerminalPlan` hands and
+    adds; 0 at impossible hands): its total less its per-card sums at the hand's cards, the
+    hand itself (in each of its h cards' sums) added back h - 1 times. The folds go LANES at a
+    time, one per lane (`sog.lanes`): the opponent's reach is gathered (0 at its impossible
+    hands: one test of live for all lanes), one walk of the hands sums it in total and per card
+    (card float [C + 2, LANES]), one more writes the value rows."""
     n = hands.shape[0]
     card = np.empty((num_cards + 2, LANES))
     x = np.empty((n, LANES))           # the opponent's reach [slot, lane]
     again = lanes.full(h - 1.0)
     for k0 in range(0, len(folds), LANES):
-        ts, rows, utility = _lanes_of(k0, folds, at, fold_values)
+        rows, utility = _lanes_of(k0, folds, at, fold_values)
         for p in range(2):
             if not players[p]:
                 continue
@@ -324,41 +286,63 @@ def _fold_values(ranges, at, possible, folds, fold_values, hands, adds, h, num_c
             card[:] = 0.0
             total = lanes.zeros()
             for i in range(n):
-                lanes.store(x, i, _reach_lanes(ranges, rows, o, i, possible, ts))
+                lanes.store(x, i, _row_lanes(ranges, rows, o, i) if live[o, i] else lanes.zeros())
             for i in range(n):
                 total = _add_hand(total, i, adds, lanes.load(x, i), card)
             u = lanes.mul(lanes.mul(utility, lanes.full(weight)), lanes.full(1.0 if p == 0 else -1.0))
             for i in range(n):
                 v = lanes.add(lanes.sub(total, _blocking(i, hands, card)), lanes.mul(again, lanes.load(x, i)))
-                _write_lanes(u, v, rows, ts, p, i, possible, out)
+                _store_row_lanes(lanes.mul(u, v) if live[p, i] else lanes.zeros(), rows, p, i, out)
 
 
 @slp_njit(cache=True, nogil=True)
-def _showdown_values(ranges, at, possible, ts, stakes, rank, bounds, hands, adds, num_cards, weight, players, out):
+def _showdown_values(ranges, at, live, ts, stakes, rank, bounds, hands, adds, num_cards, weight, players, out):
     """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
     the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands, adds:
-    in strength order) with stakes[k]: stake x deal weight x (the opponent's reach over the
-    unblocked strictly weaker hands - over the stronger ones); 0 at impossible hands. A hand
-    sharing both cards with hand i is i itself, of equal strength: in neither sum. The
-    showdowns go LANES at a time, one per lane (`sog.lanes`): the opponent's reach is gathered
-    in strength order (0 at its impossible hands) and `_sweeps` takes the margins of all of
-    them in one walk up and one down."""
+    in strength order) with stakes[k] and the same possible hands live (bool [2, N]): stake x
+    deal weight x (the opponent's reach over the unblocked strictly weaker hands - over the
+    stronger ones); 0 at impossible hands. A hand sharing both cards with hand i is i itself,
+    of equal strength: in neither sum. The showdowns go LANES at a time, one per lane
+    (`sog.lanes`): the opponent's reach is gathered in strength order (0 at its impossible
+    hands: one test of live for all lanes) and `_sweeps` takes the margins of all of them in
+    one walk up and one down."""
     n = hands.shape[0]
     card = np.empty((num_cards + 2, LANES))
     margin = np.empty((n, LANES))      # [strength position, lane]
     x = np.empty((n, LANES))           # the opponent's reach, the same
     for k0 in range(0, len(ts), LANES):
-        lane_ts, rows, stake = _lanes_of(k0, ts, at, stakes)
+        rows, stake = _lanes_of(k0, ts, at, stakes)
         u = lanes.mul(stake, lanes.full(weight))
         for p in range(2):
             if not players[p]:
                 continue
             o = 1 - p
             for i in range(n):                     # (rows read in slot order)
-                lanes.store(x, rank[i], _reach_lanes(ranges, rows, o, i, possible, lane_ts))
+                lanes.store(x, rank[i], _row_lanes(ranges, rows, o, i) if live[o, i] else lanes.zeros())
             _sweeps(bounds, hands, adds, x, card, margin)
             for i in range(n):                     # (rows written in slot order)
-                _write_lanes(u, lanes.load(margin, rank[i]), rows, lane_ts, p, i, possible, out)
+                v = lanes.mul(u, lanes.load(margin, rank[i])) if live[p, i] else lanes.zeros()
+                _store_row_lanes(v, rows, p, i, out)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_lanes(ranges, rows, o, i):
+    """ranges[rows[k], o, i] for each lane k."""
+    return (ranges[rows[0], o, i], ranges[rows[1], o, i], ranges[rows[2], o, i], ranges[rows[3], o, i],
+            ranges[rows[4], o, i], ranges[rows[5], o, i], ranges[rows[6], o, i], ranges[rows[7], o, i])
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _store_row_lanes(v, rows, p, i, out):
+    """out[rows[k], p, i] = v[k] for each lane k."""
+    out[rows[0], p, i] = v[0]
+    out[rows[1], p, i] = v[1]
+    out[rows[2], p, i] = v[2]
+    out[rows[3], p, i] = v[3]
+    out[rows[4], p, i] = v[4]
+    out[rows[5], p, i] = v[5]
+    out[rows[6], p, i] = v[6]
+    out[rows[7], p, i] = v[7]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -46,7 +46,7 @@ MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces o
 MIN_CELLS_PER_THREAD = 1 << 20  # ... and this many (position, slot) cells (the hold'em river subgame,
                                 # 27 x 1326, is not split: 0.45 s for 1000 iterations on one thread,
                                 # 0.78 s on two; the turn, 11,691 x 1326, goes 1.76x faster on two)
-BLOCK_POSITIONS = 128           # a block of `RowTree.fused_update` holds subtrees of this many positions or more
+BLOCK_POSITIONS = 64            # a block of `RowTree.fused_update` holds subtrees of this many positions or more
 FUSED_MIN_CELLS = 1 << 20       # ... and a tree has blocks only from this many (position, slot) cells on
 
 
@@ -72,10 +72,11 @@ class RowTree:
       action of each group (a group's entries are then e0, e0 + 1, ... in that order);
     everywhere int [n]: every position (the order of a whole pass);
     blocks: int [k] arrays, increasing, and top int [n - sum k]: the positions of each block and the
-      others. A block is the subtrees of consecutive children of chance nodes with no chance node
-      below them (hold'em's turn: the rivers' subtrees), gathered until it holds BLOCK_POSITIONS
-      positions or more; block_of int [n] gives each position's (-1: the top). A block's rows
-      fit in the processor's cache, so `fused_update` runs its stages back to back. Trees of
+      others. A block is the subtrees of children of chance nodes with no chance node
+      below them (hold'em's turn: the rivers' subtrees; the k-th children of all of them
+      together, `_blocks`), gathered until it holds BLOCK_POSITIONS positions or more; block_of
+      int [n] gives each position's (-1: the top). A block's rows fit in the processor's cache
+      (the turn's: 243 positions, 5 MB), so `fused_update` runs its stages back to back. Trees of
       fewer than FUSED_MIN_CELLS (position, slot) cells have no blocks (everything is the top).
     """
 
@@ -205,7 +206,10 @@ class RowTree:
 
 @numba.njit(cache=True)
 def _blocks(kid_start, kids, dec_row, min_positions):
-    """block_of int [n]: the block of each position (-1: the top; see `RowTree.blocks`)."""
+    """block_of int [n]: the block of each position (-1: the top; see `RowTree.blocks`). The k-th
+    children of the chance nodes go to the same block (in poker, the subtrees of one card dealt
+    after different betting: their showdowns share a board, so `sog.games.poker` fills its lanes
+    with them), and consecutive k are merged until a block holds min_positions positions."""
     n = len(kid_start) - 1
     chance_below = np.zeros(n, dtype=np.bool_)    # a chance node at or below a position
     size = np.ones(n, dtype=np.int64)             # the positions of its subtree
@@ -214,18 +218,28 @@ def _blocks(kid_start, kids, dec_row, min_positions):
         for k in range(kid_start[p], kid_start[p + 1]):
             chance_below[p] = chance_below[p] or chance_below[kids[k]]
             size[p] += size[kids[k]]
-    block_of = np.full(n, -1, dtype=np.int64)
+    key = np.full(n, -1, dtype=np.int64)          # a block's subtree root: which child it is
+    per_key = np.zeros(n, dtype=np.int64)         # the positions of the subtrees of each key
+    for p in range(n):
+        if dec_row[p] < 0:
+            for k in range(kid_start[p], kid_start[p + 1]):
+                c = kids[k]
+                if not chance_below[c]:
+                    key[c] = k - kid_start[p]
+                    per_key[key[c]] += size[c]
+    block_of_key = np.full(n, -1, dtype=np.int64)
     b, filled = -1, min_positions
+    for k in range(n):
+        if per_key[k] > 0:
+            if filled >= min_positions:
+                b, filled = b + 1, 0
+            block_of_key[k] = b
+            filled += per_key[k]
+    block_of = np.full(n, -1, dtype=np.int64)
     for p in range(n):                            # (parents before children)
         for k in range(kid_start[p], kid_start[p + 1]):
             c = kids[k]
-            if block_of[p] >= 0:
-                block_of[c] = block_of[p]
-            elif dec_row[p] < 0 and not chance_below[c]:
-                if filled >= min_positions:
-                    b, filled = b + 1, 0
-                block_of[c] = b
-                filled += size[c]
+            block_of[c] = block_of[p] if block_of[p] >= 0 else block_of_key[key[c]] if key[c] >= 0 else -1
     return block_of
 
 
