@@ -25,10 +25,10 @@ def both_compiles(game, pubs, ranges, players):
         out = np.full(ranges.shape, np.nan)
         for ts, utility, plan_b, live in plan.groups:
             if plan_b is None:
-                fold(ranges, at, live, ts, utility, plan.hands, plan.adds, game.hand_cards.shape[1], plan.num_cards,
+                fold(ranges, at, np.stack([at, at], axis=1), live, ts, utility, plan.hands, plan.adds, game.hand_cards.shape[1], plan.num_cards,
                      float(game.deal_weight), mask, out)
             else:
-                showdown(ranges, at, live, ts, utility, plan_b.rank, plan_b.bounds, plan_b.hands, plan_b.adds,
+                showdown(ranges, at, np.stack([at, at], axis=1), live, ts, utility, plan_b.rank, plan_b.bounds, plan_b.hands, plan_b.adds,
                          plan.num_cards, float(game.deal_weight), mask, out)
         outs.append(out)
     return outs

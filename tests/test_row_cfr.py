@@ -87,6 +87,24 @@ def test_terminal_values_into_one_players_rows():
         assert (np.delete(out, ct.terminals, axis=0) == 7.0).all()
 
 
+def test_terminal_values_into_reads_each_players_reach_from_its_row():
+    """reach_at: player i's reach at terminal k from row reach_at[k, i] (poker's kernels and the
+    API's default, which gathers the rows, agree with terminal_values of those rows)."""
+    from sog.games.api import Game
+    game = load_game(HOLDEM)
+    game.dense_payoffs = False
+    ct = compile_tree(PublicTree(game, [subgame_root(game, [0, 5, 10, 1, 2], 1)]).expand_all())
+    pubs = [ct.pub(p) for p in ct.terminals]
+    rng = np.random.default_rng(1)
+    ranges = rng.random((ct.num_nodes, 2, ct.num_states))
+    reach_at = rng.integers(0, ct.num_nodes, size=(len(pubs), 2))
+    expected = game.terminal_values(pubs, np.stack([ranges[reach_at[:, 0], 0], ranges[reach_at[:, 1], 1]], axis=1))
+    for into in (type(game).terminal_values_into, Game.terminal_values_into):
+        out = np.zeros(ranges.shape)
+        into(game, pubs, ranges, ct.terminals, out, (0, 1), reach_at)
+        np.testing.assert_allclose(out[ct.terminals], expected, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("alternating", [True, False])
 @pytest.mark.parametrize("algorithm", ["cfr+", "dcfr"])
 def test_passes_split_over_threads_give_the_same_bits(monkeypatch, alternating, algorithm):

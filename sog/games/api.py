@@ -305,11 +305,14 @@ class Game(abc.ABC):
         return out
 
     def terminal_values_into(self, pubs: Sequence, ranges: np.ndarray, at: np.ndarray, out: np.ndarray,
-                             players: Sequence[int] = (0, 1)) -> None:
+                             players: Sequence[int] = (0, 1), reach_at: np.ndarray | None = None) -> None:
         """`terminal_values` of the rows at (int [T]) of ranges [n, 2, N], written to the same
         rows of out [n, 2, N] for `players` only (a solver's whole-tree arrays; others' rows left
-        as they are). This default copies the rows; poker's reads and writes them in place."""
-        values = self.terminal_values(pubs, ranges[at])
+        as they are). With reach_at (int [T, 2]), player i's reach at terminal k is read from row
+        reach_at[k, i] of ranges instead (a solver that leaves a terminal's copy of its parent's
+        row unwritten). This default copies the rows; poker's reads and writes them in place."""
+        rows = np.stack([at, at], axis=1) if reach_at is None else np.asarray(reach_at)
+        values = self.terminal_values(pubs, np.stack([ranges[rows[:, 0], 0], ranges[rows[:, 1], 1]], axis=1))
         for p in players:
             out[at, p] = values[:, p]
 

@@ -121,13 +121,14 @@ class Poker(abc.ABC):
         return out
 
     def terminal_values_into(self, pubs: Sequence, ranges: np.ndarray, at: np.ndarray, out: np.ndarray,
-                             players: Sequence[int] = (0, 1)) -> None:
+                             players: Sequence[int] = (0, 1), reach_at: np.ndarray | None = None) -> None:
         """`sog.games.api.Game.terminal_values_into`: `terminal_values` read from and written to
         the rows at (int [T]) of ranges and out (float [n, 2, N], C-contiguous), with no copies.
         With `sog.threads` set to k > 1, the folds and the boards' showdowns are cut into k
         pieces computed side by side (each terminal's values the same to the bit)."""
         plan = self._terminal_plan(pubs)
         at = np.asarray(at, dtype=np.int64)
+        reach_at = np.stack([at, at], axis=1) if reach_at is None else np.asarray(reach_at, dtype=np.int64)
         hands, w = self.hand_cards, float(self.deal_weight)
         mask = np.zeros(2, dtype=np.bool_)
         mask[list(players)] = True
@@ -135,11 +136,11 @@ class Poker(abc.ABC):
         def run(groups) -> None:
             for ts, utility, showdown, live in groups:
                 if showdown is None:
-                    _fold_values(ranges, at, live, ts, utility, plan.hands, plan.adds, hands.shape[1], plan.num_cards,
-                                 w, mask, out)
+                    _fold_values(ranges, at, reach_at, live, ts, utility, plan.hands, plan.adds, hands.shape[1],
+                                 plan.num_cards, w, mask, out)
                 else:
-                    _showdown_values(ranges, at, live, ts, utility, showdown.rank, showdown.bounds, showdown.hands,
-                                     showdown.adds, plan.num_cards, w, mask, out)
+                    _showdown_values(ranges, at, reach_at, live, ts, utility, showdown.rank, showdown.bounds,
+                                     showdown.hands, showdown.adds, plan.num_cards, w, mask, out)
 
         pieces = min(threads.parts(), max(len(pubs) // MIN_TERMINALS_PER_THREAD, 1), len(plan.groups))
         if pieces <= 1:
@@ -263,8 +264,9 @@ def _lanes_of(k0, terminals, at, values):
 
 
 @slp_njit(cache=True, nogil=True)
-def _fold_values(ranges, at, live, folds, fold_values, hands, adds, h, num_cards, weight, players, out):
-    """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
+def _fold_values(ranges, at, reach_at, live, folds, fold_values, hands, adds, h, num_cards, weight, players, out):
+    """out[at[t], p] (ranges, out float [n, 2, N]; the opponent o's reach in row reach_at[t, o]
+    of ranges) of the players p in `players` (bool [2]) at
     the folds t = folds[k] (int [F]) with player 0's utility fold_values[k] and the same
     possible hands live (bool [2, N]): utility x deal weight x the opponent's reach over the
     hands sharing no card with each possible hand (hands of h cards, `TerminalPlan` hands and
@@ -283,10 +285,11 @@ def _fold_values(ranges, at, live, folds, fold_values, hands, adds, h, num_cards
             if not players[p]:
                 continue
             o = 1 - p
+            reach = _lanes_of(k0, folds, reach_at[:, o], fold_values)[0]
             card[:] = 0.0
             total = lanes.zeros()
             for i in range(n):
-                lanes.store(x, i, _row_lanes(ranges, rows, o, i) if live[o, i] else lanes.zeros())
+                lanes.store(x, i, _row_lanes(ranges, reach, o, i) if live[o, i] else lanes.zeros())
             for i in range(n):
                 total = _add_hand(total, i, adds, lanes.load(x, i), card)
             u = lanes.mul(lanes.mul(utility, lanes.full(weight)), lanes.full(1.0 if p == 0 else -1.0))
@@ -296,8 +299,10 @@ def _fold_values(ranges, at, live, folds, fold_values, hands, adds, h, num_cards
 
 
 @slp_njit(cache=True, nogil=True)
-def _showdown_values(ranges, at, live, ts, stakes, rank, bounds, hands, adds, num_cards, weight, players, out):
-    """out[at[t], p] (ranges, out float [n, 2, N]) of the players p in `players` (bool [2]) at
+def _showdown_values(ranges, at, reach_at, live, ts, stakes, rank, bounds, hands, adds, num_cards, weight, players,
+                     out):
+    """out[at[t], p] (ranges, out float [n, 2, N]; the opponent o's reach in row reach_at[t, o]
+    of ranges) of the players p in `players` (bool [2]) at
     the showdowns t = ts[k] (int [k]) of one board (its `ShowdownPlan` rank, bounds, hands, adds:
     in strength order) with stakes[k] and the same possible hands live (bool [2, N]): stake x
     deal weight x (the opponent's reach over the unblocked strictly weaker hands - over the
@@ -317,8 +322,9 @@ def _showdown_values(ranges, at, live, ts, stakes, rank, bounds, hands, adds, nu
             if not players[p]:
                 continue
             o = 1 - p
+            reach = _lanes_of(k0, ts, reach_at[:, o], stakes)[0]
             for i in range(n):                     # (rows read in slot order)
-                lanes.store(x, rank[i], _row_lanes(ranges, rows, o, i) if live[o, i] else lanes.zeros())
+                lanes.store(x, rank[i], _row_lanes(ranges, reach, o, i) if live[o, i] else lanes.zeros())
             _sweeps(bounds, hands, adds, x, card, margin)
             for i in range(n):                     # (rows written in slot order)
                 v = lanes.mul(u, lanes.load(margin, rank[i])) if live[p, i] else lanes.zeros()

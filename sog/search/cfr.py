@@ -155,7 +155,7 @@ class Levels:
                                  np.concatenate([at + i, at + N + j]))
         self.terminal_pubs = tuple(ct.pub(p) for p in ct.terminals) if ct.payoffs is None else None
         # the terminals of each block of a row tree, then of its top (`RowTree.fused_update`): (positions
-        # int [k], their pubs as a tuple) each; None where the passes are not fused (no blocks, dense
+        # int [k], their pubs as a tuple, the rows of their reach int [k, 2]: `RowTree.reach_row`) each; None where the passes are not fused (no blocks, dense
         # payoffs or frontier leaves: a frontier's values are one call for all its leaves)
         self.block_terminals = None
         if self.rows is not None and self.rows.blocks and ct.payoffs is None and not len(ct.frontier):
@@ -163,7 +163,8 @@ class Levels:
             self.block_terminals = []
             for block in (*range(len(self.rows.blocks)), -1):
                 mine = np.flatnonzero(of == block)
-                self.block_terminals.append((ct.terminals[mine], tuple(self.terminal_pubs[k] for k in mine)))
+                at = ct.terminals[mine]
+                self.block_terminals.append((at, tuple(self.terminal_pubs[k] for k in mine), self.rows.reach_row[at]))
         # decision positions per depth (callers walking the tree a level at a time)
         self.dec_by_level = [np.flatnonzero((dec >= b[d]) & (dec < b[d + 1])) for d in range(ct.depth)]
 
@@ -347,6 +348,8 @@ class CFRSolver:
         ranges, values, q = self._last
         if q is None:       # (a row tree's buffers, which the next pass overwrites: copies)
             ranges, values, q = ranges.copy(), values.copy(), self.levels.rows.action_values(values)
+            if self.levels.block_terminals is not None:
+                self.levels.rows.fill_unwritten(ranges)
         return ranges, values, self.levels.to_dense(q)
 
     def current_entries(self) -> np.ndarray:
@@ -443,9 +446,9 @@ class CFRSolver:
         ranges, values = self._buffers
         if lv.block_terminals is not None:
             def block_leaves(b: int) -> None:
-                at, pubs = lv.block_terminals[b]
+                at, pubs, reach_at = lv.block_terminals[b]
                 if len(at):
-                    ct.game.terminal_values_into(pubs, ranges, at, values, players)
+                    ct.game.terminal_values_into(pubs, ranges, at, values, players, reach_at)
 
             lv.rows.fused_update(stale, players, cfg.algorithm, t, factors, sigma, self.root_ranges, ranges, values,
                                  self.regrets_e, self.avg_e, block_leaves)

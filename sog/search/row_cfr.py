@@ -77,7 +77,11 @@ class RowTree:
       together, `_blocks`), gathered until it holds BLOCK_POSITIONS positions or more; block_of
       int [n] gives each position's (-1: the top). A block's rows fit in the processor's cache
       (the turn's: 243 positions, 5 MB), so `fused_update` runs its stages back to back. Trees of
-      fewer than FUSED_MIN_CELLS (position, slot) cells have no blocks (everything is the top).
+      fewer than FUSED_MIN_CELLS (position, slot) cells have no blocks (everything is the top);
+    unwritten bool [n, 2], reach_row int [n, 2] (trees with blocks): the leaves whose reach of a
+      player is its parent's row (same possible mask, the player not moving into it), which
+      `fused_update` does not write: their leaf values read it from row reach_row (the parent;
+      elsewhere the position itself); all_written bool [n, 2]: none (the other passes).
     """
 
     def __init__(self, ct: CompiledTree, dec: np.ndarray, grp_row: np.ndarray, grp_slot: np.ndarray,
@@ -110,6 +114,18 @@ class RowTree:
             self.block_of = _blocks(self.kid_start, self.kids, self.dec_row, BLOCK_POSITIONS)
         by_block = np.argsort(self.block_of, kind="stable")
         self.top, *self.blocks = np.split(by_block, np.cumsum(np.bincount(self.block_of + 1))[:-1])
+        # a leaf's reach of a player who does not move into it, with its parent's possible mask, is
+        # its parent's row: `fused_update` leaves it unwritten, its leaf values read the parent's
+        leaf = self.kid_start[1:] == self.kid_start[:-1]
+        self.reach_row = np.stack([np.arange(n), np.arange(n)], axis=1)
+        self.unwritten = np.zeros((n, 2), dtype=np.bool_)
+        if self.blocks:
+            parent = np.maximum(self.parent, 0)
+            for i in (0, 1):
+                moves = (self.dec_row[parent] >= 0) & (self.actor[parent] == i)
+                self.unwritten[:, i] = leaf & self.same_mask & ~moves
+                self.reach_row[self.unwritten[:, i], i] = parent[self.unwritten[:, i]]
+        self.all_written = np.zeros((n, 2), dtype=np.bool_)
 
     def fused_update(self, stale: tuple[int, ...], players: tuple[int, ...], algorithm: str, t: float,
                      factors: tuple[float, float, float], sigma: np.ndarray, root_ranges: np.ndarray,
@@ -119,13 +135,14 @@ class RowTree:
         at a time (`blocks`), with a block's rows still in cache from one stage to the next: the
         top's ranges; then, for each block b (side by side on `sog.threads`, a block to a thread at
         a time), its ranges, leaf_values(b) (which must write the values of `players` at the
-        leaves of block b), its values and updates; then leaf_values(-1) (the top's leaves) and
-        the top's values and updates. Each position's rows and each group's updates are the same
-        arithmetic as the three passes', so the results are the same to the bit."""
+        leaves of block b, reading a leaf's reach from `reach_row`), its values and updates; then
+        leaf_values(-1) (the top's leaves) and the top's values and updates. Each position's rows
+        and each group's updates are the same arithmetic as the three passes', so the results are
+        the same to the bit. The `unwritten` rows are left as they were (`fill_unwritten`)."""
         N = self.ct.num_states
         down = (root_ranges, self.ct.possible, self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor,
                 self.row_grp, self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid,
-                self.row_plain, sigma, _mask(stale), ranges)
+                self.row_plain, sigma, _mask(stale), self.unwritten, ranges)
         up = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
               self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
               False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
@@ -143,6 +160,12 @@ class RowTree:
         leaf_values(-1)
         _up(*up, self.top, 0, N)
 
+    def fill_unwritten(self, ranges: np.ndarray) -> None:
+        """ranges [n, 2, N] after `fused_update`: the `unwritten` rows copied from their `reach_row`."""
+        for i in (0, 1):
+            at = np.flatnonzero(self.unwritten[:, i])
+            ranges[at, i] = ranges[self.reach_row[at, i], i]
+
     def regret_matching(self, regrets: np.ndarray) -> np.ndarray:
         """float [E]: the current policy of regrets [E] (`sog.search.cfr.regret_matching_entries`)."""
         sigma = np.empty(len(regrets))
@@ -159,7 +182,7 @@ class RowTree:
         args = (ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
                 self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
                 self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
-                _mask(players), ranges, self.everywhere)
+                _mask(players), self.all_written, ranges, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _down(*args, lo, hi) for lo, hi in self._pieces()])
         return ranges
 
@@ -312,12 +335,13 @@ def _groups_in(grp_slot, g0, g1, lo, hi, everything):
 
 @numba.njit(cache=True, nogil=True)
 def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, actor, row_grp, grp_slot,
-          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, ranges, order, lo, hi):
+          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, unwritten, ranges, order, lo, hi):
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
     [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
     its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
     into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
-    one walk of its groups writes every child, unmasked). The children of the positions order
+    one walk of its groups writes every child, unmasked); the rows unwritten (bool [n, 2]) are
+    not written (`RowTree.unwritten`). The children of the positions order
     (int [k], increasing) are written (every position's: `RowTree.everywhere`). Only the slots
     [lo, hi) are read and written (a piece of a split pass, `sog.threads`)."""
     everything = lo == 0 and hi == ranges.shape[2]
@@ -335,7 +359,7 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
         for k in range(kid_start[p], kid_start[p + 1]):
             c = kids[k]
             for i in range(2):
-                if not players[i] or i == mover:
+                if not players[i] or i == mover or unwritten[c, i]:
                     continue
                 src, dst = ranges[p, i], ranges[c, i]   # (row views: a loop copies faster than a slice)
                 if same_mask[c]:

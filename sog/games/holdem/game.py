@@ -305,10 +305,10 @@ class Holdem(Poker, Game):
             return Game.terminal_values(self, pubs, ranges)
         return Poker.terminal_values(self, pubs, ranges)
 
-    def terminal_values_into(self, pubs, ranges, at, out, players=(0, 1)):
+    def terminal_values_into(self, pubs, ranges, at, out, players=(0, 1), reach_at=None):
         if self.rules.hole > 2:
-            return Game.terminal_values_into(self, pubs, ranges, at, out, players)
-        return Poker.terminal_values_into(self, pubs, ranges, at, out, players)
+            return Game.terminal_values_into(self, pubs, ranges, at, out, players, reach_at)
+        return Poker.terminal_values_into(self, pubs, ranges, at, out, players, reach_at)
 
     def features(self, pub):
         rules, st = self.rules, self._state(pub)
