@@ -17,6 +17,7 @@ def both_compiles(game, pubs, ranges, players):
     """out [T, 2, N] of every terminal of pubs, by the shipped (SLP) kernels and by their plain twins."""
     plan = game._terminal_plan(tuple(pubs))
     at = np.arange(len(pubs), dtype=np.int64)
+    reach_at = np.stack([at, at], axis=1)
     mask = np.zeros(2, dtype=np.bool_)
     mask[list(players)] = True
     outs = []
@@ -25,11 +26,11 @@ def both_compiles(game, pubs, ranges, players):
         out = np.full(ranges.shape, np.nan)
         for ts, utility, plan_b, live in plan.groups:
             if plan_b is None:
-                fold(ranges, at, np.stack([at, at], axis=1), live, ts, utility, plan.hands, plan.adds, game.hand_cards.shape[1], plan.num_cards,
-                     float(game.deal_weight), mask, out)
+                fold(ranges, at, reach_at, live, ts, utility, plan.hands, plan.adds, game.hand_cards.shape[1],
+                     plan.num_cards, float(game.deal_weight), mask, out)
             else:
-                showdown(ranges, at, np.stack([at, at], axis=1), live, ts, utility, plan_b.rank, plan_b.bounds, plan_b.hands, plan_b.adds,
-                         plan.num_cards, float(game.deal_weight), mask, out)
+                showdown(ranges, at, reach_at, live, ts, utility, plan_b.rank, plan_b.bounds, plan_b.hands,
+                         plan_b.adds, plan.num_cards, float(game.deal_weight), mask, out)
         outs.append(out)
     return outs
 

@@ -155,8 +155,9 @@ class Levels:
                                  np.concatenate([at + i, at + N + j]))
         self.terminal_pubs = tuple(ct.pub(p) for p in ct.terminals) if ct.payoffs is None else None
         # the terminals of each block of a row tree, then of its top (`RowTree.fused_update`): (positions
-        # int [k], their pubs as a tuple, the rows of their reach int [k, 2]: `RowTree.reach_row`) each; None where the passes are not fused (no blocks, dense
-        # payoffs or frontier leaves: a frontier's values are one call for all its leaves)
+        # int [k], their pubs as a tuple, the rows of their reach int [k, 2]: `RowTree.reach_row`) each;
+        # None where the passes are not fused (no blocks, dense payoffs or frontier leaves: a frontier's
+        # values are one call for all its leaves)
         self.block_terminals = None
         if self.rows is not None and self.rows.blocks and ct.payoffs is None and not len(ct.frontier):
             of = self.rows.block_of[ct.terminals]
@@ -424,9 +425,11 @@ class CFRSolver:
     def _update_rows(self, t: int, players: tuple[int, ...]) -> None:
         """`_update` on a row tree (`sog.search.row_cfr`): the current policy (`_sigma` [E], the
         regret matching of `regrets_e`, matched afresh in every `iterate` call; every pass's
-        `current_entries()` where a subclass overrides it) is kept up to date in place, the values computed for `players` only, and the ranges and values written into the solver's buffers. A player's ranges
-        are propagated again only when its policy or root range changed since they were (with
-        alternating updates, only the other player's: the one just updated)."""
+        `current_entries()` where a subclass overrides it) is kept up to date in place, the values
+        computed for `players` only, and the ranges and values written into the solver's buffers
+        (by `RowTree.fused_update` where the tree has blocks: `Levels.block_terminals`). A
+        player's ranges are propagated again only when its policy or root range changed since
+        they were (with alternating updates, only the other player's: the one just updated)."""
         lv, cfg, g, ct = self.levels, self.config, self.gadget, self.ct
         if type(self).current_entries is not CFRSolver.current_entries:
             self._sigma = None                   # a subclass's policy (rows held fixed): asked every pass
