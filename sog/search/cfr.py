@@ -320,7 +320,6 @@ class CFRSolver:
         self.own_root = np.zeros((len(ct.roots), 2, ct.num_states))
         self._buffers: tuple | None = None   # row trees: (ranges, values) float [n, 2, N] each
         self._fresh = [False, False]   # row trees: whether each player's ranges in the buffer are current
-        self._sigma: np.ndarray | None = None   # row trees: the current policy [E] within `iterate`
         self.root_value_sum = np.zeros((len(ct.roots), 2, ct.num_states))
         self.root_value_weight = 0.0
         self._ents_of = [np.flatnonzero(lv.ent_player == i).astype(index_dtype(lv.num_entries)) for i in (0, 1)]
@@ -386,7 +385,6 @@ class CFRSolver:
             self.root_value_sum += w * self.own_root
             self.root_value_weight += w
             self.iterations = t
-        self._sigma = None
 
     def _update(self, t: int, players: tuple[int, ...]) -> None:
         """One pass of the current policy; regret and average updates for `players`."""
@@ -423,21 +421,17 @@ class CFRSolver:
         self.regrets_e[ents], self.avg_e[ents] = r, avg
 
     def _update_rows(self, t: int, players: tuple[int, ...]) -> None:
-        """`_update` on a row tree (`sog.search.row_cfr`): the current policy (`_sigma` [E], the
-        regret matching of `regrets_e`, matched afresh in every `iterate` call; every pass's
-        `current_entries()` where a subclass overrides it) is kept up to date in place, the values
-        computed for `players` only, and the ranges and values written into the solver's buffers
+        """`_update` on a row tree (`sog.search.row_cfr`): the current policy (the regret matching
+        of `regrets_e`, taken by the passes where they read it, no [E] array stored; every pass's
+        `current_entries()` where a subclass overrides it), the values computed for `players` only, and the ranges and values written into the solver's buffers
         (by `RowTree.fused_update` where the tree has blocks: `Levels.block_terminals`). A
         player's ranges are propagated again only when its policy or root range changed since
         they were (with alternating updates, only the other player's: the one just updated)."""
         lv, cfg, g, ct = self.levels, self.config, self.gadget, self.ct
-        if type(self).current_entries is not CFRSolver.current_entries:
-            self._sigma = None                   # a subclass's policy (rows held fixed): asked every pass
-            sigma = self.current_entries()
-        elif self._sigma is None:
-            sigma = self._sigma = lv.rows.regret_matching(self.regrets_e)
-        else:
-            sigma = self._sigma
+        matched = type(self).current_entries is CFRSolver.current_entries
+        # the regrets, regret-matched where the passes read them; or a subclass's policy (rows held
+        # fixed), asked every pass
+        sigma = self.regrets_e if matched else self.current_entries()
         if g is not None:
             self.root_ranges[0, g.player] = g.opponent_range()
             self._fresh[g.player] = False
@@ -454,11 +448,12 @@ class CFRSolver:
                     ct.game.terminal_values_into(pubs, ranges, at, values, players, reach_at)
 
             lv.rows.fused_update(stale, players, cfg.algorithm, t, factors, sigma, self.root_ranges, ranges, values,
-                                 self.regrets_e, self.avg_e, block_leaves)
+                                 self.regrets_e, self.avg_e, block_leaves, matched)
         else:
-            lv.rows.propagate_ranges(sigma, self.root_ranges, out=ranges, players=stale)
+            lv.rows.propagate_ranges(sigma, self.root_ranges, out=ranges, players=stale, matched=matched)
             leaf_values(lv, ranges, self.value_fn, players, out=values)
-            lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e)
+            lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e,
+                           matched)
         self._fresh = [True, True]
         self._last = (ranges, values, None)
         for i in players:

@@ -130,7 +130,7 @@ class RowTree:
     def fused_update(self, stale: tuple[int, ...], players: tuple[int, ...], algorithm: str, t: float,
                      factors: tuple[float, float, float], sigma: np.ndarray, root_ranges: np.ndarray,
                      ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray, avg: np.ndarray,
-                     leaf_values: Callable[[int], None]) -> None:
+                     leaf_values: Callable[[int], None], matched: bool = False) -> None:
         """`propagate_ranges` of the `stale` players into ranges, then `update` of `players`, a block
         at a time (`blocks`), with a block's rows still in cache from one stage to the next: the
         top's ranges; then, for each block b (side by side on `sog.threads`, a block to a thread at
@@ -138,14 +138,15 @@ class RowTree:
         leaves of block b, reading a leaf's reach from `reach_row`), its values and updates; then
         leaf_values(-1) (the top's leaves) and the top's values and updates. Each position's rows
         and each group's updates are the same arithmetic as the three passes', so the results are
-        the same to the bit. The `unwritten` rows are left as they were (`fill_unwritten`)."""
+        the same to the bit. The `unwritten` rows are left as they were (`fill_unwritten`). With
+        matched, sigma is the regrets (see `update`)."""
         N = self.ct.num_states
         down = (root_ranges, self.ct.possible, self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor,
                 self.row_grp, self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid,
-                self.row_plain, sigma, _mask(stale), self.unwritten, ranges)
+                self.row_plain, sigma, matched, _mask(stale), self.unwritten, ranges)
         up = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-              self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
-              False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+              self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, matched,
+              _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
         _down(self.ct.roots.astype(np.int64), *down, self.top, 0, N)
         no_roots = np.empty(0, dtype=np.int64)
         todo = iter(range(len(self.blocks)))     # (shared: each piece takes the next block left)
@@ -173,16 +174,17 @@ class RowTree:
         return sigma
 
     def propagate_ranges(self, sigma: np.ndarray, root_ranges: np.ndarray, out: np.ndarray | None = None,
-                         players: tuple[int, ...] = (0, 1)) -> np.ndarray:
+                         players: tuple[int, ...] = (0, 1), matched: bool = False) -> np.ndarray:
         """float [n, 2, N] (`out` if given, else new): reach of every slot under the policy sigma
-        [E], the roots' set to root_ranges [R, 2, N] at their possible slots; only the rows of
-        `players` are written (a player's reach depends on its own policy alone)."""
+        [E] (with matched: the regret matching of regrets sigma [E], matched where read), the
+        roots' set to root_ranges [R, 2, N] at their possible slots; only the rows of `players` are
+        written (a player's reach depends on its own policy alone)."""
         ct = self.ct
         ranges = np.empty((ct.num_nodes, 2, ct.num_states)) if out is None else out
         args = (ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
                 self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
                 self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
-                _mask(players), self.all_written, ranges, self.everywhere)
+                matched, _mask(players), self.all_written, ranges, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _down(*args, lo, hi) for lo, hi in self._pieces()])
         return ranges
 
@@ -200,8 +202,8 @@ class RowTree:
         sigma . q (sigma [E]), or its best q when `best_response`."""
         none = np.empty(0)
         args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
-                best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values, self.everywhere)
+                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, False,
+                _mask(players), best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
         return values
 
@@ -214,15 +216,17 @@ class RowTree:
 
     def update(self, players: tuple[int, ...], algorithm: str, t: float, factors: tuple[float, float, float],
                sigma: np.ndarray, ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray,
-               avg: np.ndarray) -> None:
+               avg: np.ndarray, matched: bool = False) -> None:
         """`propagate_values` of `players` (their leaf values set in values [n, 2, N]) and, at the
         entries of their decision rows, in place: regrets and averages [E] by `algorithm` at
         iteration t (dcfr: factors = the positive and negative regrets' and the average's
         discounts; unused otherwise) from the pass's sigma and ranges [n, 2, N], then sigma [E]
-        set to the new regrets' regret matching."""
+        set to the new regrets' regret matching. With matched, sigma is regrets itself: the policy
+        is its regret matching, taken where read (before each group's update), and not stored
+        (no [E] policy array: a third less of the entries' traffic)."""
         args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, _mask(players),
-                False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values,
+                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, matched,
+                _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values,
                 self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
 
@@ -335,16 +339,19 @@ def _groups_in(grp_slot, g0, g1, lo, hi, everything):
 
 @numba.njit(cache=True, nogil=True)
 def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, actor, row_grp, grp_slot,
-          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, players, unwritten, ranges, order, lo, hi):
+          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, matched, players, unwritten, ranges, order, lo,
+          hi):
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
     [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
     its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
     into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
     one walk of its groups writes every child, unmasked); the rows unwritten (bool [n, 2]) are
-    not written (`RowTree.unwritten`). The children of the positions order
+    not written (`RowTree.unwritten`). With matched, sigma holds the regrets, regret-matched
+    where read (`_policy`). The children of the positions order
     (int [k], increasing) are written (every position's: `RowTree.everywhere`). Only the slots
     [lo, hi) are read and written (a piece of a split pass, `sog.threads`)."""
     everything = lo == 0 and hi == ranges.shape[2]
+    pol = np.empty(child_of.shape[1])     # a group's policy (matched, off the plain rows)
     for k in range(len(roots)):
         r = roots[k]
         for i in range(2):
@@ -383,17 +390,19 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
                 e, slots, src = grp_ent[g0], grp_slot[g0:g1], ranges[p, i]
                 d0, d1, d2, d3 = _kid_rows(na, row_kid[row], ranges, i)
                 if na == 2:
-                    _split_plain_row(2, e, slots, sigma, src, d0, d1, d2, d3)
+                    _split_plain_row(2, e, slots, sigma, matched, src, d0, d1, d2, d3)
                 elif na == 3:
-                    _split_plain_row(3, e, slots, sigma, src, d0, d1, d2, d3)
+                    _split_plain_row(3, e, slots, sigma, matched, src, d0, d1, d2, d3)
                 else:
-                    _split_plain_row(na, e, slots, sigma, src, d0, d1, d2, d3)
+                    _split_plain_row(na, e, slots, sigma, matched, src, d0, d1, d2, d3)
                 continue
         for g in range(g0, g1):
             s = grp_slot[g]
-            for e in range(grp_ent[g], grp_ent[g + 1]):
+            e0, e1 = grp_ent[g], grp_ent[g + 1]
+            group = _group_policy(e0, e1, sigma, matched, pol)
+            for e in range(e0, e1):
                 c = child_of[row, ent_action[e]]
-                ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * sigma[e]
+                ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * group[e - e0]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -404,27 +413,62 @@ def _kid_rows(na, kid, rows, i):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _split_plain_row(na, e, slots, sigma, src, d0, d1, d2, d3):
+def _split_plain_row(na, e, slots, sigma, matched, src, d0, d1, d2, d3):
     """The actor's reach at the children of a plain decision row (2 <= na <= 4 actions; `RowTree.row_plain`):
-    for each group (slot s in slots, entries e, e + 1, ... e + na - 1), src[s] x sigma of each
-    action, into that action's child row d0, d1, d2, d3 [N] (the actor's). Inlined with a literal
-    na (2 and 3, the limit poker rows), the action loop unrolls and everything stays in registers."""
+    for each group (slot s in slots, entries e, e + 1, ... e + na - 1), src[s] x the policy of each
+    action (`_policy`), into that action's child row d0, d1, d2, d3 [N] (the actor's). Inlined with a
+    literal na (2 and 3, the limit poker rows), the action loop unrolls and everything stays in
+    registers."""
     for g in range(len(slots)):
         s = slots[g]
         x = src[s]
-        d0[s] = x * sigma[e]
-        d1[s] = x * sigma[e + 1]
+        s0, s1, s2, s3 = _policy(na, matched, sigma, e)
+        d0[s] = x * s0
+        d1[s] = x * s1
         if na > 2:
-            d2[s] = x * sigma[e + 2]
+            d2[s] = x * s2
         if na > 3:
-            d3[s] = x * sigma[e + 3]
+            d3[s] = x * s3
         e += na
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _policy(na, matched, sigma, e):
+    """The policy of the group of na (2 to 4) entries e, e + 1, ...: sigma[e:e + na] (padded with
+    zeros to four), or with matched the regret matching of regrets sigma[e:e + na] (`_match`'s
+    arithmetic, so its bits)."""
+    w0, w1 = sigma[e], sigma[e + 1]
+    w2 = sigma[e + 2] if na > 2 else 0.0
+    w3 = sigma[e + 3] if na > 3 else 0.0
+    if not matched:
+        return w0, w1, w2, w3
+    r0, r1, r2, r3 = _pos(w0), _pos(w1), _pos(w2), _pos(w3)
+    total = 0.0 + r0
+    total += r1
+    if na > 2:
+        total += r2
+    if na > 3:
+        total += r3
+    if total > 0:
+        return r0 / total, r1 / total, r2 / total, r3 / total
+    u = 1.0 / float(na)
+    return u, u, (u if na > 2 else 0.0), (u if na > 3 else 0.0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _group_policy(e0, e1, sigma, matched, pol):
+    """The policy of the group of entries [e0, e1): a view of sigma, or with matched the regret
+    matching of regrets sigma[e0:e1] written into pol (`_match`)."""
+    if not matched:
+        return sigma[e0:e1]
+    _match(sigma, e0, e1 - e0, pol, 0)
+    return pol
 
 
 @numba.njit(cache=True, nogil=True)
 def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, row_kid,
-        row_plain, sigma, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values, order, lo,
-        hi):
+        row_plain, sigma, matched, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values,
+        order, lo, hi):
     """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
     the actor's at a decision node sum_a sigma q (or
     max over legal q; 0 at slots with no legal action), every other row its children's rows x
@@ -438,6 +482,7 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
     A = child_of.shape[1]
     everything = lo == 0 and hi == N
     q = np.empty(A)                      # a group's child values, in entry order
+    pol = np.empty(A)                    # a group's policy (matched, off the plain rows)
     for j in range(len(order) - 1, -1, -1):
         p = order[j]
         k0, k1 = kid_start[p], kid_start[p + 1]
@@ -456,14 +501,14 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                     e, slots, own, dst = grp_ent[g0], grp_slot[g0:g1], ranges[p, i], values[p, i]
                     c0, c1, c2, c3 = _kid_rows(na, row_kid[row], values, i)
                     if na == 2 and mode == 0:
-                        _plain_row(2, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, regrets,
-                                   avg)
+                        _plain_row(2, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, matched,
+                                   regrets, avg)
                     elif na == 3 and mode == 0:
-                        _plain_row(3, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, regrets,
-                                   avg)
+                        _plain_row(3, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, matched,
+                                   regrets, avg)
                     else:
                         _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma,
-                                   regrets, avg)
+                                   matched, regrets, avg)
                     continue
                 for g in range(g0, g1):
                     s = grp_slot[g]
@@ -471,15 +516,18 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                     for e in range(e0, e1):
                         c = row_kid[row, e - e0] if plain else child_of[row, ent_action[e]]
                         q[e - e0] = values[c, i, s]
+                    group = _group_policy(e0, e1, sigma, matched, pol)
                     x = -np.inf if best_response else 0.0
                     for e in range(e0, e1):
                         if best_response:
                             x = max(x, q[e - e0])
                         else:
-                            x += sigma[e] * q[e - e0]
+                            x += group[e - e0] * q[e - e0]
                     values[p, i, s] = x
                     if mode >= 0:
-                        _update_group(e0, e1, q, x, ranges[p, i, s], mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
+                        _update_group(e0, e1, q, x, ranges[p, i, s], group, mode, t, f_pos, f_neg, f_avg, regrets, avg)
+                        if not matched:
+                            _match(q, 0, e1 - e0, sigma, e0)
                 continue
             dst = values[p, i]
             c = kids[k0]                         # (0.0 + the first child's term: the sum as from 0.0)
@@ -494,31 +542,37 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, matched, regrets, avg):
     """The actor's value and updates at a plain decision row (2 <= na <= 4 actions; `RowTree.row_plain`):
     for each group (slot s in slots, entries e, e + 1, ... e + na - 1), its child values
     q_a = c0[s], c1[s], ... (the actor's rows [N] of the children, `_kid_rows`), its value
     dst[s] = sum_a sigma q_a and `_update_group`'s updates, with its reach own[s]. The same
-    arithmetic in the same order as `_update_group`. Inlined with a literal na and mode (cfr+
-    on the limit poker rows), the action loop unrolls and everything stays in registers."""
+    arithmetic in the same order as `_update_group`; the policy is `_policy`'s (with matched,
+    of the regrets before the updates, and the new one is not stored). Inlined with a literal na
+    and mode (cfr+ on the limit poker rows), the action loop unrolls and everything stays in
+    registers."""
     uniform = 1.0 / float(na)
     for g in range(len(slots)):
         s = slots[g]
         q0, q1 = c0[s], c1[s]
         q2 = c2[s] if na > 2 else 0.0
         q3 = c3[s] if na > 3 else 0.0
-        x = 0.0 + sigma[e] * q0
-        x += sigma[e + 1] * q1
+        s0, s1, s2, s3 = _policy(na, matched, sigma, e)
+        x = 0.0 + s0 * q0
+        x += s1 * q1
         if na > 2:
-            x += sigma[e + 2] * q2
+            x += s2 * q2
         if na > 3:
-            x += sigma[e + 3] * q3
+            x += s3 * q3
         dst[s] = x
         o = own[s]
-        r0 = _pos(_entry(e, q0 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg))
-        r1 = _pos(_entry(e + 1, q1 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg))
-        r2 = _pos(_entry(e + 2, q2 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)) if na > 2 else 0.0
-        r3 = _pos(_entry(e + 3, q3 - x, o, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)) if na > 3 else 0.0
+        r0 = _pos(_entry(e, q0 - x, o, s0, mode, t, f_pos, f_neg, f_avg, regrets, avg))
+        r1 = _pos(_entry(e + 1, q1 - x, o, s1, mode, t, f_pos, f_neg, f_avg, regrets, avg))
+        r2 = _pos(_entry(e + 2, q2 - x, o, s2, mode, t, f_pos, f_neg, f_avg, regrets, avg)) if na > 2 else 0.0
+        r3 = _pos(_entry(e + 3, q3 - x, o, s3, mode, t, f_pos, f_neg, f_avg, regrets, avg)) if na > 3 else 0.0
+        if matched:
+            e += na
+            continue
         total = 0.0 + r0
         total += r1
         if na > 2:
@@ -535,32 +589,31 @@ def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _entry(e, inst, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+def _entry(e, inst, own, sigma, mode, t, f_pos, f_neg, f_avg, regrets, avg):
     """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at entry e, with
-    its instantaneous regret inst and its actor's reach own, each as its numpy form computes it
-    (the average from the entry's sigma, not yet updated); returns the new regret."""
+    its instantaneous regret inst, its actor's reach own and its policy sigma (before the update),
+    each as its numpy form computes it; returns the new regret."""
     r = regrets[e]
     if mode == 0:
         r = _pos(r + inst)
-        avg[e] = avg[e] + t * own * sigma[e]
+        avg[e] = avg[e] + t * own * sigma
     elif mode == 1:
         r = r + inst
-        avg[e] = avg[e] + own * sigma[e]
+        avg[e] = avg[e] + own * sigma
     else:
         r = (r * f_pos if r > 0 else r * f_neg) + inst
-        avg[e] = avg[e] * f_avg + own * sigma[e]
+        avg[e] = avg[e] * f_avg + own * sigma
     regrets[e] = r
     return r
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _update_group(e0, e1, q, v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg):
+def _update_group(e0, e1, q, v, own, group, mode, t, f_pos, f_neg, f_avg, regrets, avg):
     """`_entry`'s updates at the entries [e0, e1) of one group (a player's slot of a decision row:
-    child values q[:e1 - e0], value v, reach own), then the group's regret matching into sigma
-    (from the new regrets kept in q, which they overwrite: not read again from regrets)."""
+    child values q[:e1 - e0], value v, reach own, policy group[:e1 - e0]); the new regrets are left
+    in q (which they overwrite), for the caller's regret matching."""
     for e in range(e0, e1):
-        q[e - e0] = _entry(e, q[e - e0] - v, own, mode, t, f_pos, f_neg, f_avg, sigma, regrets, avg)
-    _match(q, 0, e1 - e0, sigma, e0)
+        q[e - e0] = _entry(e, q[e - e0] - v, own, group[e - e0], mode, t, f_pos, f_neg, f_avg, regrets, avg)
 
 
 @numba.njit(cache=True)
