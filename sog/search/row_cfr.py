@@ -146,7 +146,8 @@ class RowTree:
                 self.row_plain, sigma, matched, _mask(stale), self.unwritten, ranges)
         up = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
               self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, matched,
-              _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values)
+              _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets,
+              avg, values)
         _down(self.ct.roots.astype(np.int64), *down, self.top, 0, N)
         no_roots = np.empty(0, dtype=np.int64)
         todo = iter(range(len(self.blocks)))     # (shared: each piece takes the next block left)
@@ -226,8 +227,8 @@ class RowTree:
         (no [E] policy array: a third less of the entries' traffic)."""
         args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
                 self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, matched,
-                _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets, avg, values,
-                self.everywhere)
+                _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets,
+                avg, values, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
 
 
@@ -442,7 +443,13 @@ def _policy(na, matched, sigma, e):
     w3 = sigma[e + 3] if na > 3 else 0.0
     if not matched:
         return w0, w1, w2, w3
-    r0, r1, r2, r3 = _pos(w0), _pos(w1), _pos(w2), _pos(w3)
+    return _normalised(na, _pos(w0), _pos(w1), _pos(w2), _pos(w3))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _normalised(na, r0, r1, r2, r3):
+    """The regret matching of a group of na (2 to 4) actions from its positive regrets r0 .. r3:
+    each over their total (summed from 0.0 in action order), uniform where it is 0 (`_match`)."""
     total = 0.0 + r0
     total += r1
     if na > 2:
@@ -551,7 +558,6 @@ def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_
     of the regrets before the updates, and the new one is not stored). Inlined with a literal na
     and mode (cfr+ on the limit poker rows), the action loop unrolls and everything stays in
     registers."""
-    uniform = 1.0 / float(na)
     for g in range(len(slots)):
         s = slots[g]
         q0, q1 = c0[s], c1[s]
@@ -570,21 +576,13 @@ def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_
         r1 = _pos(_entry(e + 1, q1 - x, o, s1, mode, t, f_pos, f_neg, f_avg, regrets, avg))
         r2 = _pos(_entry(e + 2, q2 - x, o, s2, mode, t, f_pos, f_neg, f_avg, regrets, avg)) if na > 2 else 0.0
         r3 = _pos(_entry(e + 3, q3 - x, o, s3, mode, t, f_pos, f_neg, f_avg, regrets, avg)) if na > 3 else 0.0
-        if matched:
-            e += na
-            continue
-        total = 0.0 + r0
-        total += r1
-        if na > 2:
-            total += r2
-        if na > 3:
-            total += r3
-        sigma[e] = r0 / total if total > 0 else uniform
-        sigma[e + 1] = r1 / total if total > 0 else uniform
-        if na > 2:
-            sigma[e + 2] = r2 / total if total > 0 else uniform
-        if na > 3:
-            sigma[e + 3] = r3 / total if total > 0 else uniform
+        if not matched:
+            s0, s1, s2, s3 = _normalised(na, r0, r1, r2, r3)
+            sigma[e], sigma[e + 1] = s0, s1
+            if na > 2:
+                sigma[e + 2] = s2
+            if na > 3:
+                sigma[e + 3] = s3
         e += na
 
 
