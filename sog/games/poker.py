@@ -173,7 +173,7 @@ class Poker(abc.ABC):
 class TerminalPlan:
     """What the terminal values of a list of T terminals need besides the ranges.
 
-    possible bool [T, 2, N]; groups: the terminals by kind and possible hands, each (terminal
+    groups: the terminals by kind and possible hands, each (terminal
     indices int [k], player 0's utility at a fold or the stake at a showdown float [k], None for
     folds or the board's `ShowdownPlan`, the hands possible at all k bool [2, N]): the folds of
     each possible set, then the showdowns of each board and possible set; num_cards: the cards
@@ -182,9 +182,7 @@ class TerminalPlan:
     """
 
     def __init__(self, game: Poker, pubs: tuple):
-        n = len(game.hand_cards)
-        self.possible = np.stack([game.cached("possible_mask", pub) for pub in pubs]) if pubs else \
-            np.zeros((0, 2, n), dtype=bool)
+        possible = [game.cached("possible_mask", pub) for pub in pubs]     # bool [2, N] each
         ends = [game.cached("poker_terminal", pub) for pub in pubs]
         self.num_cards = int(game.hand_cards.max()) + 1
         self.hands, self.adds = _card_columns(game.hand_cards, self.num_cards)
@@ -192,16 +190,16 @@ class TerminalPlan:
         boards: dict = {}          # (board, possible hands) -> the showdowns there
         for t, e in enumerate(ends):
             if e.strengths is None:
-                folds.setdefault(self.possible[t].tobytes(), []).append(t)
+                folds.setdefault(possible[t].tobytes(), []).append(t)
             else:
-                boards.setdefault((e.board, self.possible[t].tobytes()), []).append(t)
+                boards.setdefault((e.board, possible[t].tobytes()), []).append(t)
         self.groups = [(np.array(ts, dtype=np.int64), np.array([ends[t].fold_value for t in ts], dtype=np.float64),
-                        None, self.possible[ts[0]]) for ts in folds.values()]
+                        None, possible[ts[0]]) for ts in folds.values()]
         for (board, _), ts in boards.items():
             showdown = _bounded_memo(game, "poker_showdown_plans", board, SHOWDOWN_PLANS,
                                      lambda: ShowdownPlan(ends[ts[0]].strengths, game.hand_cards))
             stakes = np.array([ends[t].stake for t in ts], dtype=np.float64)
-            self.groups.append((np.array(ts, dtype=np.int64), stakes, showdown, self.possible[ts[0]]))
+            self.groups.append((np.array(ts, dtype=np.int64), stakes, showdown, possible[ts[0]]))
 
 
 def _bounded_memo(game, name: str, key, limit: int, build):

@@ -425,9 +425,9 @@ class CFRSolver:
         of `regrets_e`, taken by the passes where they read it, no [E] array stored; every pass's
         `current_entries()` where a subclass overrides it), the values computed for `players` only,
         and the ranges and values written into the solver's buffers (by `RowTree.fused_update`
-        where the tree has blocks: `Levels.block_terminals`). A
-        player's ranges are propagated again only when its policy or root range changed since
-        they were (with alternating updates, only the other player's: the one just updated)."""
+        where the tree has blocks: `Levels.block_terminals`). A player's ranges are propagated
+        again only when its policy or root range changed since they were (with alternating
+        updates, only the other player's: the one just updated)."""
         lv, cfg, g, ct = self.levels, self.config, self.gadget, self.ct
         matched = type(self).current_entries is CFRSolver.current_entries
         # the regrets, regret-matched where the passes read them; or a subclass's policy (rows held

@@ -150,10 +150,10 @@ class RowTree:
               avg, values)
         _down(self.ct.roots.astype(np.int64), *down, self.top, 0, N)
         no_roots = np.empty(0, dtype=np.int64)
-        todo = iter(range(len(self.blocks)))     # (shared: each piece takes the next block left)
+        left = iter(range(len(self.blocks)))     # (shared: each piece takes the next block left)
 
         def piece() -> None:
-            for b in todo:
+            for b in left:
                 _down(no_roots, *down, self.blocks[b], 0, N)
                 leaf_values(b)
                 _up(*up, self.blocks[b], 0, N)
@@ -167,12 +167,6 @@ class RowTree:
         for i in (0, 1):
             at = np.flatnonzero(self.unwritten[:, i])
             ranges[at, i] = ranges[self.reach_row[at, i], i]
-
-    def regret_matching(self, regrets: np.ndarray) -> np.ndarray:
-        """float [E]: the current policy of regrets [E] (`sog.search.cfr.regret_matching_entries`)."""
-        sigma = np.empty(len(regrets))
-        _regret_matching(self.grp_ent, regrets, sigma)
-        return sigma
 
     def propagate_ranges(self, sigma: np.ndarray, root_ranges: np.ndarray, out: np.ndarray | None = None,
                          players: tuple[int, ...] = (0, 1), matched: bool = False) -> np.ndarray:
@@ -297,12 +291,6 @@ def _match(r, r0, k, sigma, e0):
 
 
 @numba.njit(cache=True)
-def _regret_matching(grp_ent, regrets, sigma):
-    for g in range(len(grp_ent) - 1):
-        _match(regrets, grp_ent[g], grp_ent[g + 1] - grp_ent[g], sigma, grp_ent[g])
-
-
-@numba.njit(cache=True)
 def _plain_rows(row_grp, grp_ent, ent_action, child_of, same_mask):
     """(row_kid int [m, A], row_plain bool [m]): see `RowTree`."""
     m, A = child_of.shape
@@ -348,9 +336,9 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
     into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
     one walk of its groups writes every child, unmasked); the rows unwritten (bool [n, 2]) are
     not written (`RowTree.unwritten`). With matched, sigma holds the regrets, regret-matched
-    where read (`_policy`). The children of the positions order
-    (int [k], increasing) are written (every position's: `RowTree.everywhere`). Only the slots
-    [lo, hi) are read and written (a piece of a split pass, `sog.threads`)."""
+    where read (`_policy`). The children of the positions order (int [k], increasing) are
+    written (every position's: `RowTree.everywhere`). Only the slots [lo, hi) are read and
+    written (a piece of a split pass, `sog.threads`)."""
     everything = lo == 0 and hi == ranges.shape[2]
     pol = np.empty(child_of.shape[1])     # a group's policy (matched, off the plain rows)
     for k in range(len(roots)):
@@ -483,8 +471,9 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
     actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise);
     on a plain row (`RowTree.row_plain`) of up to PLAIN_ACTIONS actions by `_plain_row`. The
     positions order (int [k], increasing) are computed, in decreasing order (every position:
-    `RowTree.everywhere`). Only the slots [lo, hi) (and the groups of those slots) are read and
-    written (a piece of a split pass, `sog.threads`)."""
+    `RowTree.everywhere`). With matched, sigma holds the regrets, regret-matched where read
+    (`_policy`, before a group's update) and no policy is written. Only the slots [lo, hi) (and
+    the groups of those slots) are read and written (a piece of a split pass, `sog.threads`)."""
     N = values.shape[2]
     A = child_of.shape[1]
     everything = lo == 0 and hi == N
