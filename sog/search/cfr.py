@@ -437,7 +437,7 @@ class CFRSolver:
             self.root_ranges[0, g.player] = g.opponent_range()
             self._fresh[g.player] = False
         if self._buffers is None:
-            self._buffers = (np.empty((ct.num_nodes, 2, ct.num_states)), np.zeros((ct.num_nodes, 2, ct.num_states)))
+            self._buffers = (np.zeros((ct.num_nodes, 2, ct.num_states)), np.zeros((ct.num_nodes, 2, ct.num_states)))
         stale = tuple(i for i in (0, 1) if not self._fresh[i])
         ta, tb = t ** cfg.alpha, t ** cfg.beta
         factors = (ta / (ta + 1), tb / (tb + 1), ((t - 1) / t) ** cfg.gamma)

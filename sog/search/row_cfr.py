@@ -46,6 +46,7 @@ MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces o
 MIN_CELLS_PER_THREAD = 1 << 20  # ... and this many (position, slot) cells (the hold'em river subgame,
                                 # 27 x 1326, is not split: 0.45 s for 1000 iterations on one thread,
                                 # 0.78 s on two; the turn, 11,691 x 1326, goes 1.76x faster on two)
+SUMMED_ROWS = 4                 # the up pass sums a node's children's rows this many at a time
 BLOCK_POSITIONS = 64            # a block of `RowTree.fused_update` holds subtrees of this many positions or more
 FUSED_MIN_CELLS = 1 << 20       # ... and a tree has blocks only from this many (position, slot) cells on
 
@@ -173,9 +174,10 @@ class RowTree:
         """float [n, 2, N] (`out` if given, else new): reach of every slot under the policy sigma
         [E] (with matched: the regret matching of regrets sigma [E], matched where read), the
         roots' set to root_ranges [R, 2, N] at their possible slots; only the rows of `players` are
-        written (a player's reach depends on its own policy alone)."""
+        written (a player's reach depends on its own policy alone). An `out` must be zeros, or a
+        buffer of earlier passes of this tree (`_down`: the slots with no action into them)."""
         ct = self.ct
-        ranges = np.empty((ct.num_nodes, 2, ct.num_states)) if out is None else out
+        ranges = np.zeros((ct.num_nodes, 2, ct.num_states)) if out is None else out
         args = (ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
                 self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
                 self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
@@ -333,8 +335,10 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
     [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
     its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
-    into it (0 at the slots where that action is not legal; on a plain row, `RowTree.row_plain`,
-    one walk of its groups writes every child, unmasked); the rows unwritten (bool [n, 2]) are
+    into it (on a plain row, `RowTree.row_plain`, one walk of its groups writes every child,
+    unmasked). The actor's rows below a decision node are written only at the slots of its
+    groups: every other slot of ranges must hold 0 already (impossible at the child, or no
+    action into it: a zeroed buffer, which every pass leaves so). The rows unwritten (bool [n, 2]) are
     not written (`RowTree.unwritten`). With matched, sigma holds the regrets, regret-matched
     where read (`_policy`). The children of the positions order (int [k], increasing) are
     written (every position's: `RowTree.everywhere`). Only the slots [lo, hi) are read and
@@ -346,8 +350,9 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
         for i in range(2):
             if not players[i]:
                 continue
-            for s in range(lo, hi):
-                ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
+            dst, src, mask = ranges[r, i, lo:hi], root_ranges[k, i, lo:hi], possible[r, i, lo:hi]
+            for s in range(len(dst)):
+                dst[s] = src[s] * mask[s]
     for j in range(len(order)):
         p = order[j]
         row = dec_row[p]
@@ -357,19 +362,19 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
             for i in range(2):
                 if not players[i] or i == mover or unwritten[c, i]:
                     continue
-                src, dst = ranges[p, i], ranges[c, i]   # (row views: a loop copies faster than a slice)
+                # (views of the piece's slots, looped from 0: a loop over range(lo, hi) indexes with
+                # a sign check that keeps it from vectorising; a loop copies faster than a slice)
+                src, dst = ranges[p, i, lo:hi], ranges[c, i, lo:hi]
                 if same_mask[c]:
-                    for s in range(lo, hi):
+                    for s in range(len(dst)):
                         dst[s] = src[s]
                 else:
-                    mask = possible[c, i]
-                    for s in range(lo, hi):
+                    mask = possible[c, i, lo:hi]
+                    for s in range(len(dst)):
                         dst[s] = src[s] * mask[s]
         if mover < 0:
             continue
         i = mover
-        for k in range(kid_start[p], kid_start[p + 1]):
-            ranges[kids[k], i, lo:hi] = 0.0
         g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
         if row_plain[row]:
             if g1 == g0:
@@ -396,9 +401,10 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _kid_rows(na, kid, rows, i):
-    """Player i's rows [N] of rows [n, 2, N] at the first PLAIN_ACTIONS (= 4) children kid[0],
-    kid[1], ... of a plain row (the first child's again for the actions past na)."""
-    return rows[kid[0], i], rows[kid[1], i], rows[kid[2 if na > 2 else 0], i], rows[kid[3 if na > 3 else 0], i]
+    """Player i's rows [N] of rows [n, 2, N] at the first four children kid[0], kid[1], ... of a
+    plain row (PLAIN_ACTIONS) or of a sum (SUMMED_ROWS) (the first child's again past na)."""
+    return (rows[kid[0], i], rows[kid[1 if na > 1 else 0], i], rows[kid[2 if na > 2 else 0], i],
+            rows[kid[3 if na > 3 else 0], i])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -526,15 +532,42 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                             _match(q, 0, e1 - e0, sigma, e0)
                 continue
             dst = values[p, i]
-            c = kids[k0]                         # (0.0 + the first child's term: the sum as from 0.0)
-            src, w = values[c, i], prob[c]
-            for s in range(lo, hi):
-                dst[s] = 0.0 + src[s] * w
-            for k in range(k0 + 1, k1):
-                c = kids[k]
-                src, w = values[c, i], prob[c]
-                for s in range(lo, hi):
-                    dst[s] += src[s] * w
+            for k in range(k0, k1, SUMMED_ROWS):      # children's terms SUMMED_ROWS at a time, in order
+                c0, c1, c2, c3 = _kid_rows(min(k1 - k, SUMMED_ROWS), kids[k:], values, i)
+                w0, w1, w2, w3 = _kid_probs(min(k1 - k, SUMMED_ROWS), kids[k:], prob)
+                if k1 - k >= 4:
+                    _add_rows(4, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
+                elif k1 - k == 3:
+                    _add_rows(3, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
+                elif k1 - k == 2:
+                    _add_rows(2, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
+                else:
+                    _add_rows(1, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _kid_probs(na, kid, prob):
+    """The chance probabilities of the first SUMMED_ROWS (= 4) children kid[0], kid[1], ... (the
+    first child's again past na), as `_kid_rows` takes their rows."""
+    return prob[kid[0]], prob[kid[1 if na > 1 else 0]], prob[kid[2 if na > 2 else 0]], prob[kid[3 if na > 3 else 0]]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_rows(na, first, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi):
+    """dst[lo:hi] (0.0 where first) plus, in order, the na (1 to 4) rows c0 .. c3 x their weights
+    w0 .. w3: one sweep for what na in-place additions of a row would do, to the bit (views
+    looped from 0, so that it vectorises: see `_down`)."""
+    d, a0, a1, a2, a3 = dst[lo:hi], c0[lo:hi], c1[lo:hi], c2[lo:hi], c3[lo:hi]
+    for s in range(len(d)):
+        x = 0.0 if first else d[s]
+        x += a0[s] * w0
+        if na > 1:
+            x += a1[s] * w1
+        if na > 2:
+            x += a2[s] * w2
+        if na > 3:
+            x += a3[s] * w3
+        d[s] = x
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
