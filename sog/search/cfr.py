@@ -206,7 +206,7 @@ def propagate_ranges(lv: Levels, pol: np.ndarray, root_ranges: np.ndarray) -> np
     `full_policy`), roots set to root_ranges [R, 2, N]."""
     ct = lv.ct
     if lv.rows is not None:
-        return lv.rows.propagate_ranges(pol[:-1], root_ranges)
+        return lv.rows.propagate_ranges(lv.rows.to_wide(pol[:-1]), root_ranges)
     ranges = np.zeros((ct.num_nodes, 2, ct.num_states))
     ranges[ct.roots] = root_ranges * ct.possible[ct.roots]
     flat = ranges.reshape(-1)
@@ -248,7 +248,7 @@ def propagate_entries(lv: Levels, sigma: np.ndarray, values: np.ndarray, best_re
                       ) -> tuple[np.ndarray, np.ndarray]:
     """`propagate_values` over the legal entries: sigma [E] -> (values [n, 2, N], q [E])."""
     if lv.rows is not None:
-        lv.rows.propagate_values(sigma, values, best_response=best_response)
+        lv.rows.propagate_values(lv.rows.to_wide(sigma), values, best_response=best_response)
         return values, lv.rows.action_values(values)
     flat = values.reshape(-1)
     q = np.zeros(lv.num_entries)
@@ -294,9 +294,10 @@ class CFRSolver:
       player's own pass, as any of its decisions).
     levels: the tree's `Levels`, if already built (the oracle caches them).
 
-    Regrets and averages live over the legal entries (`regrets_e`, `avg_e`: float
-    [E], see `Levels`); `regrets` and `avg` read and assign them as dense
-    [m, N, A] arrays (assign, do not modify in place).
+    Regrets and averages are read and assigned over the legal entries (`regrets_e`, `avg_e`:
+    float [E], see `Levels`), or as dense [m, N, A] arrays (`regrets`, `avg`); on a row tree
+    they live in its wide layout (`RowTree.to_wide`), and both forms are copies (assign, do
+    not modify in place).
 
     On a row tree (`Levels.rows`: large slot-preserving trees) a pass is the compiled
     stages of `sog.search.row_cfr`: the ranges and values live in two buffers [n, 2, N]
@@ -312,8 +313,10 @@ class CFRSolver:
         if root_ranges is None:
             root_ranges = np.broadcast_to(ct.game.initial_ranges(), (len(ct.roots), 2, ct.num_states))
         self.root_ranges = np.asarray(root_ranges, dtype=np.float64).reshape(len(ct.roots), 2, ct.num_states)
-        self.regrets_e = np.zeros(lv.num_entries)
-        self.avg_e = np.zeros(lv.num_entries)
+        # regrets and averages: over the entries [E], or on a row tree in its wide layout [W]
+        # (`RowTree.to_wide`: the passes' own); `regrets_e` and `avg_e` give and take them as [E]
+        size = lv.num_entries if lv.rows is None else lv.rows.num_wide
+        self._regrets, self._avg = np.zeros(size), np.zeros(size)
         self.iterations = 0
         self._last: tuple | None = None   # (ranges, values, q [E] or None on row trees) of the latest pass
         # own_root[:, i]: player i's root values from the latest pass that updated it (float [R, 2, N])
@@ -323,6 +326,27 @@ class CFRSolver:
         self.root_value_sum = np.zeros((len(ct.roots), 2, ct.num_states))
         self.root_value_weight = 0.0
         self._ents_of = [np.flatnonzero(lv.ent_player == i).astype(index_dtype(lv.num_entries)) for i in (0, 1)]
+
+    @property
+    def regrets_e(self) -> np.ndarray:
+        """float [E]: the regrets over the legal entries (on a row tree a copy: assign, do not modify
+        in place)."""
+        return self._regrets if self.levels.rows is None else self.levels.rows.from_wide(self._regrets)
+
+    @regrets_e.setter
+    def regrets_e(self, entries: np.ndarray) -> None:
+        rows = self.levels.rows
+        self._regrets = np.array(entries, dtype=np.float64) if rows is None else rows.to_wide(entries)
+
+    @property
+    def avg_e(self) -> np.ndarray:
+        """float [E]: the cumulative average-policy weights over the legal entries (as `regrets_e`)."""
+        return self._avg if self.levels.rows is None else self.levels.rows.from_wide(self._avg)
+
+    @avg_e.setter
+    def avg_e(self, entries: np.ndarray) -> None:
+        rows = self.levels.rows
+        self._avg = np.array(entries, dtype=np.float64) if rows is None else rows.to_wide(entries)
 
     @property
     def regrets(self) -> np.ndarray:
@@ -422,8 +446,8 @@ class CFRSolver:
 
     def _update_rows(self, t: int, players: tuple[int, ...]) -> None:
         """`_update` on a row tree (`sog.search.row_cfr`): the current policy (the regret matching
-        of `regrets_e`, taken by the passes where they read it, no [E] array stored; every pass's
-        `current_entries()` where a subclass overrides it), the values computed for `players` only,
+        of the regrets, taken by the passes where they read it, no policy array stored; every
+        pass's `current_entries()`, made wide, where a subclass overrides it), the values computed for `players` only,
         and the ranges and values written into the solver's buffers (by `RowTree.fused_update`
         where the tree has blocks: `Levels.block_terminals`). A player's ranges are propagated
         again only when its policy or root range changed since they were (with alternating
@@ -432,7 +456,7 @@ class CFRSolver:
         matched = type(self).current_entries is CFRSolver.current_entries
         # the regrets, regret-matched where the passes read them; or a subclass's policy (rows held
         # fixed), asked every pass
-        sigma = self.regrets_e if matched else self.current_entries()
+        sigma = self._regrets if matched else lv.rows.to_wide(self.current_entries())
         if g is not None:
             self.root_ranges[0, g.player] = g.opponent_range()
             self._fresh[g.player] = False
@@ -449,11 +473,11 @@ class CFRSolver:
                     ct.game.terminal_values_into(pubs, ranges, at, values, players, reach_at)
 
             lv.rows.fused_update(stale, players, cfg.algorithm, t, factors, sigma, self.root_ranges, ranges, values,
-                                 self.regrets_e, self.avg_e, block_leaves, matched)
+                                 self._regrets, self._avg, block_leaves, matched)
         else:
             lv.rows.propagate_ranges(sigma, self.root_ranges, out=ranges, players=stale, matched=matched)
             leaf_values(lv, ranges, self.value_fn, players, out=values)
-            lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self.regrets_e, self.avg_e,
+            lv.rows.update(players, cfg.algorithm, t, factors, sigma, ranges, values, self._regrets, self._avg,
                            matched)
         self._fresh = [True, True]
         self._last = (ranges, values, None)

@@ -10,23 +10,27 @@ a CFR pass is one compiled loop over the tree's positions, with no temporaries:
 * `RowTree.propagate_values`: counterfactual values up for the asked players only (an
   alternating update needs the updating player's), parents in decreasing position, each
   summing its children in increasing position;
-* `RowTree.update`: the same pass, with the regret, average and current-policy (regret
-  matching) updates of each (decision row, slot) of the asked players done as soon as its
-  value is known: the instantaneous regret of an entry is read straight from its child's
-  value row (no q array), while the rows are in cache;
+* `RowTree.update`: the same pass, with the regret and average updates of each (decision row,
+  slot) of the asked players done as soon as its value is known: the instantaneous regret of
+  an entry is read straight from its child's value row (no q array), while the rows are in
+  cache;
 * `RowTree.fused_update`: the two passes with the leaf values between them, a block of subtrees
   at a time (hold'em's turn: the rivers' subtrees), so that a block's rows are still in cache
   from one stage to the next (the turn's ranges and values are 248 MB each: whole-tree stages
   stream them from memory). Threads take whole blocks.
 
 The entries (the legal (decision row, slot, action) triples, ordered by row, slot,
-action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). Every
+action; float [E] arrays: `sog.search.cfr.Levels`) form groups, one per (row, slot). The
+passes keep policies, regrets and averages in a *wide* layout [W] (`RowTree.to_wide`): the
+rows whose groups all have the same 2 to 4 actions at every possible slot (poker's) as a row
+[N] per action, so that a pass over such a decision row is one stream of slots that the
+compiler vectorises (`_split_dense`, `_dense_row`); the others as their entries. Every
 sum adds the same terms in the same order, starting from 0.0, as the numpy row passes
 these loops replaced, so `CFRSolver`'s results are the same to the bit
 (`tests/test_row_cfr.py`). With `sog.threads` set to k > 1 threads, a large pass is cut into
 k pieces of slots (a slot's reach, values and its groups' regrets depend on that slot alone)
 run side by side, the results again the same to the bit. Shapes: n positions, N slots,
-A actions, m decision rows, G groups, E entries; ranges and values float [n, 2, N] in the
+A actions, m decision rows, G groups, E entries, W wide entries; ranges and values float [n, 2, N] in the
 game's units (chips).
 """
 from __future__ import annotations
@@ -41,7 +45,7 @@ from sog import threads
 from sog.search.tree import CompiledTree
 
 MODES = {"cfr+": 0, "cfr": 1, "dcfr": 2}
-PLAIN_ACTIONS = 4      # plain rows of 2 to this many actions per group run the straight-line kernels
+PLAIN_ACTIONS = 4      # plain rows of 2 to this many actions per group can be dense (`RowTree.row_dense`)
 MIN_SLOTS_PER_THREAD = 64      # a pass is split over threads only into pieces of at least this many slots
 MIN_CELLS_PER_THREAD = 1 << 20  # ... and this many (position, slot) cells (the hold'em river subgame,
                                 # 27 x 1326, is not split: 0.45 s for 1000 iterations on one thread,
@@ -71,6 +75,14 @@ class RowTree:
     row_plain bool [m]: whether every group of a decision row has the same actions, into
       children with the row's possible mask; row_kid int [m, A] then: the child of the k-th
       action of each group (a group's entries are then e0, e0 + 1, ... in that order);
+    row_dense bool [m]: the plain rows of 2 to PLAIN_ACTIONS actions with a group at every slot
+      possible for their actor: their policies, regrets and averages are kept *dense*, a row
+      [N] per action over all slots (0 at the impossible ones), so that the passes run over
+      them as straight streams of slots that the compiler vectorises; row_na int [m]: a row's
+      actions (in each group); row_w0 int [m]: where a row's entries start in a *wide* array
+      [W] (`num_wide`): a dense row's action a at slot s at row_w0 + a N + s, any other row's
+      entry e (`Levels` order) at e + wshift[row] (int [m]); wide_of_entry int [E]: each entry's
+      place (`to_wide`, `from_wide`). The passes take policies, regrets and averages wide;
     everywhere int [n]: every position (the order of a whole pass);
     blocks: int [k] arrays, increasing, and top int [n - sum k]: the positions of each block and the
       others. A block is the subtrees of children of chance nodes with no chance node
@@ -109,6 +121,7 @@ class RowTree:
         self.same_mask[below] = (ct.possible[below] == ct.possible[self.parent[below]]).all(axis=(1, 2))
         self.row_kid, self.row_plain = _plain_rows(self.row_grp, self.grp_ent, self.ent_action, self.child_of,
                                                    self.same_mask)
+        self._wide_layout(ct, grp_row)
         self.everywhere = np.arange(n, dtype=np.int64)
         self.block_of = np.full(n, -1, dtype=np.int64)
         if n * ct.num_states >= FUSED_MIN_CELLS:
@@ -128,6 +141,37 @@ class RowTree:
                 self.reach_row[self.unwritten[:, i], i] = parent[self.unwritten[:, i]]
         self.all_written = np.zeros((n, 2), dtype=np.bool_)
 
+    def _wide_layout(self, ct: CompiledTree, grp_row: np.ndarray) -> None:
+        """row_dense, row_na, row_w0, wshift, num_wide, wide_of_entry (see the class doc)."""
+        N, m = ct.num_states, len(self.row_pos)
+        first, last = self.grp_ent[self.row_grp[:-1]], self.grp_ent[self.row_grp[1:]]
+        groups = np.diff(self.row_grp)
+        self.row_na = np.zeros(m, dtype=np.int64)
+        self.row_na[groups > 0] = self.grp_ent[self.row_grp[:-1][groups > 0] + 1] - first[groups > 0]
+        possible = ct.possible[self.row_pos, self.actor[self.row_pos]].sum(axis=1)
+        self.row_dense = self.row_plain & (self.row_na >= 2) & (self.row_na <= PLAIN_ACTIONS) & (groups == possible)
+        size = np.where(self.row_dense, self.row_na * N, last - first)
+        self.row_w0 = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
+        self.num_wide = int(size.sum())
+        self.wshift = self.row_w0 - first
+        ent_grp = np.repeat(np.arange(len(self.grp_slot)), np.diff(self.grp_ent))
+        ent_row = np.asarray(grp_row)[ent_grp]
+        e = np.arange(len(ent_grp))
+        dense = self.row_dense[ent_row]
+        wide = e + self.wshift[ent_row]
+        wide[dense] = (self.row_w0[ent_row] + (e - self.grp_ent[ent_grp]) * N + self.grp_slot[ent_grp])[dense]
+        self.wide_of_entry = wide.astype(np.int32 if self.num_wide < 2**31 else np.int64)
+
+    def to_wide(self, entries: np.ndarray) -> np.ndarray:
+        """float [W]: entries [E] in the wide layout (0 at the dense rows' impossible slots)."""
+        out = np.zeros(self.num_wide)
+        out[self.wide_of_entry] = entries
+        return out
+
+    def from_wide(self, wide: np.ndarray) -> np.ndarray:
+        """float [E]: the entries of a wide array [W]."""
+        return wide[self.wide_of_entry]
+
     def fused_update(self, stale: tuple[int, ...], players: tuple[int, ...], algorithm: str, t: float,
                      factors: tuple[float, float, float], sigma: np.ndarray, root_ranges: np.ndarray,
                      ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray, avg: np.ndarray,
@@ -142,13 +186,9 @@ class RowTree:
         the same to the bit. The `unwritten` rows are left as they were (`fill_unwritten`). With
         matched, sigma is the regrets (see `update`)."""
         N = self.ct.num_states
-        down = (root_ranges, self.ct.possible, self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor,
-                self.row_grp, self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid,
-                self.row_plain, sigma, matched, _mask(stale), self.unwritten, ranges)
-        up = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-              self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, matched,
-              _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets,
-              avg, values)
+        down = (root_ranges, self.ct.possible, *self._layout(), sigma, matched, _mask(stale), self.unwritten, ranges)
+        up = (self.ct.possible, *self._layout(), sigma, matched, _mask(players), False, MODES[algorithm], float(t),
+              factors[0], factors[1], factors[2], ranges, regrets, avg, values)
         _down(self.ct.roots.astype(np.int64), *down, self.top, 0, N)
         no_roots = np.empty(0, dtype=np.int64)
         left = iter(range(len(self.blocks)))     # (shared: each piece takes the next block left)
@@ -163,6 +203,12 @@ class RowTree:
         leaf_values(-1)
         _up(*up, self.top, 0, N)
 
+    def _layout(self) -> tuple:
+        """The index arrays every pass reads (`_down`, `_up`)."""
+        return (self.kid_start, self.kids, self.prob, self.same_mask, self.dec_row, self.actor, self.row_grp,
+                self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_dense, self.row_na,
+                self.row_w0, self.wshift)
+
     def fill_unwritten(self, ranges: np.ndarray) -> None:
         """ranges [n, 2, N] after `fused_update`: the `unwritten` rows copied from their `reach_row`."""
         for i in (0, 1):
@@ -172,16 +218,14 @@ class RowTree:
     def propagate_ranges(self, sigma: np.ndarray, root_ranges: np.ndarray, out: np.ndarray | None = None,
                          players: tuple[int, ...] = (0, 1), matched: bool = False) -> np.ndarray:
         """float [n, 2, N] (`out` if given, else new): reach of every slot under the policy sigma
-        [E] (with matched: the regret matching of regrets sigma [E], matched where read), the
+        [W] (wide, `to_wide`; with matched: the regret matching of regrets sigma [W], matched where read), the
         roots' set to root_ranges [R, 2, N] at their possible slots; only the rows of `players` are
         written (a player's reach depends on its own policy alone). An `out` must be zeros, or a
         buffer of earlier passes of this tree (`_down`: the slots with no action into them)."""
         ct = self.ct
         ranges = np.zeros((ct.num_nodes, 2, ct.num_states)) if out is None else out
         args = (ct.roots.astype(np.int64), np.ascontiguousarray(root_ranges, dtype=np.float64), ct.possible,
-                self.kid_start, self.kids, self.same_mask, self.dec_row, self.actor, self.row_grp,
-                self.grp_slot, self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma,
-                matched, _mask(players), self.all_written, ranges, self.everywhere)
+                *self._layout(), sigma, matched, _mask(players), self.all_written, ranges, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _down(*args, lo, hi) for lo, hi in self._pieces()])
         return ranges
 
@@ -196,11 +240,10 @@ class RowTree:
                          best_response: bool = False) -> np.ndarray:
         """Counterfactual values up the tree for `players`, in place on values [n, 2, N] (their
         leaf values set; other players' rows are left as they are). The actor's value is
-        sigma . q (sigma [E]), or its best q when `best_response`."""
+        sigma . q (sigma [W], wide: `to_wide`), or its best q when `best_response`."""
         none = np.empty(0)
-        args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, False,
-                _mask(players), best_response, -1, 0.0, 0.0, 0.0, 0.0, values, none, none, values, self.everywhere)
+        args = (self.ct.possible, *self._layout(), sigma, False, _mask(players), best_response, -1, 0.0, 0.0, 0.0, 0.0,
+                values, none, none, values, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
         return values
 
@@ -215,16 +258,14 @@ class RowTree:
                sigma: np.ndarray, ranges: np.ndarray, values: np.ndarray, regrets: np.ndarray,
                avg: np.ndarray, matched: bool = False) -> None:
         """`propagate_values` of `players` (their leaf values set in values [n, 2, N]) and, at the
-        entries of their decision rows, in place: regrets and averages [E] by `algorithm` at
-        iteration t (dcfr: factors = the positive and negative regrets' and the average's
-        discounts; unused otherwise) from the pass's sigma and ranges [n, 2, N], then sigma [E]
-        set to the new regrets' regret matching. With matched, sigma is regrets itself: the policy
-        is its regret matching, taken where read (before each group's update), and not stored
-        (no [E] policy array: a third less of the entries' traffic)."""
-        args = (self.kid_start, self.kids, self.prob, self.dec_row, self.actor, self.row_grp, self.grp_slot,
-                self.grp_ent, self.ent_action, self.child_of, self.row_kid, self.row_plain, sigma, matched,
-                _mask(players), False, MODES[algorithm], float(t), factors[0], factors[1], factors[2], ranges, regrets,
-                avg, values, self.everywhere)
+        entries of their decision rows, in place: regrets and averages [W] (wide: `to_wide`) by
+        `algorithm` at iteration t (dcfr: factors = the positive and negative regrets' and the
+        average's discounts; unused otherwise) from the pass's policy sigma [W] (read only) and
+        ranges [n, 2, N]. With matched, sigma is regrets itself: the policy is its regret
+        matching, taken where read (before each group's update), and not stored (no policy
+        array: a third less of the entries' traffic)."""
+        args = (self.ct.possible, *self._layout(), sigma, matched, _mask(players), False, MODES[algorithm], float(t),
+                factors[0], factors[1], factors[2], ranges, regrets, avg, values, self.everywhere)
         threads.run([lambda lo=lo, hi=hi: _up(*args, lo, hi) for lo, hi in self._pieces()])
 
 
@@ -329,22 +370,24 @@ def _groups_in(grp_slot, g0, g1, lo, hi, everything):
 
 
 @numba.njit(cache=True, nogil=True)
-def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, actor, row_grp, grp_slot,
-          grp_ent, ent_action, child_of, row_kid, row_plain, sigma, matched, players, unwritten, ranges, order, lo,
-          hi):
+def _down(roots, root_ranges, possible, kid_start, kids, prob, same_mask, dec_row, actor, row_grp, grp_slot,
+          grp_ent, ent_action, child_of, row_kid, row_dense, row_na, row_w0, wshift, sigma, matched, players,
+          unwritten, ranges, order, lo, hi):
     """ranges [n, 2, N], every row of the `players` (bool [2]) written: roots from root_ranges
     [R, 2, N] x possible; a child's rows its parent's x its possible mask (copied where that is
-    its parent's: `RowTree.same_mask`), the actor's below a decision node x sigma of the action
-    into it (on a plain row, `RowTree.row_plain`, one walk of its groups writes every child,
-    unmasked). The actor's rows below a decision node are written only at the slots of its
-    groups: every other slot of ranges must hold 0 already (impossible at the child, or no
-    action into it: a zeroed buffer, which every pass leaves so). The rows unwritten (bool [n, 2]) are
-    not written (`RowTree.unwritten`). With matched, sigma holds the regrets, regret-matched
-    where read (`_policy`). The children of the positions order (int [k], increasing) are
-    written (every position's: `RowTree.everywhere`). Only the slots [lo, hi) are read and
-    written (a piece of a split pass, `sog.threads`)."""
-    everything = lo == 0 and hi == ranges.shape[2]
-    pol = np.empty(child_of.shape[1])     # a group's policy (matched, off the plain rows)
+    its parent's: `RowTree.same_mask`), the actor's below a decision node x the policy (sigma
+    [W], wide: `RowTree.to_wide`) of the action into it (a dense row, `RowTree.row_dense`: one
+    stream of its slots writes every child whole, `_split_dense`). Below any other decision row
+    the actor's rows are written only at the slots of its groups: every other slot of ranges
+    must hold 0 already (impossible at the child, or no action into it: a zeroed buffer, which
+    every pass leaves so). The rows unwritten (bool [n, 2]) are not written
+    (`RowTree.unwritten`). With matched, sigma holds the regrets, regret-matched where read
+    (`_policy_of`). The children of the positions order (int [k], increasing) are written (every
+    position's: `RowTree.everywhere`). Only the slots [lo, hi) are read and written (a piece of
+    a split pass, `sog.threads`)."""
+    N = ranges.shape[2]
+    everything = lo == 0 and hi == N
+    pol = np.empty(child_of.shape[1], sigma.dtype)     # a group's policy (matched, off the dense rows)
     for k in range(len(roots)):
         r = roots[k]
         for i in range(2):
@@ -375,25 +418,23 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
         if mover < 0:
             continue
         i = mover
+        if row_dense[row]:
+            na, src = row_na[row], ranges[p, i, lo:hi]
+            d0, d1, d2, d3 = _piece(_kid_rows(na, row_kid[row], ranges, i), lo, hi)
+            w0, w1, w2, w3 = _wide_rows(na, row_w0[row], N, lo, hi, sigma)
+            if na == 2:
+                _split_dense(2, matched, src, d0, d1, d2, d3, w0, w1, w2, w3)
+            elif na == 3:
+                _split_dense(3, matched, src, d0, d1, d2, d3, w0, w1, w2, w3)
+            else:
+                _split_dense(4, matched, src, d0, d1, d2, d3, w0, w1, w2, w3)
+            continue
         g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
-        if row_plain[row]:
-            if g1 == g0:
-                continue
-            na = grp_ent[g0 + 1] - grp_ent[g0]      # (every group of a plain row has as many)
-            if 2 <= na <= PLAIN_ACTIONS:
-                e, slots, src = grp_ent[g0], grp_slot[g0:g1], ranges[p, i]
-                d0, d1, d2, d3 = _kid_rows(na, row_kid[row], ranges, i)
-                if na == 2:
-                    _split_plain_row(2, e, slots, sigma, matched, src, d0, d1, d2, d3)
-                elif na == 3:
-                    _split_plain_row(3, e, slots, sigma, matched, src, d0, d1, d2, d3)
-                else:
-                    _split_plain_row(na, e, slots, sigma, matched, src, d0, d1, d2, d3)
-                continue
+        shift = wshift[row]
         for g in range(g0, g1):
             s = grp_slot[g]
             e0, e1 = grp_ent[g], grp_ent[g + 1]
-            group = _group_policy(e0, e1, sigma, matched, pol)
+            group = _group_policy(e0 + shift, e1 + shift, sigma, matched, pol)
             for e in range(e0, e1):
                 c = child_of[row, ent_action[e]]
                 ranges[c, i, s] = ranges[p, i, s] * possible[c, i, s] * group[e - e0]
@@ -402,39 +443,50 @@ def _down(roots, root_ranges, possible, kid_start, kids, same_mask, dec_row, act
 @numba.njit(cache=True, nogil=True, inline="always")
 def _kid_rows(na, kid, rows, i):
     """Player i's rows [N] of rows [n, 2, N] at the first four children kid[0], kid[1], ... of a
-    plain row (PLAIN_ACTIONS) or of a sum (SUMMED_ROWS) (the first child's again past na)."""
+    dense row (PLAIN_ACTIONS) or of a sum (SUMMED_ROWS) (the first child's again past na)."""
     return (rows[kid[0], i], rows[kid[1 if na > 1 else 0], i], rows[kid[2 if na > 2 else 0], i],
             rows[kid[3 if na > 3 else 0], i])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _split_plain_row(na, e, slots, sigma, matched, src, d0, d1, d2, d3):
-    """The actor's reach at the children of a plain decision row (2 <= na <= 4 actions; `RowTree.row_plain`):
-    for each group (slot s in slots, entries e, e + 1, ... e + na - 1), src[s] x the policy of each
-    action (`_policy`), into that action's child row d0, d1, d2, d3 [N] (the actor's). Inlined with a
-    literal na (2 and 3, the limit poker rows), the action loop unrolls and everything stays in
-    registers."""
-    for g in range(len(slots)):
-        s = slots[g]
-        x = src[s]
-        s0, s1, s2, s3 = _policy(na, matched, sigma, e)
-        d0[s] = x * s0
-        d1[s] = x * s1
-        if na > 2:
-            d2[s] = x * s2
-        if na > 3:
-            d3[s] = x * s3
-        e += na
+def _piece(rows, lo, hi):
+    """The slots [lo, hi) of four rows."""
+    return rows[0][lo:hi], rows[1][lo:hi], rows[2][lo:hi], rows[3][lo:hi]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _policy(na, matched, sigma, e):
-    """The policy of the group of na (2 to 4) entries e, e + 1, ...: sigma[e:e + na] (padded with
-    zeros to four), or with matched the regret matching of regrets sigma[e:e + na] (`_match`'s
-    arithmetic, so its bits)."""
-    w0, w1 = sigma[e], sigma[e + 1]
-    w2 = sigma[e + 2] if na > 2 else 0.0
-    w3 = sigma[e + 3] if na > 3 else 0.0
+def _wide_rows(na, w0, N, lo, hi, wide):
+    """The slots [lo, hi) of the first four action rows of the dense row whose entries start at
+    w0 in a wide array (`RowTree.row_w0`; the first action's again past na)."""
+    a1, a2, a3 = (1 if na > 1 else 0) * N, (2 if na > 2 else 0) * N, (3 if na > 3 else 0) * N
+    return wide[w0 + lo:w0 + hi], wide[w0 + a1 + lo:w0 + a1 + hi], wide[w0 + a2 + lo:w0 + a2 + hi], \
+        wide[w0 + a3 + lo:w0 + a3 + hi]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _split_dense(na, matched, src, d0, d1, d2, d3, w0, w1, w2, w3):
+    """The actor's reach at the children of a dense decision row (2 <= na <= 4 actions,
+    `RowTree.row_dense`; slot views): src[s] x the policy of each action at s (`_policy_of` of
+    its rows w0 .. w3 of sigma), into that action's child row d0 .. d3, at every slot (0 at the
+    impossible ones, where src is 0). Inlined with a literal na, one loop over the slots that the
+    compiler vectorises."""
+    for s in range(len(src)):
+        x = src[s]
+        p0, p1, p2, p3 = _policy_of(na, matched, w0[s], w1[s], w2[s], w3[s])
+        d0[s] = x * p0
+        d1[s] = x * p1
+        if na > 2:
+            d2[s] = x * p2
+        if na > 3:
+            d3[s] = x * p3
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _policy_of(na, matched, w0, w1, w2, w3):
+    """The policy of na (2 to 4) actions at one slot: w0 .. w3 (past na: 0), or with matched the
+    regret matching of regrets w0 .. w3 (`_match`'s arithmetic, so its bits)."""
+    w2 = w2 if na > 2 else 0.0
+    w3 = w3 if na > 3 else 0.0
     if not matched:
         return w0, w1, w2, w3
     return _normalised(na, _pos(w0), _pos(w1), _pos(w2), _pos(w3))
@@ -467,24 +519,24 @@ def _group_policy(e0, e1, sigma, matched, pol):
 
 
 @numba.njit(cache=True, nogil=True)
-def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of, row_kid,
-        row_plain, sigma, matched, players, best_response, mode, t, f_pos, f_neg, f_avg, ranges, regrets, avg, values,
-        order, lo, hi):
+def _up(possible, kid_start, kids, prob, same_mask, dec_row, actor, row_grp, grp_slot, grp_ent, ent_action, child_of,
+        row_kid, row_dense, row_na, row_w0, wshift, sigma, matched, players, best_response, mode, t, f_pos, f_neg,
+        f_avg, ranges, regrets, avg, values, order, lo, hi):
     """values [n, 2, N] of the `players` (bool [2]) at every internal position, leaves' as given:
-    the actor's at a decision node sum_a sigma q (or
-    max over legal q; 0 at slots with no legal action), every other row its children's rows x
-    their chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the
-    actor's groups is updated once its value is known (ranges, regrets, avg unused otherwise);
-    on a plain row (`RowTree.row_plain`) of up to PLAIN_ACTIONS actions by `_plain_row`. The
-    positions order (int [k], increasing) are computed, in decreasing order (every position:
+    the actor's at a decision node sum_a sigma q (sigma [W], wide: `RowTree.to_wide`; or max
+    over legal q; 0 at slots with no legal action), every other row its children's rows x their
+    chance probabilities, in child order. With mode >= 0 (`_update_group`), each of the actor's
+    groups is updated once its value is known (ranges, regrets [W], avg [W] unused otherwise);
+    a dense row (`RowTree.row_dense`) in one stream of its slots (`_dense_row`). The positions
+    order (int [k], increasing) are computed, in decreasing order (every position:
     `RowTree.everywhere`). With matched, sigma holds the regrets, regret-matched where read
-    (`_policy`, before a group's update) and no policy is written. Only the slots [lo, hi) (and
+    (`_policy_of`, before a group's update); no policy is written. Only the slots [lo, hi) (and
     the groups of those slots) are read and written (a piece of a split pass, `sog.threads`)."""
     N = values.shape[2]
     A = child_of.shape[1]
     everything = lo == 0 and hi == N
     q = np.empty(A)                      # a group's child values, in entry order
-    pol = np.empty(A)                    # a group's policy (matched, off the plain rows)
+    pol = np.empty(A, sigma.dtype)       # a group's policy (matched, off the dense rows)
     for j in range(len(order) - 1, -1, -1):
         p = order[j]
         k0, k1 = kid_start[p], kid_start[p + 1]
@@ -495,30 +547,36 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
             if not players[i]:
                 continue
             if row >= 0 and actor[p] == i:
-                values[p, i, lo:hi] = 0.0
-                plain = row_plain[row]
-                g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
-                na = grp_ent[g0 + 1] - grp_ent[g0] if g1 > g0 else 0
-                if plain and mode >= 0 and 2 <= na <= PLAIN_ACTIONS:
-                    e, slots, own, dst = grp_ent[g0], grp_slot[g0:g1], ranges[p, i], values[p, i]
-                    c0, c1, c2, c3 = _kid_rows(na, row_kid[row], values, i)
-                    if na == 2 and mode == 0:
-                        _plain_row(2, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, matched,
-                                   regrets, avg)
-                    elif na == 3 and mode == 0:
-                        _plain_row(3, 0, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, matched,
-                                   regrets, avg)
+                if row_dense[row]:
+                    na, w, live = row_na[row], row_w0[row], possible[p, i, lo:hi]
+                    own, dst = ranges[p, i, lo:hi], values[p, i, lo:hi]
+                    c0, c1, c2, c3 = _piece(_kid_rows(na, row_kid[row], values, i), lo, hi)
+                    g0, g1, g2, g3 = _wide_rows(na, w, N, lo, hi, sigma)
+                    # (without updates, regrets and avg are empty: views of sigma stand in, unused)
+                    r0, r1, r2, r3 = _wide_rows(na, w, N, lo, hi, regrets if mode >= 0 else sigma)
+                    a0, a1, a2, a3 = _wide_rows(na, w, N, lo, hi, avg if mode >= 0 else sigma)
+                    if mode == 0 and na == 2:
+                        _dense_row(2, 0, False, matched, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3, r0, r1, r2,
+                                   r3, a0, a1, a2, a3, t, f_pos, f_neg, f_avg)
+                    elif mode == 0 and na == 3:
+                        _dense_row(3, 0, False, matched, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3, r0, r1, r2,
+                                   r3, a0, a1, a2, a3, t, f_pos, f_neg, f_avg)
+                    elif mode == 0:
+                        _dense_row(4, 0, False, matched, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3, r0, r1, r2,
+                                   r3, a0, a1, a2, a3, t, f_pos, f_neg, f_avg)
                     else:
-                        _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma,
-                                   matched, regrets, avg)
+                        _dense_row(na, mode, best_response, matched, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3,
+                                   r0, r1, r2, r3, a0, a1, a2, a3, t, f_pos, f_neg, f_avg)
                     continue
+                values[p, i, lo:hi] = 0.0
+                g0, g1 = _groups_in(grp_slot, row_grp[row], row_grp[row + 1], lo, hi, everything)
+                shift = wshift[row]
                 for g in range(g0, g1):
                     s = grp_slot[g]
                     e0, e1 = grp_ent[g], grp_ent[g + 1]
                     for e in range(e0, e1):
-                        c = row_kid[row, e - e0] if plain else child_of[row, ent_action[e]]
-                        q[e - e0] = values[c, i, s]
-                    group = _group_policy(e0, e1, sigma, matched, pol)
+                        q[e - e0] = values[child_of[row, ent_action[e]], i, s]
+                    group = _group_policy(e0 + shift, e1 + shift, sigma, matched, pol)
                     x = -np.inf if best_response else 0.0
                     for e in range(e0, e1):
                         if best_response:
@@ -527,9 +585,8 @@ def _up(kid_start, kids, prob, dec_row, actor, row_grp, grp_slot, grp_ent, ent_a
                             x += group[e - e0] * q[e - e0]
                     values[p, i, s] = x
                     if mode >= 0:
-                        _update_group(e0, e1, q, x, ranges[p, i, s], group, mode, t, f_pos, f_neg, f_avg, regrets, avg)
-                        if not matched:
-                            _match(q, 0, e1 - e0, sigma, e0)
+                        _update_group(e0 + shift, e1 + shift, q, x, ranges[p, i, s], group, mode, t, f_pos, f_neg,
+                                      f_avg, regrets, avg)
                 continue
             dst = values[p, i]
             for k in range(k0, k1, SUMMED_ROWS):      # children's terms SUMMED_ROWS at a time, in order
@@ -571,69 +628,80 @@ def _add_rows(na, first, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _plain_row(na, mode, e, slots, own, dst, c0, c1, c2, c3, t, f_pos, f_neg, f_avg, sigma, matched, regrets, avg):
-    """The actor's value and updates at a plain decision row (2 <= na <= 4 actions; `RowTree.row_plain`):
-    for each group (slot s in slots, entries e, e + 1, ... e + na - 1), its child values
-    q_a = c0[s], c1[s], ... (the actor's rows [N] of the children, `_kid_rows`), its value
-    dst[s] = sum_a sigma q_a and `_update_group`'s updates, with its reach own[s]. The same
-    arithmetic in the same order as `_update_group`; the policy is `_policy`'s (with matched,
-    of the regrets before the updates, and the new one is not stored). Inlined with a literal na
-    and mode (cfr+ on the limit poker rows), the action loop unrolls and everything stays in
-    registers."""
-    for g in range(len(slots)):
-        s = slots[g]
-        q0, q1 = c0[s], c1[s]
-        q2 = c2[s] if na > 2 else 0.0
-        q3 = c3[s] if na > 3 else 0.0
-        s0, s1, s2, s3 = _policy(na, matched, sigma, e)
-        x = 0.0 + s0 * q0
-        x += s1 * q1
-        if na > 2:
-            x += s2 * q2
-        if na > 3:
-            x += s3 * q3
-        dst[s] = x
-        o = own[s]
-        r0 = _pos(_entry(e, q0 - x, o, s0, mode, t, f_pos, f_neg, f_avg, regrets, avg))
-        r1 = _pos(_entry(e + 1, q1 - x, o, s1, mode, t, f_pos, f_neg, f_avg, regrets, avg))
-        r2 = _pos(_entry(e + 2, q2 - x, o, s2, mode, t, f_pos, f_neg, f_avg, regrets, avg)) if na > 2 else 0.0
-        r3 = _pos(_entry(e + 3, q3 - x, o, s3, mode, t, f_pos, f_neg, f_avg, regrets, avg)) if na > 3 else 0.0
-        if not matched:
-            s0, s1, s2, s3 = _normalised(na, r0, r1, r2, r3)
-            sigma[e], sigma[e + 1] = s0, s1
-            if na > 2:
-                sigma[e + 2] = s2
-            if na > 3:
-                sigma[e + 3] = s3
-        e += na
+def _dense_row(na, mode, best_response, matched, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3, r0, r1, r2, r3,
+               a0, a1, a2, a3, t, f_pos, f_neg, f_avg):
+    """The actor's value and updates at a dense decision row (2 <= na <= 4 actions,
+    `RowTree.row_dense`; slot views): at each slot s, the child values q_a = c0[s] .. c3[s]
+    (the actor's rows of the children), the policy p_a of the rows g0 .. g3 of sigma
+    (`_policy_of`), the value dst[s] = sum_a p_a q_a (or max_a q_a with best_response; 0 where
+    live, the actor's possible mask, is not), and with mode >= 0 `_updated`'s updates of the
+    regrets r0 .. r3 and averages a0 .. a3 with its reach own[s]. The same arithmetic in the
+    same order as the groups' (`_update_group`), so the same bits; at impossible slots every
+    term is 0 (the rows hold 0 there) and so stays the regret and average. Inlined with a literal
+    na and mode (cfr+), one loop over the slots that the compiler vectorises: with matched the
+    policy is read from r0 .. r3 themselves, so that the compiler sees the same arrays (it does
+    not vectorise a loop whose loads may overlap its stores)."""
+    if matched:
+        _dense_slots(na, mode, best_response, True, live, own, dst, c0, c1, c2, c3, r0, r1, r2, r3, r0, r1, r2, r3,
+                     a0, a1, a2, a3, t, f_pos, f_neg, f_avg)
+    else:
+        _dense_slots(na, mode, best_response, False, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3, r0, r1, r2, r3,
+                     a0, a1, a2, a3, t, f_pos, f_neg, f_avg)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _entry(e, inst, own, sigma, mode, t, f_pos, f_neg, f_avg, regrets, avg):
-    """The regret and average updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr) at entry e, with
-    its instantaneous regret inst, its actor's reach own and its policy sigma (before the update),
-    each as its numpy form computes it; returns the new regret."""
-    r = regrets[e]
+def _dense_slots(na, mode, best_response, matched, live, own, dst, c0, c1, c2, c3, g0, g1, g2, g3, r0, r1, r2, r3,
+                 a0, a1, a2, a3, t, f_pos, f_neg, f_avg):
+    """`_dense_row`'s loop."""
+    for s in range(len(dst)):
+        q0, q1 = c0[s], c1[s]
+        q2 = c2[s] if na > 2 else 0.0
+        q3 = c3[s] if na > 3 else 0.0
+        p0, p1, p2, p3 = _policy_of(na, matched, g0[s], g1[s], g2[s], g3[s])
+        if best_response:
+            x = max(max(-np.inf, q0), q1)
+            if na > 2:
+                x = max(x, q2)
+            if na > 3:
+                x = max(x, q3)
+        else:
+            x = 0.0 + p0 * q0
+            x += p1 * q1
+            if na > 2:
+                x += p2 * q2
+            if na > 3:
+                x += p3 * q3
+        dst[s] = x if live[s] else 0.0
+        if mode >= 0:
+            o = own[s]
+            r0[s], a0[s] = _updated(r0[s], a0[s], q0 - x, o, p0, mode, t, f_pos, f_neg, f_avg)
+            r1[s], a1[s] = _updated(r1[s], a1[s], q1 - x, o, p1, mode, t, f_pos, f_neg, f_avg)
+            if na > 2:
+                r2[s], a2[s] = _updated(r2[s], a2[s], q2 - x, o, p2, mode, t, f_pos, f_neg, f_avg)
+            if na > 3:
+                r3[s], a3[s] = _updated(r3[s], a3[s], q3 - x, o, p3, mode, t, f_pos, f_neg, f_avg)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _updated(r, a, inst, own, sigma, mode, t, f_pos, f_neg, f_avg):
+    """(regret, average) of an entry after the updates of `CFRSolver` (mode 0 cfr+, 1 cfr, 2 dcfr)
+    from its regret r and average a, its instantaneous regret inst, its actor's reach own and its
+    policy sigma (before the update), each as its numpy form computes it."""
     if mode == 0:
-        r = _pos(r + inst)
-        avg[e] = avg[e] + t * own * sigma
-    elif mode == 1:
-        r = r + inst
-        avg[e] = avg[e] + own * sigma
-    else:
-        r = (r * f_pos if r > 0 else r * f_neg) + inst
-        avg[e] = avg[e] * f_avg + own * sigma
-    regrets[e] = r
-    return r
+        return _pos(r + inst), a + t * own * sigma
+    if mode == 1:
+        return r + inst, a + own * sigma
+    return (r * f_pos if r > 0 else r * f_neg) + inst, a * f_avg + own * sigma
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _update_group(e0, e1, q, v, own, group, mode, t, f_pos, f_neg, f_avg, regrets, avg):
-    """`_entry`'s updates at the entries [e0, e1) of one group (a player's slot of a decision row:
-    child values q[:e1 - e0], value v, reach own, policy group[:e1 - e0]); the new regrets are left
-    in q (which they overwrite), for the caller's regret matching."""
+    """`_updated`'s updates at the entries [e0, e1) of regrets and avg (wide) of one group (a
+    player's slot of a decision row: child values q[:e1 - e0], value v, reach own, policy
+    group[:e1 - e0])."""
     for e in range(e0, e1):
-        q[e - e0] = _entry(e, q[e - e0] - v, own, group[e - e0], mode, t, f_pos, f_neg, f_avg, regrets, avg)
+        regrets[e], avg[e] = _updated(regrets[e], avg[e], q[e - e0] - v, own, group[e - e0], mode, t, f_pos, f_neg,
+                                      f_avg)
 
 
 @numba.njit(cache=True)
