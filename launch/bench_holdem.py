@@ -73,7 +73,11 @@ def solve(game, root, iterations: int, target_pot: float, check_every: int) -> d
     possible = game.possible_mask(root).astype(np.float64)
     ranges = (possible / possible.sum(1, keepdims=True))[None]
     pot = game.pot(root) / game.big_blind
-    solver = CFRSolver(ct, root_ranges=ranges, config=CFRConfig("cfr+", alternating=True), levels=lv)
+    config = CFRConfig("cfr+", alternating=True)
+    t0 = time.perf_counter()
+    CFRSolver(ct, root_ranges=ranges, config=config, levels=lv).iterate(1)   # (a throwaway solver: the
+    warmup_seconds = time.perf_counter() - t0                    # kernels compiled, or loaded from numba's cache)
+    solver = CFRSolver(ct, root_ranges=ranges, config=config, levels=lv)
     seconds, reached = 0.0, None
     while solver.iterations < iterations:
         t0 = time.perf_counter()
@@ -84,7 +88,8 @@ def solve(game, root, iterations: int, target_pot: float, check_every: int) -> d
         if reached is None and 100 * expl / pot <= target_pot:
             reached = dict(iterations=solver.iterations, seconds=seconds)
     return dict(nodes=int(ct.num_nodes), terminals=int(len(ct.terminals)), dense_payoffs=game.dense_payoffs,
-                compile_seconds=compile_seconds, iterations=solver.iterations, seconds=seconds,
+                compile_seconds=compile_seconds, warmup_seconds=warmup_seconds, iterations=solver.iterations,
+                seconds=seconds,
                 iterations_per_s=solver.iterations / seconds, pot_bb=pot,
                 exploitability_mbb=1000 * expl, exploitability_pot_pct=100 * expl / pot,
                 target_pot_pct=target_pot, reached_target=reached,

@@ -97,7 +97,7 @@ def test_bench_holdem_river(capsys):
     out = json.loads(capsys.readouterr().out)
     fast = out["fast"]
     assert fast["nodes"] == 27 and fast["iterations"] == 20 and not fast["dense_payoffs"]
-    assert 0 < fast["exploitability_pot_pct"] < 100 and fast["peak_rss_mb"] > 0
+    assert 0 < fast["exploitability_pot_pct"] < 100 and fast["peak_rss_mb"] > 0 and fast["warmup_seconds"] > 0
     assert out["threads"] == 2 and out["one_thread_over_threads_seconds"] > 0
     assert out["one_thread"]["exploitability_mbb"] == fast["exploitability_mbb"]   # the same bits
 
