@@ -331,22 +331,29 @@ class CFRSolver:
     def regrets_e(self) -> np.ndarray:
         """float [E]: the regrets over the legal entries (on a row tree a copy: assign, do not modify
         in place)."""
-        return self._regrets if self.levels.rows is None else self.levels.rows.from_wide(self._regrets)
+        return self._entries(self._regrets)
 
     @regrets_e.setter
     def regrets_e(self, entries: np.ndarray) -> None:
-        rows = self.levels.rows
-        self._regrets = np.array(entries, dtype=np.float64) if rows is None else rows.to_wide(entries)
+        self._regrets = self._stored(entries)
 
     @property
     def avg_e(self) -> np.ndarray:
         """float [E]: the cumulative average-policy weights over the legal entries (as `regrets_e`)."""
-        return self._avg if self.levels.rows is None else self.levels.rows.from_wide(self._avg)
+        return self._entries(self._avg)
 
     @avg_e.setter
     def avg_e(self, entries: np.ndarray) -> None:
+        self._avg = self._stored(entries)
+
+    def _entries(self, stored: np.ndarray) -> np.ndarray:
+        """float [E] of a kept array (on a row tree, wide: `RowTree.from_wide`)."""
+        return stored if self.levels.rows is None else self.levels.rows.from_wide(stored)
+
+    def _stored(self, entries: np.ndarray) -> np.ndarray:
+        """The kept form of entries [E] (a float copy; on a row tree, wide: `RowTree.to_wide`)."""
         rows = self.levels.rows
-        self._avg = np.array(entries, dtype=np.float64) if rows is None else rows.to_wide(entries)
+        return np.array(entries, dtype=np.float64) if rows is None else rows.to_wide(entries)
 
     @property
     def regrets(self) -> np.ndarray:
