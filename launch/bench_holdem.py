@@ -74,9 +74,9 @@ def solve(game, root, iterations: int, target_pot: float, check_every: int) -> d
     ranges = (possible / possible.sum(1, keepdims=True))[None]
     pot = game.pot(root) / game.big_blind
     config = CFRConfig("cfr+", alternating=True)
-    t0 = time.perf_counter()
-    CFRSolver(ct, root_ranges=ranges, config=config, levels=lv).iterate(1)   # (a throwaway solver: the
-    warmup_seconds = time.perf_counter() - t0                    # kernels compiled, or loaded from numba's cache)
+    t0 = time.perf_counter()      # one iteration of a throwaway solver: the kernels compiled, or loaded
+    CFRSolver(ct, root_ranges=ranges, config=config, levels=lv).iterate(1)    # from numba's cache
+    warmup_seconds = time.perf_counter() - t0
     solver = CFRSolver(ct, root_ranges=ranges, config=config, levels=lv)
     seconds, reached = 0.0, None
     while solver.iterations < iterations:

@@ -438,7 +438,7 @@ class CFRSolver:
         sigma, q = sigma[ents], q[ents]
         inst = q - values.reshape(-1)[at]
         own = ranges.reshape(-1)[at]
-        r, avg = self.regrets_e[ents], self.avg_e[ents]
+        r, avg = self._regrets[ents], self._avg[ents]     # (the entries themselves: no row tree here)
         if cfg.algorithm == "cfr+":
             r = np.maximum(r + inst, 0.0)
             avg = avg + t * own * sigma
@@ -449,16 +449,16 @@ class CFRSolver:
             ta, tb = t ** cfg.alpha, t ** cfg.beta
             r = np.where(r > 0, r * (ta / (ta + 1)), r * (tb / (tb + 1))) + inst
             avg = avg * ((t - 1) / t) ** cfg.gamma + own * sigma
-        self.regrets_e[ents], self.avg_e[ents] = r, avg
+        self._regrets[ents], self._avg[ents] = r, avg
 
     def _update_rows(self, t: int, players: tuple[int, ...]) -> None:
         """`_update` on a row tree (`sog.search.row_cfr`): the current policy (the regret matching
         of the regrets, taken by the passes where they read it, no policy array stored; every
-        pass's `current_entries()`, made wide, where a subclass overrides it), the values computed for `players` only,
-        and the ranges and values written into the solver's buffers (by `RowTree.fused_update`
-        where the tree has blocks: `Levels.block_terminals`). A player's ranges are propagated
-        again only when its policy or root range changed since they were (with alternating
-        updates, only the other player's: the one just updated)."""
+        pass's `current_entries()`, made wide, where a subclass overrides it), the values computed
+        for `players` only, and the ranges and values written into the solver's buffers (by
+        `RowTree.fused_update` where the tree has blocks: `Levels.block_terminals`). A player's
+        ranges are propagated again only when its policy or root range changed since they were
+        (with alternating updates, only the other player's: the one just updated)."""
         lv, cfg, g, ct = self.levels, self.config, self.gadget, self.ct
         matched = type(self).current_entries is CFRSolver.current_entries
         # the regrets, regret-matched where the passes read them; or a subclass's policy (rows held

@@ -72,11 +72,10 @@ class RowTree:
       decision row leads to (-1: none);
     same_mask bool [n]: whether a position's possible mask is its parent's (both players; not at
       roots): its rows are then its parent's, unmasked (their impossible slots are 0 already);
-    row_plain bool [m]: whether every group of a decision row has the same actions, into
-      children with the row's possible mask; row_kid int [m, A] then: the child of the k-th
-      action of each group (a group's entries are then e0, e0 + 1, ... in that order);
-    row_dense bool [m]: the plain rows of 2 to PLAIN_ACTIONS actions with a group at every slot
-      possible for their actor: their policies, regrets and averages are kept *dense*, a row
+    row_dense bool [m]: the *plain* decision rows (every group has the same actions, into children
+      with the row's possible mask; row_kid int [m, A] then: the child of the k-th action of each
+      group) of 2 to PLAIN_ACTIONS actions with a group at every slot possible for their actor:
+      their policies, regrets and averages are kept *dense*, a row
       [N] per action over all slots (0 at the impossible ones), so that the passes run over
       them as straight streams of slots that the compiler vectorises; row_na int [m]: a row's
       actions (in each group); row_w0 int [m]: where a row's entries start in a *wide* array
@@ -119,9 +118,8 @@ class RowTree:
         self.child_of[self.dec_row[self.parent[act]], ct.action_in[act]] = act
         self.same_mask = np.zeros(n, dtype=np.bool_)
         self.same_mask[below] = (ct.possible[below] == ct.possible[self.parent[below]]).all(axis=(1, 2))
-        self.row_kid, self.row_plain = _plain_rows(self.row_grp, self.grp_ent, self.ent_action, self.child_of,
-                                                   self.same_mask)
-        self._wide_layout(ct, grp_row)
+        self.row_kid, plain = _plain_rows(self.row_grp, self.grp_ent, self.ent_action, self.child_of, self.same_mask)
+        self._wide_layout(ct, grp_row, plain)
         self.everywhere = np.arange(n, dtype=np.int64)
         self.block_of = np.full(n, -1, dtype=np.int64)
         if n * ct.num_states >= FUSED_MIN_CELLS:
@@ -141,15 +139,16 @@ class RowTree:
                 self.reach_row[self.unwritten[:, i], i] = parent[self.unwritten[:, i]]
         self.all_written = np.zeros((n, 2), dtype=np.bool_)
 
-    def _wide_layout(self, ct: CompiledTree, grp_row: np.ndarray) -> None:
-        """row_dense, row_na, row_w0, wshift, num_wide, wide_of_entry (see the class doc)."""
+    def _wide_layout(self, ct: CompiledTree, grp_row: np.ndarray, plain: np.ndarray) -> None:
+        """row_dense, row_na, row_w0, wshift, num_wide, wide_of_entry (see the class doc), from the
+        plain rows (bool [m], `_plain_rows`)."""
         N, m = ct.num_states, len(self.row_pos)
         first, last = self.grp_ent[self.row_grp[:-1]], self.grp_ent[self.row_grp[1:]]
         groups = np.diff(self.row_grp)
         self.row_na = np.zeros(m, dtype=np.int64)
         self.row_na[groups > 0] = self.grp_ent[self.row_grp[:-1][groups > 0] + 1] - first[groups > 0]
         possible = ct.possible[self.row_pos, self.actor[self.row_pos]].sum(axis=1)
-        self.row_dense = self.row_plain & (self.row_na >= 2) & (self.row_na <= PLAIN_ACTIONS) & (groups == possible)
+        self.row_dense = plain & (self.row_na >= 2) & (self.row_na <= PLAIN_ACTIONS) & (groups == possible)
         size = np.where(self.row_dense, self.row_na * N, last - first)
         self.row_w0 = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
         self.num_wide = int(size.sum())
@@ -335,7 +334,7 @@ def _match(r, r0, k, sigma, e0):
 
 @numba.njit(cache=True)
 def _plain_rows(row_grp, grp_ent, ent_action, child_of, same_mask):
-    """(row_kid int [m, A], row_plain bool [m]): see `RowTree`."""
+    """(row_kid int [m, A], plain bool [m]): see `RowTree.row_dense`."""
     m, A = child_of.shape
     row_kid = np.full((m, A), -1, dtype=np.int64)
     plain = np.zeros(m, dtype=np.bool_)
@@ -590,13 +589,14 @@ def _up(possible, kid_start, kids, prob, same_mask, dec_row, actor, row_grp, grp
                 continue
             dst = values[p, i]
             for k in range(k0, k1, SUMMED_ROWS):      # children's terms SUMMED_ROWS at a time, in order
-                c0, c1, c2, c3 = _kid_rows(min(k1 - k, SUMMED_ROWS), kids[k:], values, i)
-                w0, w1, w2, w3 = _kid_probs(min(k1 - k, SUMMED_ROWS), kids[k:], prob)
-                if k1 - k >= 4:
+                nk = min(k1 - k, SUMMED_ROWS)
+                c0, c1, c2, c3 = _kid_rows(nk, kids[k:], values, i)
+                w0, w1, w2, w3 = _kid_probs(nk, kids[k:], prob)
+                if nk == 4:
                     _add_rows(4, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
-                elif k1 - k == 3:
+                elif nk == 3:
                     _add_rows(3, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
-                elif k1 - k == 2:
+                elif nk == 2:
                     _add_rows(2, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
                 else:
                     _add_rows(1, k == k0, dst, c0, c1, c2, c3, w0, w1, w2, w3, lo, hi)
