@@ -23,6 +23,10 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
       search: search:configs/blueprints/sixmax_small.yaml?iterations=100&deals=64   # Pluribus's real-time
                                                  # search over that blueprint (sog.agents.table_search;
                                                  # options: SearchSettings' fields, and file=PATH)
+      endgame: endgame:configs/blueprints/hunl_small.yaml?iterations=200&first_round=2   # full-range
+                                                 # end-game solving from the turn on over that blueprint
+                                                 # (sog.agents.table_endgame, two players; options:
+                                                 # iterations, first_round, resolve=0|1, file=PATH)
     matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
     deals: 19200                                 # per match (whole batches)
     batch: 120                                   # deals per lockstep batch (a seeding unit; smaller for
@@ -41,7 +45,8 @@ configuration, a missing blueprint file) are one line on stderr and exit status 
 any hand is played.
 
 `run_lbr` is `sog lbr --config BLUEPRINT.yaml --agent SPEC`: the fold / call LBR at a two-player
-config's table against one of these agents (`sog.eval.table_lbr`; search agents refused).
+config's table against one of these agents (`sog.eval.table_lbr`; search agents refused: an
+end-game agent's strategy is defined for every hand, a search's only for the hand it holds).
 """
 from __future__ import annotations
 
@@ -73,7 +78,7 @@ from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 
 KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "batch", "cpu_seconds", "seed", "aivat",
         "target_width", "out")
-KINDS = ("blueprint", "search", "call", "random")
+KINDS = ("blueprint", "search", "endgame", "call", "random")
 POLICY_FILES = {"greedy": "blueprint.npz", "average": "blueprint_average.npz"}   # a uct config's policies
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
@@ -209,6 +214,7 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     """The TableAgent of one spec (`KINDS`), its blueprint loaded and checked against the table
     (UserError); `loaded`: blueprints already loaded, by (config, file), shared between specs."""
     from launch.blueprint import parse_config as blueprint_config
+    from sog.agents.table_endgame import EndgameAgent
     from sog.agents.table_search import SearchAgent
 
     loaded = {} if loaded is None else loaded
@@ -227,8 +233,8 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     if arg is None:
         raise UserError(f"agent {name!r}: {kind}:CONFIG.yaml[?file=PATH] names a blueprint config")
     settings = None
-    if kind == "search":
-        settings = _search_settings(name, {k: v for k, v in params.items() if k != "file"})
+    if kind in ("search", "endgame"):
+        settings = _search_settings(name, kind, {k: v for k, v in params.items() if k != "file"})
     elif set(params) - {"file", "policy"}:
         raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file', 'policy'})!r}; blueprint "
                         "takes file=PATH and policy=greedy|average")
@@ -241,18 +247,25 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     key = (arg, file)
     if key not in loaded:
         loaded[key] = _blueprint(name, arg, file, table)
-    return loaded[key] if settings is None else SearchAgent(loaded[key], settings, name)
+    if settings is None:
+        return loaded[key]
+    if kind == "endgame" and table.players != 2:
+        raise UserError(f"agent {name!r}: end-game solving is two-player; the table has {table.players} players")
+    return (SearchAgent if kind == "search" else EndgameAgent)(loaded[key], settings, name)
 
 
-def _search_settings(name: str, params: dict):
-    """The `SearchSettings` of a search spec's options (UserError naming a bad one)."""
+def _search_settings(name: str, kind: str, params: dict):
+    """The `SearchSettings` (`EndgameSettings`) of a search (endgame) spec's options (UserError
+    naming a bad one)."""
     from sog.agents.spec import take_params
+    from sog.agents.table_endgame import EndgameSettings
     from sog.agents.table_search import SearchSettings
 
-    fields = {f.name: f.type for f in dataclasses.fields(SearchSettings)}
-    schema = {k: (float if t in ("float", float) else int) for k, t in fields.items()}
+    cls = SearchSettings if kind == "search" else EndgameSettings
+    types = {"float": float, float: float, "bool": bool, bool: bool}
+    schema = {f.name: types.get(f.type, int) for f in dataclasses.fields(cls)}
     try:
-        return SearchSettings(**take_params("search", params, schema))
+        return cls(**take_params(kind, params, schema))
     except (AgentError, TableError) as e:
         raise UserError(f"agent {name!r}: {e}") from None
 

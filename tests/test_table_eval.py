@@ -466,7 +466,7 @@ def test_shipped_table_configs_parse():
 
     root = Path(__file__).resolve().parents[1] / "configs" / "tournaments"
     paths = [p for p in sorted(root.glob("*.yaml")) if "players" in load_yaml(p.read_text())]
-    assert {"hunl_search.yaml", "lhe_uct.yaml", "sixmax_search.yaml"} <= {p.name for p in paths}
+    assert {"hunl_endgame.yaml", "hunl_search.yaml", "lhe_uct.yaml", "sixmax_search.yaml"} <= {p.name for p in paths}
     for p in paths:
         cfg = parse_config(str(p))
         assert cfg.players == load_yaml(p.read_text())["players"]

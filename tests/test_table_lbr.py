@@ -268,6 +268,10 @@ def test_cli_against_a_trained_blueprint(tmp_path, capsys, table, deals):
     assert report["mode"] == "table" and report["hands"] == 1200 and report["bets"] == []
     assert report["ci95_mbb"][0] <= 1000 * got <= report["ci95_mbb"][1]
     assert report["iterations"] == 2000 and report["seconds_per_lbr_decision"] > 0
+    rc, out = _lbr(capsys, "--config", bp, "--agent", f"endgame:{bp}?iterations=50&first_round=1", "--hands", "200")
+    assert rc == 0, out.err
+    report = json.loads(out.out)
+    assert report["hands"] == 200 and report["opponent"]["solves"] > 0
     for spec in ("call", "random"):
         rc, out = _lbr(capsys, "--config", bp, "--agent", spec, "--hands", "40")
         assert rc == 0 and json.loads(out.out)["hands"] == 40

@@ -1,4 +1,4 @@
-"""The fold / call LBR at a two-player table (`sog.eval.table`), against table agents: the blueprint.
+"""The fold / call LBR at a two-player table (`sog.eval.table`), against table agents: the blueprint, end-game solving.
 
 `sog.eval.holdem_lbr.HoldemLBR` exploits agents of the game API; a blueprint
 (`sog.agents.table_agents.BlueprintAgent`, a `sog blueprint` file, MCCFR or the greedy /
@@ -12,7 +12,8 @@ of its decisions, holding hand x in seat s at betting node v on the board dealt 
    uniform, times card removal against x and the board, times, by Bayes' rule, the opponent's
    probability of each action it took along the public path to v, for every hand at once
    (`BlueprintAgent.beliefs`: the blueprint's row of (decision, the hand's bucket code on that
-   round's board)). An agent whose strategy does not depend on its cards (`call`, `random`)
+   round's board); `EndgameAgent.beliefs`: those rows before its first solved round, then its
+   solves' rows for every hand). An agent whose strategy does not depend on its cards (`call`, `random`)
    leaves card removal only: its action probabilities are the same for every hand and cancel;
 2. fold is worth minus the chips LBR has in (big blinds); calling / checking, both players
    then checking / calling to the showdown, stake x (2 e_y - 1) against hand y, the stake being
@@ -70,6 +71,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sog.agents.table_agents import BlueprintAgent, CallAgent, TableAgent, UniformAgent
+from sog.agents.table_endgame import EndgameAgent
 from sog.agents.table_search import SearchAgent
 from sog.eval.holdem_lbr import FoldCallLBR
 from sog.eval.lbr import LBRError
@@ -82,6 +84,7 @@ __all__ = ["TableLBR", "table_lbr_match"]
 EQUITY_CACHE = 4096      # (hand, board) equity vectors (N floats each) kept: a lockstep batch has many hands in flight
 MEMO = 1 << 16           # information states whose decision is kept
 BATCH = 20               # deals per lockstep batch (a seeding unit; small: LBR decides one at a time anyway)
+RANGED = (BlueprintAgent, EndgameAgent)   # agents whose `beliefs` give their range over every hand
 
 
 def refuse(opponent: TableAgent) -> None:
@@ -89,9 +92,9 @@ def refuse(opponent: TableAgent) -> None:
     if isinstance(opponent, SearchAgent):
         raise LBRError(f"{opponent.name}: LBR needs the opponent's strategy for every hand at a node; a search "
                        "agent solves for the hand it holds (one search per hand), so it cannot be measured")
-    if not isinstance(opponent, (BlueprintAgent, CallAgent, UniformAgent)):
+    if not isinstance(opponent, (*RANGED, CallAgent, UniformAgent)):
         raise LBRError(f"{opponent.name}: LBR needs the opponent's strategy for every hand at a node (a blueprint, "
-                       f"call or random), not a {type(opponent).__name__}")
+                       f"end-game solving, call or random), not a {type(opponent).__name__}")
 
 
 class TableLBR(FoldCallLBR, TableAgent):
@@ -141,7 +144,7 @@ class TableLBR(FoldCallLBR, TableAgent):
         `hand` on `board`: card removal, and Bayes' rule over the path for a blueprint."""
         t = self.table
         out = t.possible(np.array([*t.deck.hands[hand].tolist(), *board], dtype=np.int64))
-        if isinstance(self.opponent, BlueprintAgent):
+        if isinstance(self.opponent, RANGED):
             path, slots = t.path(node)
             out = out * self.opponent.beliefs(t, path, slots, np.array(board, dtype=np.int64))[1 - seat]
         return out

@@ -1,0 +1,137 @@
+"""Full-range end-game solving at a two-player table (`sog.agents.table_endgame`, its game
+`sog.agents.table_subgame`), on the 8-card game of tests/test_table_lbr.py whose every deal
+can be enumerated: the subgame's payoffs are the table's, the whole game solved through it is an
+equilibrium by the table's own exact best response, the agent plays the range it reports (LBR's
+Bayes rule hand by hand), end-game solving from the second round is less exploitable than the
+blueprint it starts from, and LBR against it is at most the best response."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from launch.cli import main
+from sog.agents.table_endgame import EndgameAgent, EndgameSettings, round_start
+from sog.agents.table_subgame import TableSubgame, TableSubgameError
+from sog.eval.table import Table, _terminal_chips
+from sog.eval.table_lbr import TableLBR
+from sog.games.api import CHANCE, DECISION, TERMINAL
+from sog.multiplayer import load_game
+from test_table_lbr import GAME, _config, _lbr, brute_range, exact, random_blueprint
+from test_table_lbr import deals as deals     # noqa: F401 - the enumerated deals fixture
+
+
+@pytest.fixture(scope="module")
+def table():
+    return Table(load_game(GAME, 2))
+
+
+def exploitability(table, deals, agent) -> float:
+    """mbb/hand: the mean over both seats of the exact best response's value against `agent`."""
+    return 1000 * float(np.mean([exact(table, deals, s, agent) for s in (0, 1)]))
+
+
+def test_subgame_payoffs_and_deals_are_the_tables(table, deals):
+    """Every terminal of the game below the first decision, on each full board, pays what the
+    table's showdown and folds pay (`_terminal_chips`) for every pair of disjoint hands; a chance
+    node deals each card left with the same probability."""
+    bt, deck = table.betting, table.deck
+    start = round_start(table, int(np.flatnonzero(bt.kind == DECISION)[0]))
+    game = TableSubgame(table, start, ())
+    pubs, stack, checked = [], [game.root()], 0
+    while stack:
+        pub = stack.pop()
+        pubs.append(pub)
+        stack.extend(c.pub for c in game.children(pub))
+        if game.kind(pub) == CHANCE:
+            probs = [c.prob for c in game.children(pub)]
+            assert len(set(probs)) == 1 and probs[0] == pytest.approx(1 / (deck.size - 4))
+    for pub in pubs:
+        if game.kind(pub) != TERMINAL or len(pub[1]) != table.board:
+            continue
+        u = game.utility(pub)
+        rows = deals[(np.sort(deals[:, table.held:], axis=1) == np.array(pub[1])).all(axis=1)]
+        ranks = table._ranks(rows, rows[:, None, table.held:])[:, 0, :]
+        chips = np.zeros((len(rows), 2))
+        _terminal_chips(bt.spent, bt.folded, np.full(len(rows), pub[0]), ranks, chips)
+        h0 = [deck.hand_index(r[:2].tolist()) for r in rows]
+        h1 = [deck.hand_index(r[2:4].tolist()) for r in rows]
+        assert np.allclose(u[h0, h1], chips[:, 0])
+        checked += 1
+    assert checked > 20
+    with pytest.raises(TableSubgameError, match="not a decision"):
+        TableSubgame(table, 0, ())
+
+
+def test_whole_game_solved_through_the_subgame_is_an_equilibrium(table, deals):
+    """With first_round 0 and no re-solving the agent plays CFR+'s average policy of the whole
+    game: the table's exact best response (an independent walk of the betting tree over every
+    deal) finds its exploitability falling towards 0."""
+    bp = random_blueprint(table, 4)
+    got = [exploitability(table, deals, EndgameAgent(bp, EndgameSettings(it, 0, resolve=False)))
+           for it in (10, 100, 1000)]
+    assert got[0] > got[1] > got[2] and got[2] < 0.5, got        # measured: 244.3, 5.76, 0.114 mbb/hand
+    assert exploitability(table, deals, bp) > 1000
+
+
+def test_endgame_solving_is_less_exploitable_than_its_blueprint(table, deals):
+    """Solving the second round for every hand at the blueprint's ranges (unsafe, re-solved at
+    each board) halves a random blueprint's exploitability; its strategy is defined for every hand."""
+    bp = random_blueprint(table, 4)
+    agent = EndgameAgent(bp, EndgameSettings(100, 1))
+    before, after = exploitability(table, deals, bp), exploitability(table, deals, agent)
+    assert after < 0.6 * before, (before, after)                 # measured: 1551.3 -> 823.2
+    stats = agent.stats()
+    assert stats["solves"] > 0 and stats["decisions"] > 0 and stats["subgame_nodes_per_solve"] > 1
+    capped = EndgameAgent(bp, EndgameSettings(100, 1, max_nodes=1))     # every round too large: the blueprint
+    assert exploitability(table, deals, capped) == pytest.approx(before, abs=1e-9)
+    assert capped.stats()["solves"] == 0 and capped.stats()["too_large"] > 0
+
+
+def test_plays_the_range_it_reports(table):
+    """At LBR's decisions of played hands, the end-game agent's range (`beliefs`, what LBR reads)
+    is Bayes' rule with the distributions it plays, hand by hand; the distribution it plays for a
+    deal is its row for every hand; decisions do not depend on the batch."""
+    agent = EndgameAgent(random_blueprint(table, 1), EndgameSettings(50, 1))
+    lbr = TableLBR(table, agent)
+    cards = table.deal(np.random.default_rng(2), 12)
+    hd, hs = np.repeat(np.arange(12), 2), np.tile(np.arange(2), 12)
+    paths, _ = table.play(lbr, agent, cards, hd, hs, np.random.default_rng(3))
+    checked = 0
+    for h in range(len(hd)):
+        for node in paths[:, h].tolist():
+            bt = table.betting
+            if bt.kind[node] != DECISION or bt.actor[node] != hs[h] or bt.round[node] < 1:
+                continue
+            hand, board = lbr.seen(node, cards[hd[h]], hs[h])
+            got = lbr.opponent_range(node, hs[h], hand, board)
+            want = brute_range(table, agent, node, cards[hd[h]], hs[h])
+            assert np.allclose(got / got.sum(), want, atol=1e-12)
+            checked += 1
+    assert checked > 10
+    fresh = EndgameAgent(random_blueprint(table, 1), EndgameSettings(50, 1))
+    nodes = np.flatnonzero((table.betting.kind == DECISION) & (table.betting.round == 1))[:3]
+    deal = cards[:1]
+    for node in nodes.tolist():
+        actor = int(table.betting.actor[node])
+        one = fresh.probs(table, np.array([node]), np.array([0]), np.array([actor]), fresh.prepare(table, deal))[0]
+        hand = table.deck.hand_index(deal[0, 2 * actor:2 * actor + 2].tolist())
+        assert np.allclose(one, agent.hand_probs(table, node, deal[0, table.held:table.held + 1])[hand])
+
+
+def test_lbr_against_endgame_solving_is_at_most_the_best_response(table, deals):
+    agent = EndgameAgent(random_blueprint(table, 4), EndgameSettings(100, 1))
+    lbr = TableLBR(table, agent)
+    for seat in (0, 1):
+        assert exact(table, deals, seat, agent, lbr) <= exact(table, deals, seat, agent) + 1e-9
+
+
+def test_bad_settings_are_one_line(tmp_path, capsys):
+    bp = _config(tmp_path, "bp")
+    for spec, needle in ((f"endgame:{bp}?iterations=0", "iterations must be at least 1"),
+                         (f"endgame:{bp}?depth=2", "unknown option 'depth'"),
+                         (f"endgame:{bp}?resolve=maybe", "resolve"),
+                         (f"endgame:{bp}", "no blueprint file")):
+        rc, out = _lbr(capsys, "--config", bp, "--agent", spec)
+        err = out.err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and needle in err[0], (spec, out.err)
+    assert main(["lbr", "--config", "configs/blueprints/sixmax_small.yaml", "--agent", "call"]) == 2
