@@ -26,7 +26,8 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
       endgame: endgame:configs/blueprints/hunl_small.yaml?iterations=200&first_round=2   # full-range
                                                  # end-game solving from the turn on over that blueprint
                                                  # (sog.agents.table_endgame, two players; options:
-                                                 # iterations, first_round, resolve=0|1, file=PATH)
+                                                 # iterations, first_round, resolve=safe|unsafe|none,
+                                                 # max_nodes, file=PATH)
     matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
     deals: 19200                                 # per match (whole batches)
     batch: 120                                   # deals per lockstep batch (a seeding unit; smaller for
@@ -258,11 +259,11 @@ def _search_settings(name: str, kind: str, params: dict):
     """The `SearchSettings` (`EndgameSettings`) of a search (endgame) spec's options (UserError
     naming a bad one)."""
     from sog.agents.spec import take_params
-    from sog.agents.table_endgame import EndgameSettings
+    from sog.agents.table_endgame import RESOLVE, EndgameSettings
     from sog.agents.table_search import SearchSettings
 
     cls = SearchSettings if kind == "search" else EndgameSettings
-    types = {"float": float, float: float, "bool": bool, bool: bool}
+    types = {"float": float, float: float, "str": RESOLVE}       # (an endgame's one text option: resolve)
     schema = {f.name: types.get(f.type, int) for f in dataclasses.fields(cls)}
     try:
         return cls(**take_params(kind, params, schema))

@@ -156,12 +156,14 @@ class BlueprintAgent(TableAgent):
         out[~ok] = 0.0
         return out
 
-    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray) -> np.ndarray:
+    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray, seat: int | None = None
+                ) -> np.ndarray:
         """float64 [P, N]: each seat's range over the deck's hands (`Deck.hands` order) after the
         public betting path `path` (int64 [T]: the nodes from the root; decisions among them took
         slots[t]) on `board` (the board cards dealt so far, in order): by Bayes' rule from uniform,
         the blueprint's probability of each action taken at the seat's decisions (module doc);
-        hands holding a board card have zero weight."""
+        hands holding a board card have zero weight. The same whichever `seat` asks (an agent
+        whose model depends on its seat, `EndgameAgent.beliefs`, takes it)."""
         bt, n = table.betting, table.players
         hands = table.deck.num_hands
         out = np.ones((n, hands))

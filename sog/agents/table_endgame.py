@@ -1,9 +1,10 @@
 """Full-range end-game solving at a two-player table, over a blueprint (`endgame:CONFIG.yaml?...`).
 
 Modicum (Brown, Sandholm and Amos 2018, Appendix A) solves HUNL from the third betting round
-(the turn) on to the end of the game with CFR+, over every hand of both players, re-solving
-each new round; before that it searches depth-limited subgames. `EndgameAgent` is that
-end-game part, over a `sog blueprint` (`BlueprintAgent`, which it plays before `first_round`):
+(the turn) on to the end of the game with CFR+, over every hand of both players: unsafe
+solving the first time, safe nested solving (a gadget) at each later subgame; before that it
+searches depth-limited subgames. `EndgameAgent` is that end-game part, over a `sog blueprint`
+(`BlueprintAgent`, which it plays before `first_round`):
 
 1. at the first decision of a round r >= `first_round` (the round's start node s, the board b
    dealt so far) it solves the game below s (`sog.agents.table_subgame.TableSubgame`: the
@@ -12,27 +13,36 @@ end-game part, over a `sog blueprint` (`BlueprintAgent`, which it plays before `
    row passes and the poker protocol's O(N) terminal values, 1326 hands on 52 cards);
 2. the root ranges are both players' ranges at s by Bayes' rule along the public path from
    the agent's own per-hand strategy (`beliefs`): the blueprint's rows before `first_round`,
-   each earlier solve's average policy at its round's decisions (both players': unsafe nested
-   solving, as Modicum did on the turn's first subgame), then card removal by the board, plus
-   `FLOOR` x uniform so that no possible hand has zero weight;
-3. it plays the average policy of that solve at every decision of round r (its own hand's row),
-   and solves afresh at the next round's start; with `resolve` off it plays the first solve's
-   policy to the end of the hand (the solve covers it), and does not solve again.
+   each earlier solve's average policy at its round's decisions (both players': its model of
+   the opponent too), then card removal by the board, plus `FLOOR` x uniform so that no
+   possible hand has zero weight;
+3. it plays the average policy of that solve at every decision of round r (its own hand's row).
+   At the next round's start, by `resolve`:
+   - "safe" (default): it re-solves with DeepStack's Terminate / Follow gadget for the opponent
+     (`sog.search.gtcfr.Gadget`, alpha `ALPHA` = 1), whose Terminate values are the opponent's
+     counterfactual values at that public state in the previous round's solve (its average
+     policy, per unit of the agent's reach there): the re-solve concedes no opponent hand more
+     than the previous solve did, up to convergence. Such a solve is the seat's own (the gadget
+     is for the other seat), so solves are keyed by the seat whose view they are;
+   - "unsafe": it re-solves at the beliefs alone (Modicum's first subgame; DeepStack's and
+     Libratus's papers show what it can cost);
+   - "none": it plays the first solve's policy to the end of the hand (the solve covers it).
 
-With `first_round` 0 and `resolve` off the agent plays CFR+'s average policy of the whole game,
-whose exploitability goes to 0 with the iterations (a test, on a game small enough to enumerate).
-Unsafe re-solving does not: on that game re-solving the second round at the first solve's ranges
-raised the exploitability from 17 to 34 mbb/hand at 100 / 1000 iterations (other equilibria of
-the subgame, which the first round's strategy does not fit).
+On a game small enough to enumerate (tests/test_table_endgame.py, the table's exact best
+response), with `first_round` 0: "none" plays CFR+'s average policy of the whole game, 244 / 5.8
+/ 0.11 mbb/hand at 10 / 100 / 1000 iterations; re-solving the second round at each board gave
+19.7 / 35.5 mbb/hand unsafe (other equilibria of the subgame, which the first round does not
+fit) and 11.1 / 2.9 safe at 100 / 1000 iterations.
 
 Every decision's distribution is defined for every hand (`hand_probs`), and the agent's range
 along a path is Bayes' rule with it (`beliefs`): what LBR needs (`sog.eval.table_lbr`), unlike
-the sampled-deal search (`sog.agents.table_search`). A solve depends only on (s, b) and the
-settings, so decisions are deterministic and cached (the round's policy rows, not the tree:
-at most `CACHE` solves). A round whose game has more than `max_nodes` public states (HUNL's
-turns after a limped or checked-down flop, deep-stacked: up to 56k on hunl_small's tree) is
-played by the blueprint. `stats()`: solves, rounds too large to solve, seconds and subgame nodes
-per solve, decisions solved.
+the sampled-deal search (`sog.agents.table_search`). A solve depends only on (s, b), the seat
+for a safe re-solve and the settings, so decisions are deterministic and cached (the round's
+policy rows and the next round's Terminate values; with "none" the whole solve's average policy
+in float32: at most `CACHE_BYTES` in all). A round whose game has more than `max_nodes` public
+states (HUNL's turns after a limped or checked-down flop, deep-stacked: up to 56k on
+hunl_small's tree) is played by the blueprint. `stats()`: solves, rounds too large to solve,
+seconds and subgame nodes per solve, decisions solved.
 """
 from __future__ import annotations
 
@@ -46,24 +56,28 @@ import numpy as np
 from sog.agents.table_agents import BlueprintAgent, TableAgent, TableError
 from sog.agents.table_search import FLOOR
 from sog.agents.table_subgame import TableSubgame, TableSubgameError
-from sog.games.api import DECISION
-from sog.search.cfr import CFRConfig, CFRSolver, Levels
+from sog.games.api import CHANCE, DECISION
+from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
+from sog.search.gtcfr import Gadget
 from sog.search.tree import PublicTree, compile_tree
 
-CACHE = 256          # solves whose round policies are kept (then the oldest is dropped)
+RESOLVE = ("safe", "unsafe", "none")
+ALPHA = 1.0          # the gadget's weight on the Follow range: the re-solve concedes no opponent hand more
+CACHE_BYTES = 1 << 30   # solves kept, least recently used dropped beyond this many bytes
 SIZES = 1 << 16      # subgame sizes kept (then started afresh)
 
 
 @dataclasses.dataclass(frozen=True)
 class EndgameSettings:
     """`iterations` of alternating CFR+ a solve, from round `first_round` on (0 preflop, 2 the
-    turn of hold'em: Modicum's), solving afresh at each later round's start unless `resolve` is off;
+    turn of hold'em: Modicum's), re-solving at each later round's start with `resolve` "safe" (a
+    gadget) or "unsafe", or playing the first solve to the end of the hand ("none");
     a round whose game has more than `max_nodes` public states is played by the blueprint (on HUNL
     about 270 KB a public state while solving: 12,000 is about 3.3 GB)."""
 
     iterations: int = 200
     first_round: int = 2
-    resolve: bool = True
+    resolve: str = "safe"
     max_nodes: int = 12_000
 
     def __post_init__(self):
@@ -71,6 +85,8 @@ class EndgameSettings:
             raise TableError(f"endgame: iterations must be at least 1, got {self.iterations}")
         if self.first_round < 0:
             raise TableError(f"endgame: first_round must be at least 0, got {self.first_round}")
+        if self.resolve not in RESOLVE:
+            raise TableError(f"endgame: resolve must be one of {', '.join(RESOLVE)}, got {self.resolve!r}")
         if self.max_nodes < 1:
             raise TableError(f"endgame: max_nodes must be at least 1, got {self.max_nodes}")
 
@@ -83,7 +99,8 @@ class EndgameAgent(TableAgent):
         self.blueprint = copy.copy(blueprint)           # its own lookup counters
         self.blueprint.lookups = self.blueprint.misses = 0
         self.settings, self.name = settings, label
-        self._solved: collections.OrderedDict = collections.OrderedDict()   # (s, board) -> {node: [N, K]}
+        self._solved: collections.OrderedDict = collections.OrderedDict()   # (s, board) -> Solve
+        self._bytes = 0                    # their nbytes
         self._size: dict = {}              # (s, board) -> public states of its game
         self.solves, self.seconds, self.nodes, self.decisions, self.too_large = 0, 0.0, 0, 0, 0
 
@@ -96,26 +113,28 @@ class EndgameAgent(TableAgent):
         for i in np.flatnonzero(table.betting.round[nodes] >= self.settings.first_round):
             node, deal, seat = int(nodes[i]), cards[deals[i]], int(seats[i])
             hand = table.deck.hand_index(deal[seat * table.hole:(seat + 1) * table.hole].tolist())
-            out[i] = self.hand_probs(table, node, board_at(table, node, deal))[hand]
+            out[i] = self.hand_probs(table, node, board_at(table, node, deal), seat)[hand]
             self.decisions += 1
         return out
 
-    def hand_probs(self, table, node: int, board) -> np.ndarray:
+    def hand_probs(self, table, node: int, board, seat: int) -> np.ndarray:
         """float64 [N, K]: the agent's distribution over decision `node`'s slots for every hand of
-        the deck, on `board` (the board cards dealt at node); zero rows for hands holding a board card."""
+        the deck, on `board` (the board cards dealt at node), as the agent in `seat` sees it (a safe
+        re-solve is seat's own: the actor's for its play; the other seat's model of it otherwise);
+        zero rows for hands holding a board card."""
         r = int(table.betting.round[node])
         board = np.asarray(board, dtype=np.int64)
         owner = self._owner(table, node, board) if r >= self.settings.first_round else None
         if owner is None:
             return self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(board, r))
-        return self._solution(table, *owner).policy(node, tuple(sorted(board.tolist())))
+        return self._solution(table, *owner, seat).policy(node, tuple(sorted(board.tolist())))
 
     def _owner(self, table, node: int, board: np.ndarray) -> tuple[int, tuple] | None:
         """(round start s, the sorted board at s) of the solve that plays `node`: the round's own
         (with `resolve`) or the first on its path from `first_round` on, among those whose game has
         at most `max_nodes` public states; None if none has (the blueprint plays node)."""
         bt = table.betting
-        if self.settings.resolve:
+        if self.settings.resolve != "none":
             starts = [round_start(table, node)]
         else:
             path, _ = table.path(node)
@@ -133,31 +152,35 @@ class EndgameAgent(TableAgent):
                 return start, known
         return None
 
-    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board) -> np.ndarray:
+    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board, seat: int) -> np.ndarray:
         """float64 [2, N]: each seat's range over the deck's hands after the public betting path
-        (`BlueprintAgent.beliefs`' arguments) by Bayes' rule from uniform with the agent's own
-        per-hand strategy (`hand_probs`) at every decision, normalised; hands holding a board card
-        have zero weight. board: the board dealt so far, in deal order."""
+        (`BlueprintAgent.beliefs`' arguments) by Bayes' rule from uniform with the per-hand strategy
+        of the agent in `seat` (`hand_probs`: its own, and its model of the other seat's) at every
+        decision, normalised; hands holding a board card have zero weight. board: the board dealt
+        so far, in deal order."""
         bt = table.betting
         out = np.ones((2, table.deck.num_hands))
         board = np.asarray(board, dtype=np.int64)
         for node, slot in zip(np.asarray(path).tolist(), np.asarray(slots).tolist()):
             if bt.kind[node] == DECISION:
                 known = board[:table.levels[max(int(table.node_level[node]), 0)]]
-                out[int(bt.actor[node])] *= self.hand_probs(table, node, known)[:, slot]
+                out[int(bt.actor[node])] *= self.hand_probs(table, node, known, seat)[:, slot]
         out *= table.possible(board)
         total = out.sum(axis=1, keepdims=True)
         return out / np.where(total > 0, total, 1.0)
 
-    def _solution(self, table, start: int, board: tuple) -> Solve:
-        """The solve rooted at `start` on `board` (sorted), cached (with `resolve`, only its round's rows)."""
-        key = (start, board)
+    def _solution(self, table, start: int, board: tuple, seat: int) -> Solve:
+        """The solve rooted at `start` on `board` (sorted) that plays `seat`'s decisions, cached: with
+        `resolve` "safe" a re-solve (an earlier round was solved) has a gadget for the other seat
+        (`_gadget`), so it is seat's own; every other solve serves both seats."""
+        prev = self._previous(table, start, board) if self.settings.resolve == "safe" else None
+        key = (start, board, seat if prev is not None else -1)
         if key in self._solved:
             self._solved.move_to_end(key)
             return self._solved[key]
         t0 = time.perf_counter()
         path, slots = table.path(start)
-        ranges = self.beliefs(table, path, slots, board)
+        ranges = self.beliefs(table, path, slots, board, seat)
         possible = table.possible(np.asarray(board, dtype=np.int64))
         ranges = ranges + FLOOR * possible / possible.sum()
         try:
@@ -167,17 +190,51 @@ class EndgameAgent(TableAgent):
         tree = PublicTree(game, [game.root()]).expand_all()
         ct = compile_tree(tree)
         lv = Levels(ct)
-        solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True), levels=lv)
+        gadget = None if prev is None else self._gadget(table, prev, start, board, seat, ranges[1 - seat], possible)
+        solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True), levels=lv,
+                           gadget=gadget)
         solver.iterate(self.settings.iterations)
-        out = Solve(tree, ct, lv, solver.average_entries())
-        if self.settings.resolve:
-            out.keep_only(round_nodes(table, start), board)
+        average = solver.average_entries()
+        out = Solve(tree, ct, lv, average)
+        if self.settings.resolve != "none":
+            nodes = round_nodes(table, start)
+            nexts = next_starts(table, nodes)
+            out.keep_only(nodes, board)
+            if self.settings.resolve == "safe":
+                reach, values = evaluate_entries(lv, average, solver.root_ranges)
+                out.keep_values(tree, ct, nexts, reach, values)
         self._solved[key] = out
-        if len(self._solved) > CACHE:
-            self._solved.popitem(last=False)
+        self._bytes += out.nbytes
+        while self._bytes > CACHE_BYTES and len(self._solved) > 1:
+            self._bytes -= self._solved.popitem(last=False)[1].nbytes
         self.solves, self.nodes = self.solves + 1, self.nodes + ct.num_nodes
         self.seconds += time.perf_counter() - t0
         return out
+
+    def _previous(self, table, start: int, board: tuple) -> tuple | None:
+        """(start, board) of the solve of the round before start's, or None if that round was not
+        solved (before `first_round`, too large) or start is the first decision."""
+        path, _ = table.path(start)
+        bt = table.betting
+        before = path[bt.kind[path] == DECISION]
+        if not len(before):
+            return None
+        last = int(before[-1])
+        known = np.asarray(board, dtype=np.int64)[:table.levels[max(int(table.node_level[last]), 0)]]
+        if bt.round[last] < self.settings.first_round:
+            return None
+        return self._owner(table, last, np.array(sorted(known.tolist()), dtype=np.int64))
+
+    def _gadget(self, table, prev: tuple, start: int, board: tuple, seat: int, opponent_range: np.ndarray,
+                possible: np.ndarray) -> Gadget:
+        """The re-solving gadget (`sog.search.gtcfr.Gadget`) for seat's opponent at start: its
+        Terminate values are the opponent's counterfactual values there in the previous round's
+        solve (`prev`: its (start, board)), per unit of seat's reach, as the re-solve's root ranges
+        are normalised; its previous range the beliefs' (module doc)."""
+        before = self._solution(table, *prev, seat)
+        reach, values = before.root_values[start, board]
+        terminate = values[1 - seat] / max(float(reach[seat]), 1e-300)
+        return Gadget(1 - seat, terminate, opponent_range, possible > 0, ALPHA)
 
     def stats(self) -> dict:
         return {"solves": self.solves, "too_large": self.too_large,
@@ -213,28 +270,66 @@ def round_nodes(table, start: int) -> list[int]:
 
 
 class Solve:
-    """A solve's average policy (entries [E] of `lv`) read per table decision: `policy(node,
-    board)` is float64 [N, K] (zero rows for impossible hands), memoised."""
+    """A solve's average policy read per table decision: `policy(node, board)` is float64 [N, K]
+    (zero rows for impossible hands). It keeps, per decision row of the solved tree, its entries'
+    (slot, action) places (int16 or int32) and average probabilities (float32: 6 bytes an entry);
+    `keep_only` reduces it to the rows of some decisions."""
 
     def __init__(self, tree, ct, lv, average: np.ndarray):
+        n, k = ct.num_states, ct.num_actions
+        self.shape = n, k
         self.index, self.pos_of, self.dec = tree.index, ct.pos_of, lv.dec
-        self.ent_row, self.ent_dec, self.average = lv.ent_row, lv.ent_dec, average
-        self.shape = ct.num_states, ct.num_actions
-        self._rows: dict = {}
+        self.row_start = np.searchsorted(lv.ent_row, np.arange(len(lv.dec) + 1))
+        local = lv.ent_dec - lv.ent_row.astype(np.int64) * (n * k)
+        self.place = local.astype(np.int16 if n * k < 2**15 else np.int32)
+        self.average = average.astype(np.float32)
+        self._rows: dict | None = None
+        self.root_values: dict = {}      # (next round's start, board) -> (reach [2], values float32 [2, N])
 
     def policy(self, node: int, board: tuple) -> np.ndarray:
-        key = (node, board)
-        if key not in self._rows:
-            n, k = self.shape
-            row = int(np.searchsorted(self.dec, self.pos_of[self.index[key]]))
-            lo, hi = np.searchsorted(self.ent_row, [row, row + 1])
-            dense = np.zeros(n * k)
-            dense[self.ent_dec[lo:hi] - row * n * k] = self.average[lo:hi]
-            self._rows[key] = dense.reshape(n, k)
-        return self._rows[key]
+        if self._rows is not None:
+            return self._rows[node, board]
+        n, k = self.shape
+        row = int(np.searchsorted(self.dec, self.pos_of[self.index[node, board]]))
+        lo, hi = self.row_start[row], self.row_start[row + 1]
+        dense = np.zeros(n * k)
+        dense[self.place[lo:hi]] = self.average[lo:hi]
+        return dense.reshape(n, k)
 
     def keep_only(self, nodes: list[int], board: tuple) -> None:
-        """Keep the rows of `nodes` on `board` and drop the tree's arrays (a cached solve of one round)."""
-        for node in nodes:
-            self.policy(node, board)
-        self.index = self.pos_of = self.dec = self.ent_row = self.ent_dec = self.average = None
+        """Keep the rows of `nodes` on `board` and drop the rest (a cached solve of one round)."""
+        self._rows = {(node, board): self.policy(node, board) for node in nodes}
+        self.index = self.pos_of = self.dec = self.row_start = self.place = self.average = None
+
+    def keep_values(self, tree, ct, starts: list[int], reach: np.ndarray, values: np.ndarray) -> None:
+        """Keep, at every public state (s, board) of the solved tree with s in `starts` (the next
+        round's first decisions), both players' total reach and counterfactual values there
+        (`evaluate_entries` of the average policy: reach, values [n, 2, N]): the Terminate values
+        of that round's safe re-solves (`EndgameAgent._gadget`)."""
+        starts = set(starts)
+        for pub, node in tree.index.items():
+            if pub[0] in starts:
+                pos = ct.pos_of[node]
+                self.root_values[pub] = (reach[pos].sum(axis=1), values[pos].astype(np.float32))
+
+    @property
+    def nbytes(self) -> int:
+        kept = sum(v.nbytes for _, v in self.root_values.values())
+        if self._rows is not None:
+            return kept + sum(r.nbytes for r in self._rows.values())
+        arrays = self.place.nbytes + self.average.nbytes + self.row_start.nbytes + self.pos_of.nbytes
+        return kept + arrays + 100 * len(self.index)         # (the index: about 100 bytes a public state)
+
+
+def next_starts(table, nodes: list[int]) -> list[int]:
+    """The first decisions of the next betting round below the decisions `nodes` of a round
+    (after one chain of chance nodes)."""
+    bt, out = table.betting, []
+    for node in nodes:
+        for child in bt.child[node, :bt.num_actions[node]].tolist():
+            if bt.kind[child] == CHANCE:
+                while bt.kind[child] == CHANCE:
+                    child = int(bt.child[child, 0])
+                if bt.kind[child] == DECISION:
+                    out.append(child)
+    return out

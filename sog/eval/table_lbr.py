@@ -146,7 +146,7 @@ class TableLBR(FoldCallLBR, TableAgent):
         out = t.possible(np.array([*t.deck.hands[hand].tolist(), *board], dtype=np.int64))
         if isinstance(self.opponent, RANGED):
             path, slots = t.path(node)
-            out = out * self.opponent.beliefs(t, path, slots, np.array(board, dtype=np.int64))[1 - seat]
+            out = out * self.opponent.beliefs(t, path, slots, np.array(board, dtype=np.int64), 1 - seat)[1 - seat]
         return out
 
     def action_values(self, node: int, hand: int, board: tuple[int, ...], opponent_range: np.ndarray,
