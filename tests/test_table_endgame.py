@@ -16,7 +16,7 @@ from sog.eval.table import Table, _terminal_chips
 from sog.eval.table_lbr import TableLBR
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
-from test_table_lbr import GAME, _config, _lbr, brute_range, exact, random_blueprint
+from test_table_lbr import GAME, _config, _lbr, check_ranges, exact, random_blueprint
 from test_table_lbr import deals as deals     # noqa: F401 - the enumerated deals fixture
 
 
@@ -102,25 +102,10 @@ def test_plays_the_range_it_reports(table):
     is Bayes' rule with the distributions it plays, hand by hand; the distribution it plays for a
     deal is its row for every hand; decisions do not depend on the batch."""
     agent = EndgameAgent(random_blueprint(table, 1), EndgameSettings(50, 1))
-    lbr = TableLBR(table, agent)
-    cards = table.deal(np.random.default_rng(2), 12)
-    hd, hs = np.repeat(np.arange(12), 2), np.tile(np.arange(2), 12)
-    paths, _ = table.play(lbr, agent, cards, hd, hs, np.random.default_rng(3))
-    checked = 0
-    for h in range(len(hd)):
-        for node in paths[:, h].tolist():
-            bt = table.betting
-            if bt.kind[node] != DECISION or bt.actor[node] != hs[h] or bt.round[node] < 1:
-                continue
-            hand, board = lbr.seen(node, cards[hd[h]], hs[h])
-            got = lbr.opponent_range(node, hs[h], hand, board)
-            want = brute_range(table, agent, node, cards[hd[h]], hs[h])
-            assert np.allclose(got / got.sum(), want, atol=1e-12)
-            checked += 1
-    assert checked > 10
+    assert check_ranges(table, agent, first_round=1) > 10
     fresh = EndgameAgent(random_blueprint(table, 1), EndgameSettings(50, 1))
     nodes = np.flatnonzero((table.betting.kind == DECISION) & (table.betting.round == 1))[:3]
-    deal = cards[:1]
+    deal = table.deal(np.random.default_rng(2), 1)
     for node in nodes.tolist():
         actor = int(table.betting.actor[node])
         one = fresh.probs(table, np.array([node]), np.array([0]), np.array([actor]), fresh.prepare(table, deal))[0]

@@ -119,26 +119,30 @@ def brute_range(table, opponent, node, cards, seat):
     return out / out.sum()
 
 
+def check_ranges(table, opponent, first_round: int = 0) -> int:
+    """Play 12 deals of LBR against `opponent` in both seats; at each of LBR's decisions from round
+    `first_round` on, assert that LBR's range is `brute_range`'s. Returns the decisions checked."""
+    lbr = TableLBR(table, opponent)
+    cards = table.deal(np.random.default_rng(2), 12)
+    hd, hs = np.repeat(np.arange(12), 2), np.tile(np.arange(2), 12)
+    paths, _ = table.play(lbr, opponent, cards, hd, hs, np.random.default_rng(3))
+    checked, bt = 0, table.betting
+    for h in range(len(hd)):
+        for node in paths[:, h].tolist():
+            if bt.kind[node] != DECISION or bt.actor[node] != hs[h] or bt.round[node] < first_round:
+                continue
+            hand, board = lbr.seen(node, cards[hd[h]], hs[h])
+            got = lbr.opponent_range(node, hs[h], hand, board)
+            want = brute_range(table, opponent, node, cards[hd[h]], hs[h])
+            assert np.allclose(got / got.sum(), want, atol=1e-12)
+            checked += 1
+    return checked
+
+
 def test_range_is_bayes_rule_hand_by_hand(table):
     """At LBR's decisions of played hands the range is card removal times the opponent's
     probabilities of its actions, hand by hand (a blueprint), or card removal alone (call, random)."""
-    bp = random_blueprint(table, 1)
-    checked = 0
-    for opponent in (bp, UniformAgent()):
-        lbr = TableLBR(table, opponent)
-        cards = table.deal(np.random.default_rng(2), 12)
-        hd, hs = np.repeat(np.arange(12), 2), np.tile(np.arange(2), 12)
-        paths, _ = table.play(lbr, opponent, cards, hd, hs, np.random.default_rng(3))
-        for h in range(len(hd)):
-            for node in paths[:, h].tolist():
-                if table.betting.kind[node] != DECISION or table.betting.actor[node] != hs[h]:
-                    continue
-                hand, board = lbr.seen(node, cards[hd[h]], hs[h])
-                got = lbr.opponent_range(node, hs[h], hand, board)
-                want = brute_range(table, opponent, node, cards[hd[h]], hs[h])
-                assert np.allclose(got / got.sum(), want, atol=1e-12)
-                checked += 1
-    assert checked > 40
+    assert sum(check_ranges(table, opponent) for opponent in (random_blueprint(table, 1), UniformAgent())) > 40
 
 
 def test_lbr_is_a_lower_bound_and_beats_weak_agents(table, deals):

@@ -246,8 +246,8 @@ def test_search_plays_legal_reproducible_and_searched_actions(small):
     assert np.allclose(rows.sum(axis=1), 1.0) and not (rows * (1 - table.legal(nodes))).any()
     assert search.searches > 5 and search.stats()["seconds_per_search"] > 0
     node, row, seat = _postflop_decision(table, agent)
-    one = SearchAgent(agent, settings).search(table, node, row, seat)
-    assert np.array_equal(one, SearchAgent(agent, settings).search(table, node, row, seat))
+    one = SearchAgent(agent, settings).decide(table, node, row, seat)
+    assert np.array_equal(one, SearchAgent(agent, settings).decide(table, node, row, seat))
     codes = agent.prepare(table, row[None])
     blue = agent.probs(table, np.array([node]), np.array([0]), np.array([seat]), codes)[0]
     assert np.abs(one - blue).max() > 1e-3

@@ -25,6 +25,7 @@ each player's continuation):
 from __future__ import annotations
 
 import abc
+import copy
 
 import numpy as np
 
@@ -186,6 +187,32 @@ class BlueprintAgent(TableAgent):
     def stats(self) -> dict:
         return {"decisions": self.lookups, "unmet_information_states": self.misses,
                 "unmet_share": self.misses / max(self.lookups, 1)}
+
+
+class OverBlueprint(TableAgent):
+    """An agent that plays `blueprint` (a `BlueprintAgent`, copied: its own lookup counters) before
+    its settings' `first_round` and decides by itself from then on (`decide`): the real-time search
+    (`sog.agents.table_search`) and end-game solving (`sog.agents.table_endgame`)."""
+
+    def __init__(self, blueprint: BlueprintAgent, settings, label: str):
+        self.blueprint = copy.copy(blueprint)
+        self.blueprint.lookups = self.blueprint.misses = 0
+        self.settings, self.name = settings, label
+
+    def prepare(self, table, cards):
+        return cards, self.blueprint.prepare(table, cards)
+
+    def probs(self, table, nodes, deals, seats, ctx):
+        cards, codes = ctx
+        out = self.blueprint.probs(table, nodes, deals, seats, codes)
+        for i in np.flatnonzero(table.betting.round[nodes] >= self.settings.first_round):
+            out[i] = self.decide(table, int(nodes[i]), cards[deals[i]], int(seats[i]))
+        return out
+
+    @abc.abstractmethod
+    def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
+        """float64 [K]: the distribution over node's slots for `seat` holding its cards in the deal
+        `cards` (int64 [n h + b]; only its own hole cards and the board dealt at node are read)."""
 
 
 def continuation_probs(probs: np.ndarray, actions: np.ndarray, bias: str, factor: float = BIAS) -> np.ndarray:

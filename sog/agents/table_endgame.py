@@ -47,13 +47,12 @@ seconds and subgame nodes per solve, decisions solved.
 from __future__ import annotations
 
 import collections
-import copy
 import dataclasses
 import time
 
 import numpy as np
 
-from sog.agents.table_agents import BlueprintAgent, TableAgent, TableError
+from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
 from sog.agents.table_search import FLOOR
 from sog.agents.table_subgame import TableSubgame, TableSubgameError
 from sog.games.api import CHANCE, DECISION
@@ -91,31 +90,22 @@ class EndgameSettings:
             raise TableError(f"endgame: max_nodes must be at least 1, got {self.max_nodes}")
 
 
-class EndgameAgent(TableAgent):
+class EndgameAgent(OverBlueprint):
     """Full-range end-game solving over `blueprint` (module doc)."""
 
     def __init__(self, blueprint: BlueprintAgent, settings: EndgameSettings = EndgameSettings(),
                  label: str = "endgame"):
-        self.blueprint = copy.copy(blueprint)           # its own lookup counters
-        self.blueprint.lookups = self.blueprint.misses = 0
-        self.settings, self.name = settings, label
-        self._solved: collections.OrderedDict = collections.OrderedDict()   # (s, board) -> Solve
+        super().__init__(blueprint, settings, label)
+        self._solved: collections.OrderedDict = collections.OrderedDict()   # (s, board, seat) -> Solve
         self._bytes = 0                    # their nbytes
         self._size: dict = {}              # (s, board) -> public states of its game
         self.solves, self.seconds, self.nodes, self.decisions, self.too_large = 0, 0.0, 0, 0, 0
 
-    def prepare(self, table, cards):
-        return cards, self.blueprint.prepare(table, cards)
-
-    def probs(self, table, nodes, deals, seats, ctx):
-        cards, codes = ctx
-        out = self.blueprint.probs(table, nodes, deals, seats, codes)
-        for i in np.flatnonzero(table.betting.round[nodes] >= self.settings.first_round):
-            node, deal, seat = int(nodes[i]), cards[deals[i]], int(seats[i])
-            hand = table.deck.hand_index(deal[seat * table.hole:(seat + 1) * table.hole].tolist())
-            out[i] = self.hand_probs(table, node, board_at(table, node, deal), seat)[hand]
-            self.decisions += 1
-        return out
+    def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
+        """float64 [K]: its hand's row of `hand_probs` (`OverBlueprint.decide`)."""
+        hand = table.deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
+        self.decisions += 1
+        return self.hand_probs(table, node, board_at(table, node, cards), seat)[hand]
 
     def hand_probs(self, table, node: int, board, seat: int) -> np.ndarray:
         """float64 [N, K]: the agent's distribution over decision `node`'s slots for every hand of

@@ -29,7 +29,6 @@ iterations on 64 deals with 16 profiles, 73 to 93 subgame nodes, 1.3 s wall a se
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import time
 
@@ -37,7 +36,7 @@ import numpy as np
 
 from sog.agents.subgame_cfr import SubgameCFR, leaf_utilities, profiles
 from sog.agents.subgame_tree import SubgameTree, subgame_deals
-from sog.agents.table_agents import BlueprintAgent, TableAgent, TableError
+from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
 from sog.seeding import derive_seed
 
 FLOOR = 1e-6
@@ -74,28 +73,15 @@ class SearchSettings:
             raise TableError(f"search: mix must be in [0, 1), got {self.mix}")
 
 
-class SearchAgent(TableAgent):
+class SearchAgent(OverBlueprint):
     """Pluribus's depth-limited search over `blueprint` (a `BlueprintAgent`; module doc)."""
 
     def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search"):
-        self.blueprint = copy.copy(blueprint)            # its own lookup counters
-        self.blueprint.lookups = self.blueprint.misses = 0
-        self.settings, self.name = settings, label
+        super().__init__(blueprint, settings, label)
         self.searches, self.seconds, self.iterations, self.nodes = 0, 0.0, 0, 0
 
-    def prepare(self, table, cards):
-        return cards, self.blueprint.prepare(table, cards)
-
-    def probs(self, table, nodes, deals, seats, ctx):
-        cards, codes = ctx
-        out = self.blueprint.probs(table, nodes, deals, seats, codes)
-        for i in np.flatnonzero(table.betting.round[nodes] >= self.settings.first_round):
-            out[i] = self.search(table, int(nodes[i]), cards[deals[i]], int(seats[i]))
-        return out
-
-    def search(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
-        """float64 [K]: the searched distribution over node's slots for `seat` holding its cards in
-        the deal `cards` (int64 [n h + b]; only its own hole cards and the board dealt at node are read)."""
+    def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
+        """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`)."""
         t0 = time.perf_counter()
         s, bt, deck = self.settings, table.betting, table.deck
         known = table.levels[max(int(table.node_level[node]), 0)]
