@@ -61,6 +61,7 @@ class TableSubgame(Poker, Game):
         self.deal_weight = comb(self.deck.size, h) / comb(self.deck.size - h, h)
         self.state_memo_limit = 64          # a decision's children hold [N, K] maps: kept for one expansion
         self._strengths: dict = {}
+        self._slot = np.int16 if n < 2**15 else np.int32     # the children's maps (a tree keeps every edge's)
 
     # ---- the game API -----------------------------------------------------------------------------
     def root(self):
@@ -93,11 +94,11 @@ class TableSubgame(Poker, Game):
         bt, n = self.betting_tree, self.spec.num_states
         kind = self.kind(pub)
         possible = self.possible_mask(pub)
-        maps = np.where(possible, np.arange(n)[None, :], -1)
+        maps = np.where(possible, np.arange(n, dtype=self._slot)[None, :], self._slot(-1))
         if kind == DECISION:
             legal = self.legal_mask(pub) & possible[bt.actor[node]][:, None]
             return [Child((int(bt.child[node, j]), board), self.action_name(pub, j), 1.0,
-                          single_action_map(n, j, self.spec.num_actions, legal), maps)
+                          single_action_map(n, j, self.spec.num_actions, legal).astype(self._slot), maps)
                     for j in range(int(bt.num_actions[node]))]
         if kind != CHANCE:
             return []
