@@ -2,8 +2,8 @@
 
 Modicum (Brown, Sandholm and Amos 2018, Appendix A) solves HUNL from the third betting round
 (the turn) on to the end of the game with CFR+, over every hand of both players: unsafe
-solving the first time, safe nested solving (a gadget) at each later subgame; before that it
-searches depth-limited subgames. `EndgameAgent` is that end-game part, over a `sog blueprint`
+solving the first time, safe nested solving at each later subgame; before that it searches
+depth-limited subgames. `EndgameAgent` is that end-game part, over a `sog blueprint`
 (`BlueprintAgent`, which it plays before `first_round`):
 
 1. at the first decision of a round r >= `first_round` (the round's start node s, the board b
@@ -16,23 +16,24 @@ searches depth-limited subgames. `EndgameAgent` is that end-game part, over a `s
    each earlier solve's average policy at its round's decisions (both players': its model of
    the opponent too), then card removal by the board, plus `FLOOR` x uniform so that no
    possible hand has zero weight;
-3. it plays the average policy of that solve at every decision of round r (its own hand's row).
-   At the next round's start, by `resolve`:
-   - "safe" (default): it re-solves with DeepStack's Terminate / Follow gadget for the opponent
-     (`sog.search.gtcfr.Gadget`, alpha `ALPHA` = 1), whose Terminate values are the opponent's
-     counterfactual values at that public state in the previous round's solve (its average
-     policy, per unit of the agent's reach there): the re-solve concedes no opponent hand more
-     than the previous solve did, up to convergence. Such a solve is the seat's own (the gadget
-     is for the other seat), so solves are keyed by the seat whose view they are;
-   - "unsafe": it re-solves at the beliefs alone (Modicum's first subgame; DeepStack's and
-     Libratus's papers show what it can cost);
-   - "none": it plays the first solve's policy to the end of the hand (the solve covers it).
+3. with `resolve` "safe" (default) the solve has DeepStack's Terminate / Follow gadget for the
+   opponent (`sog.search.gtcfr.Gadget`, alpha `ALPHA` = 1), unless nobody has acted yet: its
+   Terminate values are the opponent's counterfactual values at s under the strategy the agent
+   had there before, i.e. the previous round's solve (its average policy, per unit of the
+   agent's reach), or the blueprint in this subgame if no earlier round was solved (safe
+   subgame solving from a blueprint: no opponent hand gains more than against the blueprint,
+   up to convergence). Such a solve is the seat's own (the gadget is for the other seat), so
+   solves are keyed by the seat whose view they are. "unsafe" solves at the beliefs alone
+   (Modicum's first subgame); "none" solves once, at the first round >= `first_round`, and
+   plays that solve's policy to the end of the hand;
+4. it plays the average policy of the solve at every decision of round r (its own hand's row).
 
 On a game small enough to enumerate (tests/test_table_endgame.py, the table's exact best
-response), with `first_round` 0: "none" plays CFR+'s average policy of the whole game, 244 / 5.8
-/ 0.11 mbb/hand at 10 / 100 / 1000 iterations; re-solving the second round at each board gave
-19.7 / 35.5 mbb/hand unsafe (other equilibria of the subgame, which the first round does not
-fit) and 11.1 / 2.9 safe at 100 / 1000 iterations.
+response), against a random blueprint (1551 mbb/hand): with `first_round` 0, "none" plays CFR+'s
+average policy of the whole game, 244 / 5.8 / 0.11 mbb/hand at 10 / 100 / 1000 iterations;
+re-solving the second round at each board gave 19.7 / 35.5 unsafe (other equilibria of the
+subgame, which the first round does not fit) and 11.1 / 2.9 safe at 100 / 1000 iterations; with
+`first_round` 1 (the blueprint, then the last round solved) 823 unsafe, 783 safe.
 
 Every decision's distribution is defined for every hand (`hand_probs`), and the agent's range
 along a path is Bayes' rule with it (`beliefs`): what LBR needs (`sog.eval.table_lbr`), unlike
@@ -113,14 +114,14 @@ class EndgameAgent(OverBlueprint):
         re-solve is seat's own: the actor's for its play; the other seat's model of it otherwise);
         zero rows for hands holding a board card."""
         r = int(table.betting.round[node])
-        board = np.asarray(board, dtype=np.int64)
+        board = np.asarray(canonical(table, board), dtype=np.int64)
         owner = self._owner(table, node, board) if r >= self.settings.first_round else None
         if owner is None:
             return self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(board, r))
-        return self._solution(table, *owner, seat).policy(node, tuple(sorted(board.tolist())))
+        return self._solution(table, *owner, seat).policy(node, tuple(board.tolist()))
 
     def _owner(self, table, node: int, board: np.ndarray) -> tuple[int, tuple] | None:
-        """(round start s, the sorted board at s) of the solve that plays `node`: the round's own
+        """(round start s, the board at s) of the solve that plays `node`: the round's own
         (with `resolve`) or the first on its path from `first_round` on, among those whose game has
         at most `max_nodes` public states; None if none has (the blueprint plays node)."""
         bt = table.betting
@@ -131,7 +132,7 @@ class EndgameAgent(OverBlueprint):
             starts = [m for m in [*path.tolist(), node] if bt.kind[m] == DECISION
                       and bt.round[m] >= self.settings.first_round and round_start(table, m) == m]
         for start in starts:
-            known = tuple(sorted(board[:table.levels[max(int(table.node_level[start]), 0)]].tolist()))
+            known = tuple(board[:table.levels[max(int(table.node_level[start]), 0)]].tolist())
             if (start, known) not in self._size:
                 if len(self._size) >= SIZES:
                     self._size.clear()
@@ -160,16 +161,17 @@ class EndgameAgent(OverBlueprint):
         return out / np.where(total > 0, total, 1.0)
 
     def _solution(self, table, start: int, board: tuple, seat: int) -> Solve:
-        """The solve rooted at `start` on `board` (sorted) that plays `seat`'s decisions, cached: with
-        `resolve` "safe" a re-solve (an earlier round was solved) has a gadget for the other seat
-        (`_gadget`), so it is seat's own; every other solve serves both seats."""
-        prev = self._previous(table, start, board) if self.settings.resolve == "safe" else None
-        key = (start, board, seat if prev is not None else -1)
+        """The solve rooted at `start` on `board` (`canonical`) that plays `seat`'s decisions, cached:
+        with `resolve` "safe" it has a gadget for the other seat (`_terminate`), so it is seat's
+        own, unless nobody has acted before start (the game's first decision: no range was chosen);
+        an unsafe solve serves both seats."""
+        path, slots = table.path(start)
+        safe = self.settings.resolve == "safe" and bool((table.betting.kind[path] == DECISION).any())
+        key = (start, board, seat if safe else -1)
         if key in self._solved:
             self._solved.move_to_end(key)
             return self._solved[key]
         t0 = time.perf_counter()
-        path, slots = table.path(start)
         ranges = self.beliefs(table, path, slots, board, seat)
         possible = table.possible(np.asarray(board, dtype=np.int64))
         ranges = ranges + FLOOR * possible / possible.sum()
@@ -180,7 +182,10 @@ class EndgameAgent(OverBlueprint):
         tree = PublicTree(game, [game.root()]).expand_all()
         ct = compile_tree(tree)
         lv = Levels(ct)
-        gadget = None if prev is None else self._gadget(table, prev, start, board, seat, ranges[1 - seat], possible)
+        gadget = None
+        if safe:
+            terminate = self._terminate(table, start, board, seat, tree, ct, lv, ranges)
+            gadget = Gadget(1 - seat, terminate, ranges[1 - seat], possible > 0, ALPHA)
         solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True), levels=lv,
                            gadget=gadget)
         solver.iterate(self.settings.iterations)
@@ -213,18 +218,20 @@ class EndgameAgent(OverBlueprint):
         known = np.asarray(board, dtype=np.int64)[:table.levels[max(int(table.node_level[last]), 0)]]
         if bt.round[last] < self.settings.first_round:
             return None
-        return self._owner(table, last, np.array(sorted(known.tolist()), dtype=np.int64))
+        return self._owner(table, last, known)
 
-    def _gadget(self, table, prev: tuple, start: int, board: tuple, seat: int, opponent_range: np.ndarray,
-                possible: np.ndarray) -> Gadget:
-        """The re-solving gadget (`sog.search.gtcfr.Gadget`) for seat's opponent at start: its
-        Terminate values are the opponent's counterfactual values there in the previous round's
-        solve (`prev`: its (start, board)), per unit of seat's reach, as the re-solve's root ranges
-        are normalised; its previous range the beliefs' (module doc)."""
-        before = self._solution(table, *prev, seat)
-        reach, values = before.root_values[start, board]
-        terminate = values[1 - seat] / max(float(reach[seat]), 1e-300)
-        return Gadget(1 - seat, terminate, opponent_range, possible > 0, ALPHA)
+    def _terminate(self, table, start: int, board: tuple, seat: int, tree, ct, lv, ranges: np.ndarray
+                   ) -> np.ndarray:
+        """float [N]: the gadget's Terminate values for seat's opponent at start: its counterfactual
+        values there in the previous round's solve (per unit of seat's reach: the re-solve's root
+        ranges are normalised), or, if that round was not solved, under the blueprint in this
+        subgame (`blueprint_entries`) at the re-solve's root ranges."""
+        prev = self._previous(table, start, board)
+        if prev is not None:
+            reach, values = self._solution(table, *prev, seat).root_values[start, board]
+            return values[1 - seat] / max(float(reach[seat]), 1e-300)
+        _, values = evaluate_entries(lv, blueprint_entries(table, self.blueprint, ct, lv), ranges[None])
+        return values[ct.roots[0], 1 - seat]
 
     def stats(self) -> dict:
         return {"solves": self.solves, "too_large": self.too_large,
@@ -323,3 +330,25 @@ def next_starts(table, nodes: list[int]) -> list[int]:
                 if bt.kind[child] == DECISION:
                     out.append(child)
     return out
+
+
+def canonical(table, board) -> tuple:
+    """The board (int [b], as dealt) with each round's cards sorted, as `TableSubgame` keys it."""
+    cuts = [k for k in table.levels if 0 < k < len(board)]
+    return tuple(int(c) for part in np.split(np.asarray(board, dtype=np.int64), cuts) for c in np.sort(part))
+
+
+def blueprint_entries(table, blueprint: BlueprintAgent, ct, lv) -> np.ndarray:
+    """float [E]: the blueprint's policy over the legal entries of a `TableSubgame` tree (`lv` of
+    its compiled tree `ct`): each decision row's `BlueprintAgent.hand_probs` on its board."""
+    n, k = ct.num_states, ct.num_actions
+    dense = np.zeros((len(lv.dec), n, k))
+    codes: dict = {}
+    bt = table.betting
+    for i, pos in enumerate(lv.dec.tolist()):
+        node, board = ct.pub(pos)
+        r = int(bt.round[node])
+        if (board, r) not in codes:
+            codes[board, r] = blueprint.cards.hand_codes(np.asarray(board, dtype=np.int64), r)
+        dense[i] = blueprint.hand_probs(table, node, codes[board, r])
+    return dense.reshape(-1)[lv.ent_dec]

@@ -9,7 +9,8 @@ passes and the poker protocol's terminal values, over all 1326 hands at once on 
 a table's end game for every hand of both players: the full-range solving of the end-game
 agent (`sog.agents.table_endgame`).
 
-Public state: (table node, board) with board the sorted tuple of the board cards dealt so far. A
+Public state: (table node, board) with board the tuple of the board cards dealt so far in the
+order they came (each chance node's cards sorted): blueprints bucket hands by round. A
 table deals one card per chance node (chains of them open a round, or after an all-in deal the
 rest of the board); here a chain is one chance node, its children every set of the chain's
 cards from those not on the board, keyed by the node after the chain, each with probability
@@ -51,7 +52,7 @@ class TableSubgame(Poker, Game):
         if bt.kind[root] != DECISION:
             raise TableSubgameError(f"node {root} is not a decision")
         self.table, self.betting_tree, self.deck = table, bt, table.deck
-        self.root_node, self.root_board = int(root), tuple(sorted(int(c) for c in board))
+        self.root_node, self.root_board = int(root), tuple(int(c) for c in board)
         n = self.deck.num_hands
         self.spec = GameSpec(name=f"table-subgame(node={root},board={self.deck.cards_name(self.root_board)})",
                              num_states=n, num_actions=int(table.width), feature_size=self.deck.size + 6,
@@ -114,7 +115,7 @@ class TableSubgame(Poker, Game):
         blocked = (self.deck.hand_masks[None, :] & self.deck.card_masks(deals)[:, None]) != 0      # [C, N]
         hole = self.deck.hands.shape[1]
         prob = 1 / comb(self.deck.size - 2 * hole - len(board), k)
-        return [Child((end, tuple(sorted(board + tuple(d)))), self.deck.cards_name(d), prob, None,
+        return [Child((end, board + tuple(d)), self.deck.cards_name(d), prob, None,
                       np.where(b[None, :], -1, maps)) for d, b in zip(deals.tolist(), blocked)]
 
     def chance_weights(self, pub):
