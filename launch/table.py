@@ -245,13 +245,13 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
             raise UserError(f"agent {name!r}: policy={params['policy']}: greedy or average (a uct config's "
                             "run.out files), without file=")
         file = str(Path(blueprint_config(arg).out) / POLICY_FILES[params["policy"]])
+    if kind == "endgame" and table.players != 2:
+        raise UserError(f"agent {name!r}: end-game solving is two-player; the table has {table.players} players")
     key = (arg, file)
     if key not in loaded:
         loaded[key] = _blueprint(name, arg, file, table)
     if settings is None:
         return loaded[key]
-    if kind == "endgame" and table.players != 2:
-        raise UserError(f"agent {name!r}: end-game solving is two-player; the table has {table.players} players")
     return (SearchAgent if kind == "search" else EndgameAgent)(loaded[key], settings, name)
 
 
@@ -379,7 +379,8 @@ def run(args) -> dict:
 def run_lbr(args) -> dict:
     """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--hands N] [--seed S]`: the fold / call LBR at
     the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`: a
-    blueprint, call or random; a search agent is refused), LBR in both seats of every deal.
+    blueprint, end-game solving, call or random; a search agent is refused), LBR in both seats of
+    every deal.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
     or configuration, a missing blueprint file, a search agent) is a UserError before any hand."""
     from launch.blueprint import _table_holdem

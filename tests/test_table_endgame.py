@@ -132,3 +132,16 @@ def test_bad_settings_are_one_line(tmp_path, capsys):
         err = out.err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and needle in err[0], (spec, out.err)
     assert main(["lbr", "--config", "configs/blueprints/sixmax_small.yaml", "--agent", "call"]) == 2
+
+
+def test_refused_at_a_table_of_more_players(tmp_path):
+    from launch.console import UserError
+    from launch.table import make_table_agent
+    from sog.multiplayer.holdem import Holdem
+
+    three = Table(Holdem(3, betting="limit", numRounds=1, blind="10 5 0", raiseSize="10", firstPlayer="3",
+                         maxRaises="1", numRanks=4, numSuits=2, numHoleCards=1, numBoardCards="0"))
+    with pytest.raises(UserError, match="two-player; the table has 3 players"):
+        make_table_agent("eg", f"endgame:{_config(tmp_path, 'bp')}", three)
+    with pytest.raises(TableSubgameError, match="two players"):
+        TableSubgame(three, int(np.flatnonzero(three.betting.kind == DECISION)[0]), ())
