@@ -55,7 +55,7 @@ import numpy as np
 
 from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
 from sog.agents.table_search import FLOOR
-from sog.agents.table_subgame import TableSubgame, TableSubgameError
+from sog.agents.table_subgame import TableSubgame, TableSubgameError, chain_end
 from sog.games.api import CHANCE, DECISION
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
 from sog.search.gtcfr import Gadget
@@ -325,10 +325,9 @@ def next_starts(table, nodes: list[int]) -> list[int]:
     for node in nodes:
         for child in bt.child[node, :bt.num_actions[node]].tolist():
             if bt.kind[child] == CHANCE:
-                while bt.kind[child] == CHANCE:
-                    child = int(bt.child[child, 0])
-                if bt.kind[child] == DECISION:
-                    out.append(child)
+                end, _ = chain_end(bt, child)
+                if bt.kind[end] == DECISION:
+                    out.append(end)
     return out
 
 

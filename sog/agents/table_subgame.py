@@ -36,6 +36,15 @@ FOLD, CALL = 0, 1                 # the table's action ids of fold and check / c
 MAX_DEAL_CHILDREN = 20_000        # a chance node dealing more sets of cards than this is refused
 
 
+def chain_end(bt, node: int) -> tuple[int, int]:
+    """(the node after the chain of chance nodes starting at `node` of betting tree `bt`, the cards
+    the chain deals: one per chance node)."""
+    k = 0
+    while bt.kind[node] == CHANCE:
+        node, k = int(bt.child[node, 0]), k + 1
+    return node, k
+
+
 class TableSubgameError(ValueError):
     """A table node that cannot root a subgame (not two players, a deal too wide)."""
 
@@ -103,9 +112,7 @@ class TableSubgame(Poker, Game):
                     for j in range(int(bt.num_actions[node]))]
         if kind != CHANCE:
             return []
-        end, k = node, 0
-        while bt.kind[end] == CHANCE:                   # the chain deals k cards
-            end, k = int(bt.child[end, 0]), k + 1
+        end, k = chain_end(bt, node)
         left = [c for c in range(self.deck.size) if c not in board]
         width = comb(len(left), k)
         if width > MAX_DEAL_CHILDREN:
@@ -171,9 +178,7 @@ class TableSubgame(Poker, Game):
             if bt.kind[node] == DECISION:
                 stack.extend((int(c), count, left) for c in bt.child[node, :bt.num_actions[node]])
             elif bt.kind[node] == CHANCE:
-                end, k = node, 0
-                while bt.kind[end] == CHANCE:
-                    end, k = int(bt.child[end, 0]), k + 1
+                end, k = chain_end(bt, node)
                 stack.append((end, count * comb(left, k), left - k))
         return total
 
