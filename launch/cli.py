@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--game", required=True)
     e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
     e.add_argument("--agent", choices=["sog"], help="measure a search agent instead of a policy file")
-    e.add_argument("--search", default="100,1", help="S,C of SoG(S, C)")
+    e.add_argument("--search", default="100,1", help="S,C of SoG(S, C), or S,C,EPS with off-support smoothing EPS")
     e.add_argument("--value", default="oracle", help="'oracle' or a run directory / checkpoint")
     e.add_argument("--seeds", type=int, default=1)
     e.add_argument("--oracle-iterations", type=int, default=50,

@@ -62,7 +62,8 @@ def add_parser(subparsers):
     e.add_argument("--step", type=int, nargs="+", action="extend", default=None,
                    help="evaluate the checkpoints of these learner steps only")
     e.add_argument("--search", nargs="+", action="extend", default=None,
-                   help="S,C settings of SoG(S, C) (default: the run config's run.eval_search, else 10,1); "
+                   help="S,C settings of SoG(S, C), or S,C,EPS with off-support smoothing EPS (default: the "
+                        "run config's run.eval_search, else 10,1); "
                         "`--search 10,1 100,1` and `--search 10,1 --search 100,1` both give the two")
     e.add_argument("--seeds", type=int, default=None,
                    help="seeds per SoG setting (default: the run config's run.eval_seeds, else 2)")

@@ -149,7 +149,8 @@ class RunConfig:
                                      # is unfinished then is given up and left to `sog eval`
     max_steps: int = 0               # learner steps budget; 0 = unlimited
     eval_every: int = 0              # learner steps between exploitability evaluations; 0 = never
-    eval_search: str = "10,1"        # S,C of the evaluated SoG agent; several as "10,1;100,1"
+    eval_search: str = "10,1"        # S,C (or S,C,EPS: off-support smoothing) of the evaluated SoG
+                                     # agent; several as "10,1;100,1"
     eval_seeds: int = 2
     diagnose_samples: int = 256      # replay examples each evaluation compares with exact values (a
                                      # uniform sample, and as many newest; games with an enumerable

@@ -452,3 +452,46 @@ def test_search_policy_in_worker_processes_equals_one_process(leduc):
     assert seen_one[-1] == seen_two[-1] == len(one.table)
     with pytest.raises(ValueError, match="workers"):
         search_policy(leduc, ContinualResolver(leduc, ExactValueFunction(leduc)), 0, workers=0)
+
+
+def _smoothed_search_calls(game, oracle, simulations=12):
+    """The value calls (pubs, ranges, values) of a Leduc SoG search with off-support smoothing."""
+    calls = []
+
+    class Recorded:
+        def evaluate(self, pubs, ranges):
+            values, logits = oracle.evaluate(pubs, ranges)
+            calls.append((list(pubs), np.array(ranges), values.copy()))
+            return values, logits
+
+    r = game.initial_ranges()
+    r[0, [1, 4]] = 0.0
+    GTCFR(game, Recorded(), PublicTree(game, [game.root()]), r,
+          settings=SearchSettings(simulations, 1.0, alternating=True, off_support_smoothing=0.5)).run()
+    return calls
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_oracle_warm_starts_a_smoothed_row_from_its_own_kind(monkeypatch, mixed):
+    """A public state asked again in the same call at one player's smoothed range warm-starts in a
+    channel of its own: every answer equals that of a separate oracle per channel, fed only that
+    channel's rows. With one store for all (the old warm start: `mixed`) the answers differ."""
+    game = load_game("leduc_poker")
+    roles = ExactValueFunction.channels
+    if mixed:
+        monkeypatch.setattr(ExactValueFunction, "channels", staticmethod(lambda pubs, ranges: np.zeros(len(pubs), int)))
+    calls = _smoothed_search_calls(game, ExactValueFunction(game, iterations=5))
+    channels = [roles(pubs, ranges) for pubs, ranges, _ in calls]
+    assert {1, 2} <= set(np.concatenate(channels).tolist())       # both players' smoothed rows were asked
+    per_channel: dict[int, ExactValueFunction] = {}
+    worst = 0.0
+    for (pubs, ranges, values), ch in zip(calls, channels):
+        for c in np.unique(ch).tolist():
+            sel = np.flatnonzero(ch == c)
+            alone = per_channel.setdefault(c, ExactValueFunction(game, iterations=5))
+            got = alone.evaluate([pubs[b] for b in sel], ranges[sel])[0]
+            worst = max(worst, float(np.abs(got - values[sel]).max()))
+    if mixed:
+        assert worst > 1e-3
+    else:
+        assert worst < 1e-9

@@ -1,4 +1,6 @@
 """SearchSettings: checked once when made, the 'S,C' parser, top_k's one meaning."""
+import dataclasses
+
 import pytest
 
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search
@@ -34,9 +36,22 @@ def test_parse_search_replaces_s_and_c_only():
         10, 0.01, 2.0, 3, 0.25, True)
     assert s.label == "10,0.01" and parse_search(s.label, base) == s
     assert parse_search("100,1") == SearchSettings()
-    for bad in ("10", "ten,1", "0,1", "3,5", "10,-1"):
+    for bad in ("10", "ten,1", "0,1", "3,5", "10,-1", "10,1,1.5", "10,1,0.5,1", "10,1,x"):
         with pytest.raises(ValueError, match=f"bad search '{bad}'"):
             parse_search(bad)
+
+
+def test_parse_search_reads_an_optional_off_support_smoothing():
+    """'S,C,EPS' sets off_support_smoothing too, and labels say it; 'S,C' keeps the base's."""
+    smoothed = parse_search("10,1,0.5")
+    assert smoothed == SearchSettings(10, 1.0, off_support_smoothing=0.5) and smoothed.label == "10,1,0.5"
+    base = SearchSettings(off_support_smoothing=0.25)
+    assert parse_search("100,1", base).label == "100,1,0.25" and parse_search("100,1,0", base).label == "100,1"
+    for s in (smoothed, parse_search("100,1", base)):
+        assert parse_search(s.label) == dataclasses.replace(SearchSettings(), simulations=s.simulations,
+                                                             off_support_smoothing=s.off_support_smoothing)
+    with pytest.raises(ValueError, match="value_cache"):
+        parse_search("10,1,0.5", SearchSettings(value_cache=True))
 
 
 def test_top_k_zero_is_the_papers():

@@ -28,6 +28,19 @@ that contains it from them (averages restart): consecutive queries of a CFR
 run differ only slightly in their ranges, and the subgames below different
 queried public states are independent given the ranges, so a public state's
 regrets carry over whatever batch it is queried in.
+
+A public state asked more than once in one call at other ranges (GT-CFR's
+`search.off_support_smoothing` asks a leaf again with one player's range
+smoothed) would share those regrets between beliefs: each solve would start
+from the other's and write over it, and the answers would depend on how the
+rows meet in calls (Leduc SoG(10,1) at eps 0.25: 379.2 mbb/h with the second
+rows in calls of their own, 423.3 in the same call). So the store has a
+*channel* per role: a query is in channel 0, unless its public state came
+earlier in the same call, and then in channel 1, 2 or 3 when player 0's,
+player 1's or both players' ranges differ from that first query's (the
+players' bits); every decision public state of its subtree warm-starts from
+and writes to that channel. A smoothed row so always meets its own kind, and
+the answers are those of one oracle per role (a test).
 """
 from __future__ import annotations
 
@@ -90,10 +103,11 @@ class ExactValueFunction:
             collections.OrderedDict()
         self.max_cached_nodes, self._cached_nodes = max_cached_nodes, 0
         self._subtrees = FullSubtrees(game)
-        # warm start: regrets over the legal entries of every decision pub solved so far, the
-        # entries of a pub at _offset[its node in self._subtrees] (-1: none yet) in _store
-        self._offset = np.zeros(0, dtype=np.int64)
-        self._offset_of: dict = {}   # pub -> offset (a pub may have several subtree nodes)
+        # warm start: regrets over the legal entries of every decision pub solved so far, per
+        # channel c (module doc): the entries of a pub at _offsets[c][its node in self._subtrees]
+        # (-1: none yet) in _store
+        self._offsets: dict[int, np.ndarray] = {}
+        self._offset_of: dict = {}   # (pub, channel) -> offset (a pub may have several subtree nodes)
         self._store = np.zeros(0)
         self.calls = 0
         self.queries = 0
@@ -103,39 +117,71 @@ class ExactValueFunction:
         return self._forest(tuple(pubs))[0]
 
     def _forest(self, key: tuple) -> tuple[CompiledTree, Levels, np.ndarray]:
-        """(compiled forest below the queried pubs, its Levels, int [E]: each legal entry's
-        place in the warm-start store)."""
+        """(compiled forest below the queried pubs, its Levels, int [3, E]: each legal entry's
+        `self._subtrees` node, its place among that node's entries and its root's query)."""
         if key in self._forests:
             self._forests.move_to_end(key)
             return self._forests[key]
         ct, nodes = self._subtrees.forest(key)
         lv = Levels(ct)
-        self._add_offsets()
+        root_of = np.empty(ct.num_nodes, dtype=np.int64)
+        root_of[ct.roots] = np.arange(len(ct.roots))
+        for d in range(1, ct.depth):
+            level = slice(ct.level_bounds[d], ct.level_bounds[d + 1])
+            root_of[level] = root_of[ct.parent[level]]
         row_first = np.searchsorted(lv.ent_row, np.arange(len(lv.dec)))
-        place = self._offset[nodes[lv.dec]][lv.ent_row] + np.arange(lv.num_entries) - row_first[lv.ent_row]
-        self._forests[key] = (ct, lv, place)
+        entries = np.stack([nodes[lv.dec][lv.ent_row], np.arange(lv.num_entries) - row_first[lv.ent_row],
+                            root_of[lv.dec][lv.ent_row]])
+        self._forests[key] = (ct, lv, entries)
         self._cached_nodes += ct.num_nodes
         while self._cached_nodes > self.max_cached_nodes and len(self._forests) > 1:
             self._cached_nodes -= self._forests.popitem(last=False)[1][0].num_nodes
         return self._forests[key]
 
-    def _add_offsets(self) -> None:
-        """Warm-start store places for the subtree nodes added since the last call."""
-        tree, old = self._subtrees.tree, len(self._offset)
+    @staticmethod
+    def channels(pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
+        """int [B]: each query's warm-start channel (module doc): 0 for the first query of its pub
+        in the call, else the bits of the players whose ranges differ from that first query's."""
+        first: dict = {}
+        out = np.zeros(len(pubs), dtype=np.int64)
+        for b, pub in enumerate(pubs):
+            a = first.setdefault(pub, b)
+            if a != b:
+                differs = (ranges[b] != ranges[a]).any(axis=1)
+                out[b] = int(differs[0]) + 2 * int(differs[1])
+        return out
+
+    def _places(self, entries: np.ndarray, channels: np.ndarray) -> np.ndarray:
+        """int [E]: each entry's place in the warm-start store, in its root query's channel."""
+        node, local, root = entries
+        of_entry = channels[root]
+        place = np.empty(len(node), dtype=np.int64)
+        for c in np.unique(channels).tolist():
+            offset = self._add_offsets(c)
+            sel = of_entry == c
+            place[sel] = offset[node[sel]] + local[sel]
+        return place
+
+    def _add_offsets(self, channel: int) -> np.ndarray:
+        """The channel's store offsets by subtree node, with places for the nodes added since
+        its last call."""
+        tree, offsets = self._subtrees.tree, self._offsets.get(channel, np.zeros(0, dtype=np.int64))
+        old = len(offsets)
         if tree.size == old:
-            return
+            return offsets
         legal = tree.legal[old:tree.size]
         counts = np.where(tree.kind[old:tree.size] == DECISION, legal.sum((1, 2)), 0)
         offset = np.full(tree.size - old, -1, dtype=np.int64)
         end = len(self._store)
         for k in np.flatnonzero(counts):   # once per node: keyed by pub (duplicates share)
-            pub = tree.pubs[old + k]
-            if pub not in self._offset_of:
-                self._offset_of[pub] = end
+            key = (tree.pubs[old + k], channel)
+            if key not in self._offset_of:
+                self._offset_of[key] = end
                 end += counts[k]
-            offset[k] = self._offset_of[pub]
-        self._offset = np.concatenate([self._offset, offset])
+            offset[k] = self._offset_of[key]
+        self._offsets[channel] = offsets = np.concatenate([offsets, offset])
         self._store = np.concatenate([self._store, np.zeros(end - len(self._store))])
+        return offsets
 
     def solve(self, pubs: Sequence, ranges: np.ndarray) -> tuple[np.ndarray, CFRSolver]:
         """(values [B, 2, N], the solver): the values at the queried roots (see `values`).
@@ -143,9 +189,10 @@ class ExactValueFunction:
         Runs `iterations` CFR iterations, then more in chunks of `iterations` while the
         queried subgames' gap (see `tolerance`) is above `tolerance`, up to `max_iterations`."""
         key = tuple(pubs)
-        ct, lv, place = self._forest(key)
+        ct, lv, entries = self._forest(key)
         solver = CFRSolver(ct, root_ranges=ranges, config=self.config, levels=lv)
         if self.warm_start:
+            place = self._places(entries, self.channels(key, ranges))
             solver.regrets_e = self._store[place]
         while True:
             solver.iterate(self.iterations)
@@ -156,7 +203,8 @@ class ExactValueFunction:
             if self.tolerance is None or self.gap <= self.tolerance or \
                     solver.iterations + self.iterations > self.max_iterations:
                 break
-        self._store[place] = solver.regrets_e
+        if self.warm_start:
+            self._store[place] = solver.regrets_e
         values = br[ct.roots] if self.values == "best_response" else solver.average_root_values()
         self.calls += 1
         self.queries += len(key)

@@ -5,7 +5,7 @@ what GT-CFR (`sog.search.gtcfr`), continual re-solving (`sog.search.resolve`),
 the SoG agent, self-play, the query solver, the evaluator and the benchmarks
 take whole. It checks itself once, when made: a bad value raises
 `InvalidSetting` (a ValueError naming the field, what it expects and the
-value). `parse_search` reads the command line's 'S,C'.
+value). `parse_search` reads the command line's 'S,C' (or 'S,C,EPS').
 
 This module imports nothing but the standard library.
 """
@@ -109,16 +109,21 @@ class SearchSettings:
 
     @property
     def label(self) -> str:
-        """'S,C' as `parse_search` reads it, e.g. '100,1' or '10,0.01'."""
-        return f"{self.simulations},{self.per_phase:g}"
+        """'S,C' as `parse_search` reads it, e.g. '100,1' or '10,0.01'; 'S,C,EPS' with off-support
+        smoothing, e.g. '10,1,0.5'."""
+        eps = f",{self.off_support_smoothing:g}" if self.off_support_smoothing else ""
+        return f"{self.simulations},{self.per_phase:g}{eps}"
 
 
 def parse_search(text: str, base: SearchSettings = SearchSettings()) -> SearchSettings:
-    """'S,C' (e.g. '100,1' or '10,0.01') -> `base` with simulations S and per_phase C;
-    ValueError naming the problem."""
+    """'S,C' (e.g. '100,1' or '10,0.01') -> `base` with simulations S and per_phase C; 'S,C,EPS'
+    (e.g. '10,1,0.5') also with off_support_smoothing EPS; ValueError naming the problem."""
     try:
-        s, c = text.split(",")
-        return dataclasses.replace(base, simulations=int(s), per_phase=float(c))
+        s, c, *eps = text.split(",")
+        if len(eps) > 1:
+            raise ValueError("too many fields")
+        smoothing = float(eps[0]) if eps else base.off_support_smoothing
+        return dataclasses.replace(base, simulations=int(s), per_phase=float(c), off_support_smoothing=smoothing)
     except ValueError as err:
-        raise ValueError(f"bad search {text!r}: expected S,C with integer S >= 1, C > 0 and "
-                         f"ceil(C) <= S ({err})") from None
+        raise ValueError(f"bad search {text!r}: expected S,C or S,C,EPS with integer S >= 1, C > 0, "
+                         f"ceil(C) <= S and EPS in [0, 1] ({err})") from None
