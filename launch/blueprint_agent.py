@@ -1,6 +1,9 @@
 """`blueprint:CONFIG.yaml[?file=PATH]`: a two-player `sog blueprint` as an agent of the two-player
 registry (`sog tournament`, `sog match`), playing its own hold'em game or another no-limit one
-alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`).
+alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`); and
+`endgame:CONFIG.yaml?iterations=I&first_round=R&resolve=safe|unsafe|none&max_nodes=M[&file=PATH]`,
+the end-game solver over that blueprint (`sog.agents.holdem_endgame`; its options as at a table,
+`launch.table`), played the same way.
 
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
@@ -15,11 +18,13 @@ from launch.console import UserError
 from sog.agents.api import AgentError
 from sog.agents.blueprint import BlueprintError, read_blueprint
 from sog.agents.holdem_blueprint import HoldemBlueprintAgent, key_rows
+from sog.agents.holdem_endgame import HoldemEndgameAgent
 from sog.agents.spec import register, take_params
 from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 from sog.games.holdem.game import Holdem
 
 _loaded: dict = {}
+_endgames: dict = {}      # (config, options) -> (blueprint config, table, EndgameAgent): solves shared
 
 
 def _blueprint_agent(game, arg: str | None, params: dict):
@@ -58,6 +63,34 @@ def _blueprint_agent(game, arg: str | None, params: dict):
     return HoldemBlueprintAgent(game, bp.game, bp.bet_sizes, cards, rows, probs)
 
 
+def _endgame_agent(game, arg: str | None, params: dict):
+    from launch.blueprint import _table_holdem, parse_config
+    from launch.table import _search_settings, make_table_agent
+    from sog.eval.table import Table
+
+    if arg is None:
+        raise AgentError("agent 'endgame' needs a blueprint config: endgame:CONFIG.yaml[?iterations=I&...]")
+    if not isinstance(game, Holdem):
+        raise AgentError(f"agent 'endgame' plays two-player hold'em games, not {game.spec.name}")
+    key = (arg, tuple(sorted(params.items())))
+    if key not in _endgames:
+        try:
+            _search_settings("endgame", "endgame", {k: v for k, v in params.items() if k != "file"})   # before the table
+            bp = parse_config(arg)
+            if bp.players != 2:
+                raise UserError(f"agent 'endgame': {arg} is a {bp.players}-player blueprint; end-game solving is "
+                                "two-player")
+            spec = f"endgame:{arg}" + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
+            table = Table(_table_holdem(arg, bp.game_name, 2, bp.bet_sizes))
+            _endgames[key] = (bp, table, make_table_agent("endgame", spec, table))
+        except UserError as e:
+            raise AgentError(str(e)) from None
+    bp, table, endgame = _endgames[key]
+    return HoldemEndgameAgent(game, bp.game, bp.bet_sizes, table, endgame)
+
+
 def register_blueprint_agent() -> None:
-    """Make `blueprint:CONFIG.yaml[?file=PATH]` available to `sog.agents.registry.make_agent`."""
+    """Make `blueprint:CONFIG.yaml[?file=PATH]` and `endgame:CONFIG.yaml?...` available to
+    `sog.agents.registry.make_agent`."""
     register("blueprint", _blueprint_agent, replace=True)
+    register("endgame", _endgame_agent, replace=True)

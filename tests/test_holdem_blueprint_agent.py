@@ -161,3 +161,43 @@ def test_bad_specs_are_one_error(tmp_path, capsys, trained):
     assert main(["tournament", "--config", str(tour), "--out", str(tmp_path / "t")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no blueprint file" in err[0]
+
+
+def _policy(agent, ft) -> np.ndarray:
+    """float [D, N, A]: the agent's strategy tables at every decision of a full tree."""
+    return np.stack([agent.strategy_table([pub]) for pub in ft.decision_pubs])
+
+
+def test_the_endgame_solver_through_the_registry(tmp_path, capsys):
+    """`endgame:CONFIG?...` in the two-player registry: with its first round past the game's last it
+    is its blueprint, decision for decision (the table's decisions and hands are the game's); solving
+    the last round (safely) lowers the exact exploitability in the blueprint's own game; in the f x pot
+    twin it plays legal actions through `sog tournament`."""
+    from sog.agents.holdem_endgame import HoldemEndgameAgent
+    from sog.search.full_tree import exploitability
+
+    config = write_config(tmp_path, tmp_path / "out")
+    assert main(["blueprint", "--config", config]) == 0
+    capsys.readouterr()
+    register_blueprint_agent()
+    game = load_game(GAME)
+    ft = full_tree(game)
+    blueprint = _policy(make_agent(f"blueprint:{config}", game), ft)
+    never = make_agent(f"endgame:{config}?first_round=9", game)
+    assert isinstance(never, HoldemEndgameAgent)
+    np.testing.assert_allclose(_policy(never, ft), blueprint, atol=1e-12)
+    solved = {resolve: exploitability(game, _policy(make_agent(
+        f"endgame:{config}?first_round=1&iterations=300&resolve={resolve}", game), ft))
+        for resolve in ("safe", "unsafe")}
+    # measured: blueprint 0.305, last round solved safely 0.182, unsafely 0.296 (chips a hand)
+    assert solved["safe"] < 0.8 * exploitability(game, blueprint)
+    tour = tmp_path / "t.yaml"
+    tour.write_text(f"game: {TWIN}\nagents:\n  endgame: 'endgame:{config}?first_round=1&iterations=50'\n"
+                    f"  blueprint: 'blueprint:{config}'\ngames_per_pair: 8\naivat: true\naivat_value: checkdown\n")
+    assert main(["tournament", "--config", str(tour), "--out", str(tmp_path / "t"), "--quiet"]) == 0
+    (pair,) = json.loads((tmp_path / "t" / "report.json").read_text())["pairs"]
+    assert {pair["a"], pair["b"]} == {"endgame", "blueprint"} and pair["games"] == 8 and pair["aivat"]["n"] == 4
+    with pytest.raises(AgentError, match="resolve"):
+        make_agent(f"endgame:{config}?resolve=maybe", game)
+    with pytest.raises(AgentError, match="needs a blueprint config"):
+        make_agent("endgame", game)

@@ -211,8 +211,8 @@ def test_leduc_search_agent_stepping_over_its_deal_stays_near_the_expanding_one(
 
 
 def test_the_hunl_tournament_parses_and_an_untrained_sog_agent_plays_hunl_hands():
-    """configs/tournaments/hunl.yaml: every agent but the trained checkpoint and blueprint (files
-    a run makes) builds; the fresh SoG agent plays duplicate HUNL hands against the call bot (its
+    """configs/tournaments/hunl.yaml: every agent but the trained checkpoint, the blueprint and the
+    end-game solver over it (files a run makes) builds; the fresh SoG agent plays duplicate HUNL hands against the call bot (its
     searches leave the flop a network leaf, so a hand takes seconds and little memory), recorded
     with its search policies for the check-down AIVAT estimate (`sog.eval.holdem_aivat`)."""
     import math
@@ -230,7 +230,9 @@ def test_the_hunl_tournament_parses_and_an_untrained_sog_agent_plays_hunl_hands(
     assert cfg.aivat and cfg.aivat_value == "checkdown" and game.spec.name == load_game("hunl").spec.name
     values = CheckdownValues(game)
     assert cfg.agents["blueprint"] == "blueprint:configs/blueprints/hunl_small.yaml"
-    agents = {name: make_agent(spec, game) for name, spec in cfg.agents.items() if name not in ("sog", "blueprint")}
+    assert cfg.agents["endgame"].startswith("endgame:configs/blueprints/hunl_small.yaml?")
+    agents = {name: make_agent(spec, game) for name, spec in cfg.agents.items()
+              if name not in ("sog", "blueprint", "endgame")}
     for seat in (0, 1):
         seats = [agents["sog_fresh"], agents["call"]] if seat == 0 else [agents["call"], agents["sog_fresh"]]
         record = play_recorded(game, seats, seed=3)

@@ -60,6 +60,12 @@ def check_compatible(game: Holdem, blueprint_game: Holdem) -> None:
                          f"{', '.join(differ)}")
 
 
+def normalised(p: np.ndarray) -> np.ndarray:
+    """float [m, k]: the rows of `p` scaled to sum to 1; uniform where a row sums to 0."""
+    total = p.sum(axis=1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
+
+
 def key_rows(keys: np.ndarray) -> dict[str, int]:
     """{key: row} of a blueprint's keys (str [R], "<history>|<code>")."""
     return {str(k): i for i, k in enumerate(keys.tolist())}
@@ -158,20 +164,23 @@ class HoldemBlueprintAgent(BaseAgent):
         acts = (abstract_actions(rules, st_abs, self.bet_sizes) if self.bet_sizes is not None
                 else bgame.legal_actions(apub))
         board = tuple(c for event in real if isinstance(event, tuple) for c in event)
-        codes = self._hand_codes(board, st_abs.round)
-        history_key = B.sequences(rules, st_abs)
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        rows = np.array([self.row.get(f"{history_key}|{c}", -1) if c >= 0 else -1 for c in uniq.tolist()])[inverse]
-        k = len(acts)
-        known = rows >= 0
-        probs = np.full((n, k), 1.0 / k)
-        if known.any():
-            p = self.probs[rows[known], :k]
-            total = p.sum(axis=1, keepdims=True)
-            probs[known] = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / k)
+        probs, known = self._abstract_probs(B.sequences(rules, st_abs), st_abs.round, len(acts), board)
         for j, x in enumerate(acts):
             out[:, self._game_action(pub, real_action(rules, st_abs, st_real, x))] += probs[:, j]
         return out, known
+
+    def _abstract_probs(self, history_key: str, r: int, k: int, board: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """(float [N, k]: every hand's distribution over the k abstract actions at the blueprint's
+        decision of betting string `history_key` on round r, board `board` (as dealt); bool [N]:
+        whether the blueprint met the hand's information state; uniform where it did not)."""
+        codes = self._hand_codes(board, r)
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        rows = np.array([self.row.get(f"{history_key}|{c}", -1) if c >= 0 else -1 for c in uniq.tolist()])[inverse]
+        known = rows >= 0
+        probs = np.full((len(codes), k), 1.0 / k)
+        if known.any():
+            probs[known] = normalised(self.probs[rows[known], :k])
+        return probs, known
 
     def _distribution(self, history, slot, legal):
         return self._table(history[-1])[0][slot]
