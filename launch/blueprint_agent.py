@@ -1,9 +1,10 @@
 """`blueprint:CONFIG.yaml[?file=PATH]`: a two-player `sog blueprint` as an agent of the two-player
 registry (`sog tournament`, `sog match`), playing its own hold'em game or another no-limit one
 alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`); and
-`endgame:CONFIG.yaml?iterations=I&first_round=R&resolve=safe|unsafe|none&max_nodes=M[&file=PATH]`,
-the end-game solver over that blueprint (`sog.agents.holdem_endgame`; its options as at a table,
-`launch.table`), played the same way.
+`endgame:CONFIG.yaml?iterations=I&first_round=R&resolve=safe|unsafe|none&max_nodes=M[&file=PATH]
+[&off_tree=search|translate]`, the end-game solver over that blueprint (`sog.agents.holdem_endgame`;
+its options as at a table, `launch.table`), played the same way, bets off the abstraction searched
+(default) or translated.
 
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
@@ -18,7 +19,7 @@ from launch.console import UserError
 from sog.agents.api import AgentError
 from sog.agents.blueprint import BlueprintError, read_blueprint
 from sog.agents.holdem_blueprint import HoldemBlueprintAgent, key_rows
-from sog.agents.holdem_endgame import HoldemEndgameAgent
+from sog.agents.holdem_endgame import OFF_TREE, HoldemEndgameAgent
 from sog.agents.spec import register, take_params
 from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 from sog.games.holdem.game import Holdem
@@ -72,6 +73,10 @@ def _endgame_agent(game, arg: str | None, params: dict):
         raise AgentError("agent 'endgame' needs a blueprint config: endgame:CONFIG.yaml[?iterations=I&...]")
     if not isinstance(game, Holdem):
         raise AgentError(f"agent 'endgame' plays two-player hold'em games, not {game.spec.name}")
+    params = dict(params)
+    off_tree = params.pop("off_tree", "search")
+    if off_tree not in OFF_TREE:
+        raise AgentError(f"agent 'endgame': bad value {off_tree!r} for 'off_tree' (expected {' or '.join(OFF_TREE)})")
     key = (arg, tuple(sorted(params.items())))
     if key not in _endgames:
         try:
@@ -86,7 +91,7 @@ def _endgame_agent(game, arg: str | None, params: dict):
         except UserError as e:
             raise AgentError(str(e)) from None
     bp, table, endgame = _endgames[key]
-    return HoldemEndgameAgent(game, bp.game, bp.bet_sizes, table, endgame)
+    return HoldemEndgameAgent(game, bp.game, bp.bet_sizes, table, endgame, off_tree=off_tree)
 
 
 def register_blueprint_agent() -> None:

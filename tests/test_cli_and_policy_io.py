@@ -153,6 +153,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
      "iterations must be at least 1"),
     (("lbr", "--game", "hunl", "--agent", "endgame:" + BLUEPRINTS + "/hunl_small.yaml?file=/nonexistent.npz"),
      "no blueprint file /nonexistent.npz"),
+    (("lbr", "--game", "hunl", "--agent", "endgame:" + BLUEPRINTS + "/hunl_small.yaml?off_tree=maybe"),
+     "bad value 'maybe' for 'off_tree'"),
     (("lbr", "--game", "kuhn_poker", "--agent", "endgame:" + BLUEPRINTS + "/hunl_small.yaml"),
      "plays two-player hold'em games"),
     (("lbr", "--config", BLUEPRINTS + "/lhe_uct.yaml", "--agent", "blueprint:" + BLUEPRINTS + "/hunl_small.yaml"),

@@ -50,6 +50,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -172,23 +173,14 @@ class EndgameAgent(OverBlueprint):
             self._solved.move_to_end(key)
             return self._solved[key]
         t0 = time.perf_counter()
-        ranges = self.beliefs(table, path, slots, board, seat)
-        possible = table.possible(np.asarray(board, dtype=np.int64))
-        ranges = ranges + FLOOR * possible / possible.sum()
-        try:
-            game = TableSubgame(table, start, board)
-        except TableSubgameError as e:
-            raise TableError(str(e)) from None
-        tree = PublicTree(game, [game.root()]).expand_all()
-        ct = compile_tree(tree)
-        lv = Levels(ct)
-        gadget = None
-        if safe:
+        ranges = floored(table, self.beliefs(table, path, slots, board, seat), board)
+
+        def gadget(tree, ct, lv) -> Gadget:
             terminate = self._terminate(table, start, board, seat, tree, ct, lv, ranges)
-            gadget = Gadget(1 - seat, terminate, ranges[1 - seat], possible > 0, ALPHA)
-        solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True), levels=lv,
-                           gadget=gadget)
-        solver.iterate(self.settings.iterations)
+            return Gadget(1 - seat, terminate, ranges[1 - seat], ranges[1 - seat] > 0, ALPHA)
+
+        tree, ct, lv, solver = solve_subgame(table, start, board, ranges, self.settings.iterations,
+                                             gadget if safe else None)
         average = solver.average_entries()
         out = Solve(tree, ct, lv, average)
         if self.settings.resolve != "none":
@@ -197,7 +189,7 @@ class EndgameAgent(OverBlueprint):
             out.keep_only(nodes, board)
             if self.settings.resolve == "safe":
                 reach, values = evaluate_entries(lv, average, solver.root_ranges)
-                out.keep_values(tree, ct, nexts, reach, values)
+                out.keep_values(tree, ct, nexts + nodes, reach, values)
         self._solved[key] = out
         self._bytes += out.nbytes
         while self._bytes > CACHE_BYTES and len(self._solved) > 1:
@@ -233,11 +225,53 @@ class EndgameAgent(OverBlueprint):
         _, values = evaluate_entries(lv, blueprint_entries(table, self.blueprint, ct, lv), ranges[None])
         return values[ct.roots[0], 1 - seat]
 
+    def opponent_values(self, table, node: int, board, seat: int) -> np.ndarray | None:
+        """float [N]: the counterfactual values of seat's opponent at decision `node` on `board` (as
+        dealt) under the safe solve that plays it for seat, per unit of seat's reach (a gadget's
+        Terminate values), or None if no safe solve plays node (blueprint rounds, too large, or
+        `resolve` not "safe")."""
+        if self.settings.resolve != "safe":
+            return None
+        owner = self._owner(table, node, np.asarray(canonical(table, board), dtype=np.int64))
+        if owner is None:
+            return None
+        kept = self._solution(table, *owner, seat).root_values.get((node, owner[1]))
+        if kept is None:
+            return None
+        reach, values = kept
+        return values[1 - seat] / max(float(reach[seat]), 1e-300)
+
     def stats(self) -> dict:
         return {"solves": self.solves, "too_large": self.too_large,
                 "seconds_per_solve": self.seconds / max(self.solves, 1),
                 "subgame_nodes_per_solve": self.nodes / max(self.solves, 1), "decisions": self.decisions,
                 "blueprint": self.blueprint.stats()}
+
+
+def floored(table, ranges: np.ndarray, board) -> np.ndarray:
+    """float64 [2, N]: `ranges` plus `FLOOR` x uniform over the hands possible on `board`, so that a
+    solve holds every possible hand (a hand of range 0 gets values too)."""
+    possible = table.possible(np.asarray(board, dtype=np.int64))
+    return ranges + FLOOR * possible / possible.sum()
+
+
+def solve_subgame(table, start: int, board: tuple, ranges: np.ndarray, iterations: int,
+                  gadget_of: Callable | None = None) -> tuple:
+    """(public tree, compiled tree, Levels, CFRSolver) after `iterations` alternating CFR+
+    iterations on the game below decision `start` of `table` on `board` (`canonical`), from root
+    ranges float [2, N] (`floored`), with the gadget `gadget_of(tree, ct, lv)` if given."""
+    try:
+        game = TableSubgame(table, start, board)
+    except TableSubgameError as e:
+        raise TableError(str(e)) from None
+    tree = PublicTree(game, [game.root()]).expand_all()
+    ct = compile_tree(tree)
+    lv = Levels(ct)
+    gadget = None if gadget_of is None else gadget_of(tree, ct, lv)
+    solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True), levels=lv,
+                       gadget=gadget)
+    solver.iterate(iterations)
+    return tree, ct, lv, solver
 
 
 def round_start(table, node: int) -> int:
@@ -300,9 +334,10 @@ class Solve:
 
     def keep_values(self, tree, ct, starts: list[int], reach: np.ndarray, values: np.ndarray) -> None:
         """Keep, at every public state (s, board) of the solved tree with s in `starts` (the next
-        round's first decisions), both players' total reach and counterfactual values there
-        (`evaluate_entries` of the average policy: reach, values [n, 2, N]): the Terminate values
-        of that round's safe re-solves (`EndgameAgent._gadget`)."""
+        round's first decisions, and the round's own), both players' total reach and counterfactual
+        values there (`evaluate_entries` of the average policy: reach, values [n, 2, N]): the
+        Terminate values of the next round's safe re-solves (`EndgameAgent._terminate`) and of
+        searches below a real decision (`EndgameAgent.opponent_values`)."""
         starts = set(starts)
         for pub, node in tree.index.items():
             if pub[0] in starts:
