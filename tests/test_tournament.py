@@ -222,3 +222,22 @@ def test_wilson_interval_and_seat_rows():
     lo, hi = wilson_interval(10, 10)
     assert hi == pytest.approx(1.0) and lo == pytest.approx(0.7225, abs=1e-4)
     assert all(math.isnan(x) for x in wilson_interval(0, 0))
+
+
+def test_shipped_two_player_configs_parse():
+    """Every two-player tournament in configs/tournaments (a file without `players:`) loads, and
+    names only registered agent kinds (the files its agents read are made separately)."""
+    from pathlib import Path
+
+    from launch.tournament import setup_agents
+    from sog.agents.spec import AGENTS, parse_spec
+    from sog.eval.tournament import load_config as load_tournament
+    from sog.files import load_yaml
+
+    setup_agents()
+    root = Path(__file__).resolve().parents[1] / "configs" / "tournaments"
+    paths = [p for p in sorted(root.glob("*.yaml")) if "players" not in load_yaml(p.read_text())]
+    assert {"hunl.yaml", "hunl_blueprint.yaml", "hunl_endgame_offtree.yaml", "leduc.yaml"} <= {p.name for p in paths}
+    for p in paths:
+        cfg = load_tournament(p)
+        assert cfg.agents and all(parse_spec(spec)[0] in AGENTS for spec in cfg.agents.values()), p.name
