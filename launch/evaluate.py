@@ -36,6 +36,7 @@ returns a JSON-able dict; user errors raise `launch.console.UserError`.
 from __future__ import annotations
 
 import csv
+import math
 import time
 from pathlib import Path
 
@@ -68,6 +69,10 @@ def add_parser(subparsers):
     e.add_argument("--seeds", type=int, default=None,
                    help="seeds per SoG setting (default: the run config's run.eval_seeds, else 2)")
     e.add_argument("--no-policy", action="store_true", help="skip the raw network policy")
+    e.add_argument("--oracle-tolerance", type=float, default=None,
+                   help="the reference lines' exact oracle iterates each call on until its gap is at most this "
+                        "(game units; default: the run config's run.oracle_tolerance, else 0: 50 warm-started "
+                        "iterations a call, `learners.oracle_reference`)")
     e.add_argument("--pool", metavar="TOURNAMENT.yaml",
                    help="instead: Elo over checkpoints, each checkpoint as SoG(S, C) (one --search, default "
                         "10,1) in a gauntlet against this tournament's opponents (its agents for a round "
@@ -176,23 +181,25 @@ def plot(rows: list[dict], path: Path, title: str, references: dict | None = Non
     plt.close(fig)
 
 
-def _references(run_dir: Path, game, params: dict, seeds: int) -> dict:
-    """{search 'S,C': mbb} of SoG(S, C) with the exact oracle for the settings `params` and `seeds`,
-    computed once per run and cached in the run directory (`learners.oracle_reference`)."""
+def _references(run_dir: Path, game, params: dict, seeds: int, tolerance: float) -> dict:
+    """{search 'S,C': mbb} of SoG(S, C) with the exact oracle (its `tolerance`) for the settings
+    `params` and `seeds`, computed once per run and cached in the run directory
+    (`learners.oracle_reference`)."""
     from learners import oracle_reference
 
     cache = oracle_reference.load(run_dir)
     out = {}
     for name, p in params.items():
-        if oracle_reference.key(game, p, seeds) not in cache:
+        if oracle_reference.key(game, p, seeds, tolerance) not in cache:
             say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per run)")
-        out[name] = oracle_reference.reference(game, p, seeds, cache)["mean_mbb"]
+        out[name] = oracle_reference.reference(game, p, seeds, cache, tolerance)["mean_mbb"]
     oracle_reference.save(run_dir, cache)
     return out
 
 
-def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dict]) -> dict:
-    """{(search 'S,C', seeds): mbb} of the cached exact-oracle references of the settings in `rows`."""
+def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dict], tolerance: float) -> dict:
+    """{(search 'S,C', seeds): mbb} of the cached exact-oracle references (oracle `tolerance`) of the
+    settings in `rows`."""
     from learners import oracle_reference
 
     cache = oracle_reference.load(run_dir)
@@ -200,7 +207,7 @@ def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dic
     for r in rows:
         if r["search"] == POLICY:
             continue
-        k = oracle_reference.key(game, parse_search(r["search"], base), int(r["seeds"]))
+        k = oracle_reference.key(game, parse_search(r["search"], base), int(r["seeds"]), tolerance)
         if k in cache:
             out[r["search"], int(r["seeds"])] = cache[k]["mean_mbb"]
     return out
@@ -251,7 +258,11 @@ def run(args) -> dict:
         return elo_curve.run(args, selected, game.spec.name, temperature)
     csv_path = run_dir / EVAL_FILE
     rows = read_rows(csv_path)
-    references = _references(run_dir, game, params, seeds)
+    tolerance = args.oracle_tolerance if args.oracle_tolerance is not None else (
+        config.run.oracle_tolerance if config is not None else 0.0)
+    if not 0 <= tolerance < math.inf:
+        raise UserError(f"--oracle-tolerance must be >= 0, got {tolerance}")
+    references = _references(run_dir, game, params, seeds, tolerance)
     done = {_key(r["step"], r["search"], r["seeds"]) for r in rows if r.get("step", "").isdigit()}
 
     from tensorboardX import SummaryWriter
@@ -316,7 +327,7 @@ def run(args) -> dict:
     png = run_dir / PNG_FILE
     good = [r for r in rows if r.get("step", "").isdigit()]
     if good:
-        plot(good, png, f"{game.spec.name}: {run_dir.name}", _cached_references(run_dir, game, base, good))
+        plot(good, png, f"{game.spec.name}: {run_dir.name}", _cached_references(run_dir, game, base, good, tolerance))
     say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
     return {"run": str(run_dir), "game": game.spec.name, "checkpoints": steps, "selected": selected,
             "searches": list(params), "seeds": seeds,

@@ -152,7 +152,8 @@ class TrainingRun(abc.ABC):
         cfg = self.config
         if cfg.run.eval_every:
             self.reference_jobs = oracle_reference.Background(
-                self.game, parse_eval_search(cfg.run.eval_search, cfg.search), cfg.run.eval_seeds, self.references)
+                self.game, parse_eval_search(cfg.run.eval_search, cfg.search), cfg.run.eval_seeds, self.references,
+                cfg.run.oracle_tolerance)
 
     # ------------------------------------------------------------ hooks for subclasses
 
@@ -341,7 +342,8 @@ class TrainingRun(abc.ABC):
         cfg = self.config
         references = {}
         for settings in parse_eval_search(cfg.run.eval_search, cfg.search):
-            row = self.references.get(oracle_reference.key(self.game, settings, cfg.run.eval_seeds))
+            row = self.references.get(oracle_reference.key(self.game, settings, cfg.run.eval_seeds,
+                                                           cfg.run.oracle_tolerance))
             if row is not None:
                 references[settings.label, cfg.run.eval_seeds] = row["mean_mbb"]
         try:

@@ -7,6 +7,15 @@ oracle as `sog exploitability --agent sog --value oracle` builds it
 (`ORACLE_ITERATIONS` warm-started CFR+ iterations per call, no tolerance), so
 the figure equals that command's for the same settings.
 
+Those values are not exact, and SoG(s, c) does not play the same with exact
+ones. `run.oracle_tolerance` (`sog eval --oracle-tolerance`) T > 0 makes each
+call iterate on until its gap is at most T (game units; the oracle's
+`tolerance`). Leduc, SoG(10,1), alternating updates, seeds 0 and 1: 425.0 mbb/h
+at 50 iterations a call (mean gap 121 mbb a call over 8 seeds), 471.8 at T =
+0.01 (gap 5.1 mbb), 530.2 at T = 0.002 (gap 1.1 mbb, 854 iterations a call):
+the figure rises as the values approach exact, so the default reference is a
+lower bound of SoG(s, c) with exact values, not its figure (issue 18).
+
 It is computed once per run and setting and cached in RUN_DIR/oracle_eval.json
 (`load` / `save`, written atomically), keyed by `key` (game, every search
 setting, seeds, oracle iterations), so a resumed run or a later `sog eval`
@@ -47,20 +56,23 @@ ORACLE_ITERATIONS = 50          # `sog exploitability --oracle-iterations`' defa
 NICENESS = 19                   # of the `Background` process: it runs on what the run leaves idle
 
 
-def key(game: Game, settings: SearchSettings, seeds: int) -> str:
+def key(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0) -> str:
     """The cache key of one reference (a JSON string). `value_cache` "auto" leaves the
     warm-started oracle uncached (its `cacheable` is False), so it is left out of the key: caches written before
-    that setting existed still match."""
+    that setting existed still match; so is a `tolerance` of 0 (none)."""
     search = dataclasses.asdict(settings)
     if search.get("value_cache") == "auto":
         del search["value_cache"]
+    oracle = {"oracle_tolerance": float(tolerance)} if tolerance else {}
     return json.dumps({"game": game.spec.name, "search": search, "seeds": int(seeds),
-                       "oracle_iterations": ORACLE_ITERATIONS}, sort_keys=True)
+                       "oracle_iterations": ORACLE_ITERATIONS, **oracle}, sort_keys=True)
 
 
-def oracle_exploitability(game: Game, settings: SearchSettings, seeds: int) -> dict:
-    """{min_mbb, mean_mbb, max_mbb, seconds} of SoG(s, c) with the exact oracle over `seeds` seeds."""
-    oracle = ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000)
+def oracle_exploitability(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0) -> dict:
+    """{min_mbb, mean_mbb, max_mbb, seconds} of SoG(s, c) with the exact oracle over `seeds` seeds
+    (each call iterating on until its gap is at most `tolerance` when > 0)."""
+    oracle = ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000,
+                                tolerance=tolerance or None)
     out = search_exploitability(game, ContinualResolver(game, oracle, settings), seeds)
     return {"min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"], "max_mbb": 1000 * out["max"],
             "seconds": out["seconds"]}
@@ -82,30 +94,31 @@ def save(run_dir: str | Path, references: dict) -> None:
     atomic_write(Path(run_dir) / FILE, lambda f: f.write(text.encode()))
 
 
-def reference(game: Game, settings: SearchSettings, seeds: int, references: dict) -> dict:
-    """The reference row of (settings, seeds): from `references` ({key: row}, updated in place)
-    or computed now."""
-    k = key(game, settings, seeds)
+def reference(game: Game, settings: SearchSettings, seeds: int, references: dict, tolerance: float = 0.0) -> dict:
+    """The reference row of (settings, seeds, tolerance): from `references` ({key: row}, updated
+    in place) or computed now."""
+    k = key(game, settings, seeds, tolerance)
     if k not in references:
-        references[k] = oracle_exploitability(game, settings, seeds)
+        references[k] = oracle_exploitability(game, settings, seeds, tolerance)
     return references[k]
 
 
-def _compute(game_name: str, settings: SearchSettings, seeds: int) -> dict:
-    return oracle_exploitability(load_game(game_name), settings, seeds)
+def _compute(game_name: str, settings: SearchSettings, seeds: int, tolerance: float) -> dict:
+    return oracle_exploitability(load_game(game_name), settings, seeds, tolerance)
 
 
 class Background:
-    """The references of SoG(s, c) for `searches` (`SearchSettings`) and `seeds` that `references`
-    ({key: row}) lacks, computed one after the other in a spawned process at nice `NICENESS`
+    """The references of SoG(s, c) for `searches` (`SearchSettings`), `seeds` and the oracle's
+    `tolerance` that `references` ({key: row}) lacks, computed one after the other in a spawned process at nice `NICENESS`
     (see module doc); none is started when nothing is missing.
 
     settings: {key: settings} of the references it computes; missing: the keys of those not
     (yet) computed; errors: {key: text} of those that failed.
     """
 
-    def __init__(self, game: Game, searches: list[SearchSettings], seeds: int, references: dict):
-        self.settings = {k: s for s in searches if (k := key(game, s, seeds)) not in references}
+    def __init__(self, game: Game, searches: list[SearchSettings], seeds: int, references: dict,
+                 tolerance: float = 0.0):
+        self.settings = {k: s for s in searches if (k := key(game, s, seeds, tolerance)) not in references}
         self.missing = set(self.settings)
         self.errors: dict[str, str] = {}
         self.jobs: dict = {}
@@ -113,7 +126,7 @@ class Background:
         if self.settings:
             # spawn: a fork would copy the locks of the caller's JAX and Ray threads
             self.pool = multiprocessing.get_context("spawn").Pool(1, lower_priority, (NICENESS,))
-            self.jobs = {k: self.pool.apply_async(_compute, (game.spec.name, s, seeds))
+            self.jobs = {k: self.pool.apply_async(_compute, (game.spec.name, s, seeds, tolerance))
                          for k, s in self.settings.items()}
 
     def poll(self) -> dict:

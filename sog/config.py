@@ -152,6 +152,10 @@ class RunConfig:
     eval_search: str = "10,1"        # S,C (or S,C,EPS: off-support smoothing) of the evaluated SoG
                                      # agent; several as "10,1;100,1"
     eval_seeds: int = 2
+    oracle_tolerance: float = 0.0    # the reference lines' exact oracle: 0 = `ORACLE_ITERATIONS`
+                                     # warm-started CFR+ iterations a call; > 0 = each call iterates on
+                                     # until its gap is at most this (game units): values closer to
+                                     # exact, several times the cost (`learners.oracle_reference`)
     diagnose_samples: int = 256      # replay examples each evaluation compares with exact values (a
                                      # uniform sample, and as many newest; games with an enumerable
                                      # public tree only: `learners.diagnostics`); 0 = none
@@ -498,6 +502,7 @@ def _validate(cfg: Config, where) -> None:
                           f"tree of {game.spec.name}, which has at least {size:,} public states (at most {limit:,}); "
                           "use run.eval_every=0")
     check(run.eval_seeds >= 1, "run.eval_seeds", "an int >= 1")
+    check(0 <= run.oracle_tolerance < math.inf, "run.oracle_tolerance", "a float >= 0 (0: no tolerance)")
     check(run.diagnose_samples >= 0, "run.diagnose_samples", "an int >= 0 (0 = none)")
     try:
         parse_eval_search(run.eval_search)

@@ -187,6 +187,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
      "inference.servers"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "learner.checkpoint_every=1000",
       "--set", "learner.keep_period=2500"), "learner.keep_period"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set",
+      "run.oracle_tolerance=-1"), "run.oracle_tolerance"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "run.eval_grace=-1"),
      "run.eval_grace"),
     (("train", "--config", "leduc", "--sync", "--run-dir", "/nonexistent/run", "--set", "solver.q_random=-1"),

@@ -271,3 +271,28 @@ def test_reference_key_is_the_same_without_the_value_cache_setting():
                            "oracle_iterations": oracle_reference.ORACLE_ITERATIONS}, sort_keys=True)
     assert oracle_reference.key(game, settings, 2) == old_key
     assert oracle_reference.key(game, dataclasses.replace(settings, value_cache=True), 2) != old_key
+    assert oracle_reference.key(game, settings, 2, tolerance=0.0) == old_key        # no tolerance: as before
+    assert oracle_reference.key(game, settings, 2, tolerance=0.01) != old_key
+
+
+def test_a_reference_with_an_oracle_tolerance_is_sog_exploitabilitys_with_it(capsys):
+    """`run.oracle_tolerance` / `sog eval --oracle-tolerance`: the reference's oracle iterates each call
+    until its gap is at most the tolerance, as `sog exploitability --oracle-tolerance` does."""
+    game = load_game("kuhn_poker")
+    settings = SearchSettings(simulations=4)
+    cache: dict = {}
+    row = oracle_reference.reference(game, settings, 1, cache, tolerance=0.001)
+    assert list(cache) == [oracle_reference.key(game, settings, 1, 0.001)]
+    assert cli_main(["exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "4,1",
+                     "--value", "oracle", "--seeds", "1", "--oracle-tolerance", "0.001"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_mbb"] == pytest.approx(row["mean_mbb"], rel=1e-12) and out["oracle"]["mean_gap_mbb"] <= 1.0
+    assert oracle_reference.reference(game, settings, 1, {})["mean_mbb"] != pytest.approx(row["mean_mbb"], rel=1e-6)
+
+
+def test_sog_eval_refuses_a_negative_oracle_tolerance(tiny_run, capsys):
+    run_dir, _, _ = tiny_run
+    before = sorted(p.name for p in run_dir.iterdir())
+    assert cli_main(["eval", "--run", str(run_dir), "--oracle-tolerance", "-1"]) == 2
+    assert "--oracle-tolerance must be >= 0" in capsys.readouterr().err
+    assert sorted(p.name for p in run_dir.iterdir()) == before
