@@ -12,9 +12,11 @@ ones. `run.oracle_tolerance` (`sog eval --oracle-tolerance`) T > 0 makes each
 call iterate on until its gap is at most T (game units; the oracle's
 `tolerance`). Leduc, SoG(10,1), alternating updates, seeds 0 and 1: 425.0 mbb/h
 at 50 iterations a call (mean gap 121 mbb a call over 8 seeds), 471.8 at T =
-0.01 (gap 5.1 mbb), 530.2 at T = 0.002 (gap 1.1 mbb, 854 iterations a call):
-the figure rises as the values approach exact, so the default reference is a
-lower bound of SoG(s, c) with exact values, not its figure (issue 18).
+0.01 (gap 5.1 mbb), 530.2 at T = 0.002 (gap 1.1 mbb, 854 iterations a call),
+535.2 at T = 0.0005 (gap 0.37 mbb, 2,010 iterations a call): the figure rises
+as the values approach exact and settles near 530-535, so the default reference
+is well below SoG(s, c) with exact values (issue 18): the warm start's partly
+converged values, carried from call to call, play better than exact ones.
 
 It is computed once per run and setting and cached in RUN_DIR/oracle_eval.json
 (`load` / `save`, written atomically), keyed by `key` (game, every search
