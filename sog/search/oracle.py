@@ -40,7 +40,9 @@ earlier in the same call, and then in channel 1, 2 or 3 when player 0's,
 player 1's or both players' ranges differ from that first query's (the
 players' bits); every decision public state of its subtree warm-starts from
 and writes to that channel. A smoothed row so always meets its own kind, and
-the answers are those of one oracle per role (a test).
+the answers are those of one oracle per role (a test). With channels, Leduc
+SoG(10,1), 8 seeds: 390.2 / 502.8 / 384.0 mbb/h at eps 0 / 0.25 / 0.5 (eps 0
+unchanged); SoG(100,1): 32.8 / 42.5 at eps 0 / 0.1.
 """
 from __future__ import annotations
 
