@@ -15,7 +15,8 @@ at 50 iterations a call (mean gap 121 mbb a call over 8 seeds), 471.8 at T =
 0.01 (gap 5.1 mbb), 530.2 at T = 0.002 (gap 1.1 mbb, 854 iterations a call),
 535.2 at T = 0.0005 (gap 0.37 mbb, 2,010 iterations a call): the figure rises
 as the values approach exact and settles near 530-535, so the default reference
-is well below SoG(s, c) with exact values (issue 18): the warm start's partly
+is well below SoG(s, c) with exact values (8 seeds: 390.2 at 50 iterations, 556.7
+at T = 0.002; issue 18): the warm start's partly
 converged values, carried from call to call, play better than exact ones.
 
 It is computed once per run and setting and cached in RUN_DIR/oracle_eval.json
