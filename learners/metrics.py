@@ -116,9 +116,10 @@ class Metrics:
 
 
 def _tag(search: str) -> str:
-    """The tensorboard tag prefix of SoG(`search`) ('S,C'): eval/S<s>_C<c> (no parentheses or commas)."""
-    sims, per_phase = search.split(",")
-    return f"eval/S{sims}_C{per_phase}"
+    """The tensorboard tag prefix of SoG(`search`) ('S,C' or 'S,C,EPS', `SearchSettings.label`):
+    eval/S<s>_C<c>, or eval/S<s>_C<c>_E<eps> with off-support smoothing (no parentheses or commas)."""
+    sims, per_phase, *eps = search.split(",")
+    return f"eval/S{sims}_C{per_phase}" + "".join(f"_E{e}" for e in eps)
 
 
 def read_scalars(logdir: str | Path) -> dict[str, list[tuple[int, float]]]:

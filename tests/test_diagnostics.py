@@ -20,11 +20,11 @@ from learners.diagnostics import (
     policy_kl,
     worst_states,
 )
-from learners.metrics import EvaluationAbandoned, read_scalars
+from learners.metrics import EvaluationAbandoned, Metrics, read_scalars
 from networks.cvpn import init_params
 from networks.encoding import to_game_units
 from networks.value_function import NetworkValueFunction
-from sog.config import NetworkConfig, apply_overrides, load_config
+from sog.config import NetworkConfig, apply_overrides, load_config, parse_eval_search, shipped_configs
 from sog.games import load_game
 from sog.search.full_tree import full_tree
 from sog.search.settings import SearchSettings
@@ -296,3 +296,23 @@ def test_sog_eval_refuses_a_negative_oracle_tolerance(tiny_run, capsys):
     assert cli_main(["eval", "--run", str(run_dir), "--oracle-tolerance", "-1"]) == 2
     assert "--oracle-tolerance must be >= 0" in capsys.readouterr().err
     assert sorted(p.name for p in run_dir.iterdir()) == before
+
+
+@pytest.mark.parametrize("name", [n for n in shipped_configs() if load_config(n).run.eval_every])
+def test_every_shipped_evaluation_setting_logs_its_scalars(name, tmp_path):
+    """Each evaluated setting of a shipped config (with off-support smoothing too: 'S,C,EPS') has its
+    tensorboard tags: the run logs its rows and the reference line without failing."""
+    cfg = load_config(name)
+    labels = [s.label for s in parse_eval_search(cfg.run.eval_search, cfg.search)]
+    metrics = Metrics(tmp_path)
+    rows = [dict(search=label, seeds=2, min_mbb=1.0 + i, mean_mbb=2.0 + i, max_mbb=3.0 + i, seconds=0.1,
+                 oracle={"mean_mbb": 0.5 + i}) for i, label in enumerate(labels)]
+    metrics.eval_rows(7, 1, rows)
+    metrics.close()
+    scalars = read_scalars(tmp_path / "tb")
+    tags = {name.rsplit("/", 1)[0] for name in scalars if name.startswith("eval/")}
+    assert len(tags) == len(set(labels))
+    for i, label in enumerate(labels):
+        tag = next(t for t in tags if t == "eval/S" + label.replace(",", "_C", 1).replace(",", "_E"))
+        assert scalars[f"{tag}/mean_mbb"] == [(7, pytest.approx(2.0 + i))]
+        assert scalars[f"{tag}/oracle_mbb"] == [(7, pytest.approx(0.5 + i))]
