@@ -19,7 +19,8 @@ Scalar names (all logged against the learner step):
     (share of its time waiting), memory/<process>_mb (resident memory),
     replay/age_mean, replay/age_max (weight versions between the learner's weights and those
     that produced the examples of its batches, over the tick),
-    eval/S<s>_C<c>/mean_mbb (and min_mbb, max_mbb): exploitability of SoG(s, c),
+    eval/S<s>_C<c>/mean_mbb (and min_mbb, max_mbb): exploitability of SoG(s, c) (eval/S<s>_C<c>_E<eps>/...
+      with off-support smoothing eps),
     eval/S<s>_C<c>/oracle_mbb: the same agent's with the exact oracle (the reference line,
     `learners.oracle_reference`), diag/<field>: the evaluation's diagnostics against exact
     values (`learners.diagnostics`; also in metrics.jsonl).
