@@ -46,6 +46,26 @@ def test_selfplay_produces_policy_and_td1_targets_and_queries(kuhn):
     assert len(out.queries) > 0
 
 
+def test_the_seats_share_one_initial_solve(kuhn, monkeypatch):
+    """The first seat's search at the game's first public state is the other seat's initial solve:
+    no game solves the opening a second time, and seat 1's first re-solve starts from seat 0's
+    summary (its gadget's Terminate values are seat 0's averaged values there)."""
+    from sog.search import resolve
+    cfg, game, vf = kuhn
+    initial, gadgets = [], []
+    monkeypatch.setattr(resolve.ContinualResolver, "_initial_search",
+                        lambda self, *a: initial.append(a) or pytest.fail("a second initial solve"))
+    make_gadget = resolve.Gadget
+    monkeypatch.setattr(resolve, "Gadget", lambda *a: gadgets.append(a) or make_gadget(*a))
+    out = SelfPlay(game, cfg, vf, seed=0).play()
+    assert not initial and out.stats["games"] == 3
+    assert len(gadgets) == out.stats["searches"] - 3          # every search but each game's first
+    resolver = resolve.ContinualResolver(game, None)
+    root = game.root()
+    assert resolver.is_initial([root], None) and not resolver.is_initial([root], resolve.Summary({}, {}))
+    assert not resolver.is_initial([root, game.children(root)[0].pub], None)
+
+
 def test_selfplay_is_seeded(kuhn):
     cfg, game, vf = kuhn
     a, b = (SelfPlay(game, cfg, vf, seed=3).play() for _ in range(2))

@@ -95,6 +95,12 @@ class ContinualResolver:
         yield from search.steps()
         return search
 
+    def is_initial(self, history: Sequence[Hashable], prev: Summary | None) -> bool:
+        """Whether `search_steps(history, player, prev, seed)` is an initial solve: a search at the
+        game's first public state that is not a chance node (`_opening`) with no previous summary,
+        whose summary is what the other seat's first re-solve starts from (`initial_solve`)."""
+        return prev is None and self._opening(history)[0] == len(history) - 1
+
     def _opening(self, history: Sequence[Hashable]) -> tuple[int, np.ndarray]:
         """(j, ranges [2, N]): the first public state of `history` that is not a chance node, and
         the initial ranges carried to it through the public chance events before it (hold'em's
