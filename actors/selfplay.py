@@ -5,11 +5,12 @@ each a coroutine advanced in lockstep with the others, all their pending network
 queries merged into one call per round (`actors.lockstep`). At every decision
 the acting seat's `SoGAgent` searches (its re-solving state carries over between
 its decisions) and the move is drawn from `(1 - eps) pi + eps uniform` (argmax
-after `greedy_after` moves). The first seat's search at the game's first public state is
-an initial solve (a search from the initial ranges with no previous summary), and the other seat's
-first re-solve starts from its summary instead of solving the same public state again from the same
-ranges (`sog.search.resolve`; the search sees no private card, so the two solves differ only by
-their seeds: Kuhn then makes one GT-CFR search fewer in its ~3.3 a game). A game ends by the rules, after `max_moves` moves (a
+after `greedy_after` moves). The first seat's search at the game's first public
+state is an initial solve (from the initial ranges, with no previous summary), and the
+other seat's first re-solve starts from its summary instead of solving that public state
+again from the same ranges (`sog.search.resolve`; the search sees no private card, so the
+two solves would differ only by their seeds: Kuhn makes one GT-CFR search fewer in its ~3.3
+a game). A game ends by the rules, after `max_moves` moves (a
 draw, 0), or, with `resign` (perfect-information games), when the acting seat's
 search values the position below the threshold (`searcher_value`): that seat loses
 (-max_utility). In a `p_no_resign` fraction of games (drawn per game) no seat resigns;
