@@ -3,7 +3,7 @@
 | actor | wraps | methods |
 |---|---|---|
 | `actors.inference.InferenceServer` (an async actor as it is) | the CVPN behind batching | infer, set_weights, stats, ping |
-| `ReplayActor` | `actors.replay.ReplayBuffer` | loaded, add, try_sample, peek, newest, counters, save, load |
+| `ReplayActor` | `actors.replay.ReplayBuffer` | loaded, add, try_sample_many, peek, newest, counters, save, load |
 | `QueryQueueActor` | `actors.queue.QueryQueue` | loaded, push, pop, counters, save |
 | `ProducerActor` | a producer of `actors.producers` (self-play worker, query solver), with its own network when the run has no server | step, set_weights, ping |
 
@@ -80,8 +80,8 @@ class ReplayActor:
     def add(self, examples: dict, ids) -> int:
         return self.buffer.add(examples, ids)
 
-    def try_sample(self, batch_size: int, seed: int):
-        return self.buffer.try_sample(batch_size, np.random.default_rng(seed))
+    def try_sample_many(self, batch_size: int, seeds: list[int]) -> list:
+        return self.buffer.try_sample_many(batch_size, seeds)
 
     def peek(self, batch_size: int, seed: int):
         """`ReplayBuffer.peek` (None when the buffer is empty)."""

@@ -186,6 +186,18 @@ class ReplayBuffer:
         """`sample` when `can_sample(batch_size)`, else None."""
         return self.sample(batch_size, rng) if self.can_sample(batch_size) else None
 
+    def try_sample_many(self, batch_size: int, seeds) -> list[dict[str, np.ndarray]]:
+        """`try_sample` once per seed (ints; each batch from `np.random.default_rng(seed)`), in
+        order, stopping at the first the limiter refuses: the batches of several learner steps
+        in one call (the Ray run's driver asks a few steps ahead)."""
+        out = []
+        for seed in seeds:
+            batch = self.try_sample(batch_size, np.random.default_rng(seed))
+            if batch is None:
+                break
+            out.append(batch)
+        return out
+
     # ------------------------------------------------------------ introspection
 
     def __len__(self) -> int:

@@ -20,8 +20,9 @@ checkpoint and the last replay/queue snapshots, and re-running `sog train`
 resumes from them. (On a cluster the driver runs where `ray job submit`
 starts the entrypoint, the head node: give it the GPU the learner should use.)
 
-The driver loop keeps one `step()` call in flight per producer, prefetches
-the next replay sample while the learner steps, and on every learner step may
+The driver loop keeps one `step()` call in flight per producer, asks the
+replay for the batches of the next `SAMPLE_STEPS` learner steps in one call
+(the next call while the last of them trains), and on every learner step may
 publish weights (one `ray.put` per version, handed to every inference server
 and the evaluator; the driver keeps only the newest reference, so older
 versions are freed), checkpoint (replay and queue saved first, then the orbax
@@ -90,6 +91,8 @@ from sog.config import Config
 
 LEARNER_MEM_FRACTION = "0.45"    # of a GPU, for the driver's JAX (the learner)
 REPUBLISH_AFTER = 30.0           # seconds a server may lag behind the newest version before a re-send
+SAMPLE_STEPS = 8                 # learner steps' batches per replay call (issue 24: Kuhn's ~300 calls a
+                                 # second kept the replay actor ~26% of a core busy on 2 cores)
 APP_ERROR_LIMIT = 5              # consecutive exceptions of one actor's step before the run fails
 
 
@@ -555,51 +558,62 @@ class RayRun(TrainingRun):
         self.refresh()
         next_sample_at = time.monotonic()
         sample_ref = None
+        batches: collections.deque = collections.deque()   # sampled, not yet trained on, in step order
         want_since = time.monotonic()           # the learner is ready for a batch since then
         while not self.should_stop():
             now = time.monotonic()
-            if sample_ref is None and now >= next_sample_at:
-                sample_ref = self.replay.try_sample.remote(batch_size, self.learner.sample_seed())
+            if sample_ref is None and now >= next_sample_at and len(batches) <= 1:
+                sample_ref = self._sample(batch_size, self.learner.step_count + len(batches))
             waits = list(self.inflight)
             if sample_ref is not None:
                 waits.append(sample_ref)
             if self.eval_ref is not None:
                 waits.append(self.eval_ref)
-            timeout = max(0.0, min(self._tick_at + self.tick_seconds - now,
-                                   (next_sample_at - now) if sample_ref is None else 1.0, 1.0))
+            timeout = 0.0 if batches else max(0.0, min(self._tick_at + self.tick_seconds - now,
+                                                       (next_sample_at - now) if sample_ref is None else 1.0, 1.0))
             ready, _ = ray.wait(waits, num_returns=1, timeout=timeout) if waits else ([], [])
             for ref in ready:
                 if ref is sample_ref or (sample_ref is not None and ref == sample_ref):
                     sample_ref = None
+                    got = []
                     try:
-                        batch = ray.get(ref)
+                        got = ray.get(ref)
                     except Exception as e:  # noqa: BLE001 - the replay actor restarting
                         self.log_line(f"warning: sampling the replay failed ({type(e).__name__}); retrying")
-                        batch = None
-                    if batch is None:
+                    batches.extend(got)
+                    if not got:
                         next_sample_at = time.monotonic() + 0.02
-                        continue
-                    t0 = time.monotonic()
-                    waited = t0 - want_since
-                    # prefetch the next batch while this one trains
-                    step = self.learner.step_count
-                    if not (cfg.run.max_steps and step + 1 >= cfg.run.max_steps):
-                        sample_ref = self.replay.try_sample.remote(batch_size, self.learner.sample_seed(step + 1))
-                    losses = self.train_step(batch)
-                    self.after_step(losses)
-                    want_since = time.monotonic()
-                    self._wait["learner"] += waited
-                    self._spent["learner"] += want_since - t0 + waited
                 elif ref == self.eval_ref:
                     self._finish_eval()
                 elif ref in self.inflight:
                     self._collect(ref)
+            if batches:
+                t0 = time.monotonic()
+                waited = t0 - want_since
+                if sample_ref is None and len(batches) == 1:     # the next ones, while this one trains
+                    sample_ref = self._sample(batch_size, self.learner.step_count + 1)
+                losses = self.train_step(batches.popleft())
+                self.after_step(losses)
+                want_since = time.monotonic()
+                self._wait["learner"] += waited
+                self._spent["learner"] += want_since - t0 + waited
             if cfg.replay.persist_every and time.monotonic() - self._persisted_at >= cfg.replay.persist_every:
                 self._persist_async()
             if time.monotonic() - self._tick_at >= self.tick_seconds:
                 self.refresh()
                 self.tick()
         self.refresh()
+
+    def _sample(self, batch_size: int, step: int):
+        """A ref to the replay's batches for learner steps `step`, `step` + 1, ... (`SAMPLE_STEPS` of
+        them, none from `run.max_steps` on; fewer where the limiter refuses), each drawn from its
+        step's seed; None when `step` is past the run's last."""
+        end, last = step + SAMPLE_STEPS, self.config.run.max_steps
+        if last:
+            end = min(end, last)
+        if end <= step:
+            return None
+        return self.replay.try_sample_many.remote(batch_size, [self.learner.sample_seed(s) for s in range(step, end)])
 
     def _persist_async(self) -> None:
         if self._persist_ref is not None:

@@ -66,6 +66,18 @@ def test_sampling_is_uniform_over_the_window():
     assert np.all(np.abs(counts[6:] / 40_000 - 0.25) < 0.02)
 
 
+def test_try_sample_many_draws_each_steps_batch_until_the_limiter_refuses():
+    one, many = (ReplayBuffer(SCHEMA, capacity=100, min_size=4, max_updates_per_example=2.0) for _ in range(2))
+    for buf in (one, many):
+        buf.add(*batch([0, 1, 2, 3]))
+    got = many.try_sample_many(3, [11, 12, 13])
+    assert len(got) == 2 and many.sampled_total == 6          # 2 * 4 = 8: two batches of 3, not three
+    for seed, b in zip([11, 12], got):
+        want = one.try_sample(3, np.random.default_rng(seed))
+        assert all(np.array_equal(want[k], b[k]) for k in SCHEMA)
+    assert many.try_sample_many(3, [14]) == [] and many.try_sample_many(3, []) == []
+
+
 def test_limiter_enforces_updates_per_example():
     buf = ReplayBuffer(SCHEMA, capacity=100, min_size=4, max_updates_per_example=2.0)
     rng = np.random.default_rng(0)
