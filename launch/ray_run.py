@@ -22,7 +22,7 @@ starts the entrypoint, the head node: give it the GPU the learner should use.)
 
 The driver loop keeps one `step()` call in flight per producer, asks the
 replay for the batches of the next `SAMPLE_STEPS` learner steps in one call
-(the next call while the last of them trains), and on every learner step may
+(the next call when half of them are left), and on every learner step may
 publish weights (one `ray.put` per version, handed to every inference server
 and the evaluator; the driver keeps only the newest reference, so older
 versions are freed), checkpoint (replay and queue saved first, then the orbax
@@ -562,7 +562,7 @@ class RayRun(TrainingRun):
         want_since = time.monotonic()           # the learner is ready for a batch since then
         while not self.should_stop():
             now = time.monotonic()
-            if sample_ref is None and now >= next_sample_at and len(batches) <= 1:
+            if sample_ref is None and now >= next_sample_at and len(batches) <= SAMPLE_STEPS // 2:
                 sample_ref = self._sample(batch_size, self.learner.step_count + len(batches))
             waits = list(self.inflight)
             if sample_ref is not None:
@@ -590,8 +590,6 @@ class RayRun(TrainingRun):
             if batches:
                 t0 = time.monotonic()
                 waited = t0 - want_since
-                if sample_ref is None and len(batches) == 1:     # the next ones, while this one trains
-                    sample_ref = self._sample(batch_size, self.learner.step_count + 1)
                 losses = self.train_step(batches.popleft())
                 self.after_step(losses)
                 want_since = time.monotonic()
