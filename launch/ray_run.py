@@ -605,13 +605,15 @@ class RayRun(TrainingRun):
     def _sample(self, batch_size: int, step: int):
         """A ref to the replay's batches for learner steps `step`, `step` + 1, ... (`SAMPLE_STEPS` of
         them, none from `run.max_steps` on; fewer where the limiter refuses), each drawn from its
-        step's seed; None when `step` is past the run's last."""
+        step's seed; None when `step` is past the run's last. (A run that stops on time leaves up to
+        1.5 x `SAMPLE_STEPS` batches drawn and not trained on, which the limiter has counted.)"""
         end, last = step + SAMPLE_STEPS, self.config.run.max_steps
         if last:
             end = min(end, last)
         if end <= step:
             return None
-        return self.replay.try_sample_many.remote(batch_size, [self.learner.sample_seed(s) for s in range(step, end)])
+        seeds = [self.learner.sample_seed(s) for s in range(step, end)]
+        return self.replay.try_sample_many.remote(batch_size, seeds)
 
     def _persist_async(self) -> None:
         if self._persist_ref is not None:

@@ -310,7 +310,7 @@ def test_every_shipped_evaluation_setting_logs_its_scalars(name, tmp_path):
     metrics.eval_rows(7, 1, rows)
     metrics.close()
     scalars = read_scalars(tmp_path / "tb")
-    tags = {name.rsplit("/", 1)[0] for name in scalars if name.startswith("eval/")}
+    tags = {scalar.rsplit("/", 1)[0] for scalar in scalars if scalar.startswith("eval/")}
     assert len(tags) == len(set(labels))
     for i, label in enumerate(labels):
         tag = next(t for t in tags if t == "eval/S" + label.replace(",", "_C", 1).replace(",", "_E"))
