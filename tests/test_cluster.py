@@ -4,8 +4,12 @@ README's cluster section says, one node holding a producer stopped mid-run, the 
 
 The head (no CPUs: the job's driver, the learner, and the services pinned to it) and two
 CPU nodes (2 CPUs each, told apart by a custom resource) are `ray start --block` processes
-of this test, with their own temp folder, so stopping one (SIGTERM, as `ray stop` does)
+of this test, each with its own temp folder, so stopping one (SIGTERM, as `ray stop` does)
 touches nothing else on the machine and `ray.init()` elsewhere does not find this cluster.
+Nodes that shared one would share its `runtime_resources/working_dir_files`, where each
+node's agent unpacks the job's working directory afresh (overwriting): the driver's current
+directory would vanish under it (os.getcwd() -> FileNotFoundError), which machines of a real
+cluster, each with its own disk, never see.
 """
 import json
 import os
@@ -24,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent            # ray and sog, installed next to this Python
-STEPS = 1500
+STEPS = 8000                # ~70 learner steps a second here: the run outlives a node stopped after step 100
 
 
 def _port() -> int:
@@ -47,7 +51,7 @@ class LocalCluster:
     """A head and CPU nodes started with `ray start --block` (see module doc)."""
 
     def __init__(self, folder: Path):
-        self.temp = tempfile.mkdtemp(prefix="sogray-", dir="/tmp")     # short: Ray's socket paths
+        self.temps: list[str] = []
         self.folder, self.gcs, self.dashboard = folder, _port(), _port()
         self.address = f"http://127.0.0.1:{self.dashboard}"
         self.env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
@@ -59,7 +63,7 @@ class LocalCluster:
         try:
             self._start("head", ["--head", f"--port={self.gcs}", f"--dashboard-port={self.dashboard}",
                                  "--include-dashboard=true", "--dashboard-host=127.0.0.1", "--num-cpus=0",
-                                 f"--temp-dir={self.temp}", f"--ray-client-server-port={_port()}", *common])
+                                 f"--ray-client-server-port={_port()}", *common])
             _wait(self._job_api_up, 120, "the head's job API")
             for name in ("node_b", "node_c"):           # one after the other: two at once can time out
                 self._start(name, [f"--address=127.0.0.1:{self.gcs}", "--num-cpus=2",
@@ -70,6 +74,8 @@ class LocalCluster:
             raise
 
     def _start(self, name: str, args: list[str]) -> None:
+        self.temps.append(tempfile.mkdtemp(prefix="sogray-", dir="/tmp"))    # short: Ray's socket paths
+        args = [*args, f"--temp-dir={self.temps[-1]}"]
         log = open(self.folder / f"{name}.log", "wb")  # noqa: SIM115 - closed by close()
         self.logs.append(log)
         self.nodes[name] = subprocess.Popen([str(BIN / "ray"), "start", *args], stdout=log,
@@ -130,7 +136,8 @@ class LocalCluster:
             self.stop(name)
         for log in self.logs:
             log.close()
-        shutil.rmtree(self.temp, ignore_errors=True)
+        for temp in self.temps:
+            shutil.rmtree(temp, ignore_errors=True)
 
 
 def _summary(logs: str) -> dict:
