@@ -151,19 +151,32 @@ class HoldemBlueprintAgent(BaseAgent):
             self._last = (pub, *self._compute(pub))
         return self._last[1], self._last[2]
 
-    def _compute(self, pub) -> tuple[np.ndarray, np.ndarray | None]:
-        game, bgame = self.game, self.blueprint_game
-        n, a = game.spec.num_states, game.spec.num_actions
-        out = np.zeros((n, a))
+    def _abstract_decision(self, pub) -> tuple | None:
+        """(the real history, the abstract history it translates to, their betting states, the
+        board as dealt) of the decision at `pub`, or None where it has no abstract decision of the
+        same seat to play from."""
+        bgame = self.blueprint_game
         real = self.real_history(pub)
         apub = self._abstract(real)
         if apub is None or bgame.kind(apub) != DECISION or bgame.actor(apub) != bgame.actor(real):
+            return None
+        board = tuple(c for event in real if isinstance(event, tuple) for c in event)
+        return real, apub, bgame.betting_state(real), bgame.betting_state(apub), board
+
+    def _compute(self, pub, decision: tuple | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(float [N, A]: every hand's distribution at `pub`, call where it has no abstract
+        decision; bool [N] or None: which hands the blueprint met). decision: `_abstract_decision(pub)`, if
+        the caller has it already."""
+        game, bgame = self.game, self.blueprint_game
+        out = np.zeros((game.spec.num_states, game.spec.num_actions))
+        decision = self._abstract_decision(pub) if decision is None else decision
+        if decision is None:
             out[:, B.CALL] = 1.0
             return out, None
-        rules, st_abs, st_real = bgame.rules, bgame.betting_state(apub), bgame.betting_state(real)
+        _, apub, st_real, st_abs, board = decision
+        rules = bgame.rules
         acts = (abstract_actions(rules, st_abs, self.bet_sizes) if self.bet_sizes is not None
                 else bgame.legal_actions(apub))
-        board = tuple(c for event in real if isinstance(event, tuple) for c in event)
         probs, known = self._abstract_probs(B.sequences(rules, st_abs), st_abs.round, len(acts), board)
         for j, x in enumerate(acts):
             out[:, self._game_action(pub, real_action(rules, st_abs, st_real, x))] += probs[:, j]

@@ -131,30 +131,24 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
         probs = self.endgame.hand_probs(self.table, node, np.asarray(board, dtype=np.int64), seat)
         return normalised(probs[:, :k]), np.ones(n, dtype=bool)
 
-    def _compute(self, pub) -> tuple[np.ndarray, np.ndarray | None]:
-        if self.off_tree == "search":
-            searched = self._search(pub)
+    def _compute(self, pub, decision: tuple | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        decision = self._abstract_decision(pub) if decision is None else decision
+        if self.off_tree == "search" and decision is not None:
+            searched = self._search(pub, decision)
             if searched is not None:
                 return searched, np.ones(self.game.spec.num_states, dtype=bool)
-        return super()._compute(pub)
+        return super()._compute(pub, decision)
 
-    def _search(self, pub) -> np.ndarray | None:
-        """float [N, A]: every hand's distribution at `pub` from a solve of the real subgame below it
-        (module doc), or None where the decision is on the abstract tree, before the solved rounds,
-        has no abstract counterpart, or its game is too large."""
-        bgame = self.blueprint_game
-        real = self.real_history(pub)
-        st_real = bgame.betting_state(real)
+    def _search(self, pub, decision: tuple) -> np.ndarray | None:
+        """float [N, A]: every hand's distribution at `pub` (its `_abstract_decision`) from a solve of the
+        real subgame below it (module doc), or None where the decision is on the abstract tree,
+        before the solved rounds, or its game is too large."""
+        real, _, st_real, st_abs, board = decision
         if st_real.round < self.endgame.settings.first_round:
             return None
-        apub = self._abstract(real)
-        if apub is None or bgame.kind(apub) != DECISION or bgame.actor(apub) != bgame.actor(real):
-            return None
-        st_abs = bgame.betting_state(apub)
-        node = self.node_of.get(B.sequences(bgame.rules, st_abs))
+        node = self.node_of.get(B.sequences(self.blueprint_game.rules, st_abs))
         if node is None or (st_abs.spent, st_abs.max_spent) == (st_real.spent, st_real.max_spent):
             return None
-        board = tuple(c for event in real if isinstance(event, tuple) for c in event)
         script = tuple(e for e in real if isinstance(e, int))
         rows = self._rows(script, board, node)
         if rows is None:
