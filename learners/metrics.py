@@ -194,7 +194,8 @@ class Evaluator:
             rows.append({"search": settings.label, "seeds": seeds,
                          "min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"],
                          "max_mbb": 1000 * out["max"], "seconds": out["seconds"],
-                         "oracle_key": oracle_reference.key(self.game, settings, seeds)})
+                         "oracle_key": oracle_reference.key(self.game, settings, seeds,
+                                                               self.config.run.oracle_tolerance)})
         return rows
 
     def evaluate(self, params, version: int, examples: dict | None = None,

@@ -191,6 +191,21 @@ def test_training_logs_the_diagnostics_the_age_and_the_reference(tiny_run):
     assert (run_dir / "eval.png").stat().st_size > 0
 
 
+def test_evaluation_rows_name_the_reference_of_the_runs_oracle_tolerance():
+    """Each evaluated row is logged with the reference the run computes (`Background`: the key with
+    `run.oracle_tolerance`); a key without it named the 50-iteration reference, which a run with a
+    tolerance never computes, so its rows said "still being computed" to the end."""
+    from learners.metrics import Evaluator
+    cfg = apply_overrides(load_config("tiny_kuhn"), ["run.oracle_tolerance=0.01", "run.diagnose_samples=0"])
+    ev = Evaluator(cfg)
+    rows = ev.exploitability(ev.vf.params)
+    game = load_game(cfg.game)
+    searches = parse_eval_search(cfg.run.eval_search, cfg.search)
+    seeds = cfg.run.eval_seeds
+    assert [r["oracle_key"] for r in rows] == [oracle_reference.key(game, s, seeds, 0.01) for s in searches]
+    assert rows[0]["oracle_key"] != oracle_reference.key(game, searches[0], seeds)
+
+
 def test_resume_reuses_the_cached_reference(tiny_run, tmp_path, monkeypatch):
     import shutil
     run_dir, cfg, _ = tiny_run
