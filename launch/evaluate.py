@@ -183,15 +183,15 @@ def plot(rows: list[dict], path: Path, title: str, references: dict | None = Non
 
 def _references(run_dir: Path, game, params: dict, seeds: int, tolerance: float) -> dict:
     """{search 'S,C': mbb} of SoG(S, C) with the exact oracle (its `tolerance`) for the settings
-    `params` and `seeds`, computed once per run and cached in the run directory
-    (`learners.oracle_reference`)."""
+    `params` and `seeds`, computed once and cached in the run directory and the machine's shared
+    file (`learners.oracle_reference`)."""
     from learners import oracle_reference
 
-    cache = oracle_reference.load(run_dir)
+    cache = oracle_reference.load(run_dir, game)
     out = {}
     for name, p in params.items():
         if oracle_reference.key(game, p, seeds, tolerance) not in cache:
-            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per run)")
+            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per machine)")
         out[name] = oracle_reference.reference(game, p, seeds, cache, tolerance)["mean_mbb"]
     oracle_reference.save(run_dir, cache)
     return out
@@ -202,7 +202,7 @@ def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dic
     settings in `rows`."""
     from learners import oracle_reference
 
-    cache = oracle_reference.load(run_dir)
+    cache = oracle_reference.load(run_dir, game)
     out = {}
     for r in rows:
         if r["search"] == POLICY:

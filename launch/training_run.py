@@ -22,8 +22,9 @@ Evaluations (`learners.metrics.Evaluator.evaluate`, every `run.eval_every`
 steps) bring the exploitability rows and diagnostics against exact values of
 `run.diagnose_samples` replay examples (`learners.diagnostics`;
 `diagnostics_sample` draws them); `record_eval` logs them, each row with its
-exact-oracle reference once that is known. The references the run directory's
-cache (`learners.oracle_reference`) lacks are computed beside the run, at the
+exact-oracle reference once that is known. The references neither the run directory's
+cache nor the machine's shared file (`learners.oracle_reference`; `begin` copies the game's
+rows of the latter into the former) holds are computed beside the run, at the
 lowest OS priority, from `begin` on (`oracle_reference.Background`; `tick`
 collects and caches them, so a resumed run does not recompute them); `draw_eval`
 draws RUN_DIR/eval.png with the reference lines (at the end of a run).
@@ -121,7 +122,7 @@ class TrainingRun(abc.ABC):
         self.eval_results: list[dict] = []
         self.last_eval_step = -1
         self.checkpoints: list[int] = []
-        self.references = oracle_reference.load(self.run_dir)   # {key: row}, the cache's and new ones
+        self.references = oracle_reference.load(self.run_dir, self.game)   # {key: row}: cached and new
         # per-tick accumulators
         self._loss_sums: dict = collections.defaultdict(float)
         self._loss_n = 0
@@ -150,6 +151,8 @@ class TrainingRun(abc.ABC):
         dump_config(self.config, self.run_dir / "config.yaml")
         self.metrics = Metrics(self.run_dir)
         cfg = self.config
+        if self.references.keys() - oracle_reference.load(self.run_dir).keys():
+            oracle_reference.save(self.run_dir, self.references)      # the shared file's rows it starts with
         if cfg.run.eval_every:
             self.reference_jobs = oracle_reference.Background(
                 self.game, parse_eval_search(cfg.run.eval_search, cfg.search), cfg.run.eval_seeds, self.references,

@@ -19,12 +19,21 @@ is well below SoG(s, c) with exact values (8 seeds: 390.2 at 50 iterations, 556.
 at T = 0.002; issue 18): the warm start's partly
 converged values, carried from call to call, play better than exact ones.
 
-It is computed once per run and setting and cached in RUN_DIR/oracle_eval.json
-(`load` / `save`, written atomically), keyed by `key` (game, every search
-setting, seeds, oracle iterations), so a resumed run or a later `sog eval`
-reuses it and a change of any of them computes a new one. A value is a row:
-min_mbb, mean_mbb, max_mbb (1000 x game units: mbb per hand in poker) and
-seconds.
+It is cached in RUN_DIR/oracle_eval.json (`load` / `save`, written atomically),
+keyed by `key` (game, every search setting, seeds, oracle iterations and
+tolerance), so a resumed run or a later `sog eval` reuses it and a change of
+any of them computes a new one. A value is a row: min_mbb, mean_mbb, max_mbb
+(1000 x game units: mbb per hand in poker) and seconds. `save` also adds the
+rows to one file shared by every run on the machine
+(`$SOG_CACHE_DIR/oracle_references.json`, by default under `$XDG_CACHE_HOME`
+or `~/.cache`, `sog/`; `SOG_CACHE_DIR=` empty: none), and `load` with the game
+reads that game's rows from it: a reference is computed once per machine, not
+once per run (Leduc's SoG(10,1) at T = 0.002 is 15 CPU minutes for 2 seeds, and
+the next run of the config used to compute it again beside its self-play). The
+shared file holds the rows of one version of the library's code (`code_digest`:
+the sources under `sog/`, which the references are a function of); rows of
+another version are dropped, so a change to a game or the search cannot hand
+a run a reference of the old code.
 
 A training run computes the references it lacks in `Background`: one spawned
 process at the lowest OS priority (nice `NICENESS`), beside the run rather
@@ -41,10 +50,14 @@ missing when the run ends is left to `sog eval`, which computes it the same way.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
 import multiprocessing
+import os
 from pathlib import Path
 
+import sog
 from sog.eval.search_policy import search_exploitability
 from sog.files import atomic_write
 from sog.games import load_game
@@ -55,6 +68,7 @@ from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings
 
 FILE = "oracle_eval.json"
+SHARED_FILE = "oracle_references.json"    # in the machine's cache folder (`shared_path`)
 ORACLE_ITERATIONS = 50          # `sog exploitability --oracle-iterations`' default
 NICENESS = 19                   # of the `Background` process: it runs on what the run leaves idle
 
@@ -81,20 +95,65 @@ def oracle_exploitability(game: Game, settings: SearchSettings, seeds: int, tole
             "seconds": out["seconds"]}
 
 
-def load(run_dir: str | Path) -> dict:
-    """{key: row} cached in the run directory ({} when there is no readable cache)."""
-    path = Path(run_dir) / FILE
+def load(run_dir: str | Path, game: Game | None = None) -> dict:
+    """{key: row} cached in the run directory ({} when there is no readable cache), and, given
+    `game`, that game's rows of the machine's shared file (the run directory's win)."""
+    own = _read(Path(run_dir) / FILE)
+    if game is None:
+        return own
+    shared = {k: row for k, row in _shared().items() if json.loads(k).get("game") == game.spec.name}
+    return {**shared, **own}
+
+
+def save(run_dir: str | Path, references: dict) -> None:
+    """Write {key: row} to the run directory's cache (atomically), and add them to the machine's
+    shared file (best effort: a folder that cannot be written is passed over)."""
+    text = json.dumps(references, indent=1, sort_keys=True)
+    atomic_write(Path(run_dir) / FILE, lambda f: f.write(text.encode()))
+    path = shared_path()
+    if path is None or not references:
+        return
+    shared = json.dumps({"code": code_digest(), "references": {**_shared(), **references}}, indent=1, sort_keys=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda f: f.write(shared.encode()))
+    except OSError:
+        return
+
+
+def shared_path() -> Path | None:
+    """The machine's shared file of references: in `$SOG_CACHE_DIR`, else `$XDG_CACHE_HOME/sog`,
+    else `~/.cache/sog`; None when `SOG_CACHE_DIR` is set empty (no sharing)."""
+    folder = os.environ.get("SOG_CACHE_DIR")
+    if folder is None:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sog"
+    return Path(folder) / SHARED_FILE if folder else None
+
+
+@functools.cache
+def code_digest() -> str:
+    """sha256 of the library's sources (every .py file under `sog/`, with its path)."""
+    root = Path(sog.__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _shared() -> dict:
+    """{key: row} of the shared file, if it is readable and of this version of the code."""
+    path = shared_path()
+    data = _read(path) if path is not None else {}
+    rows = data.get("references")
+    return rows if data.get("code") == code_digest() and isinstance(rows, dict) else {}
+
+
+def _read(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def save(run_dir: str | Path, references: dict) -> None:
-    """Write {key: row} to the run directory's cache (atomically)."""
-    text = json.dumps(references, indent=1, sort_keys=True)
-    atomic_write(Path(run_dir) / FILE, lambda f: f.write(text.encode()))
 
 
 def reference(game: Game, settings: SearchSettings, seeds: int, references: dict, tolerance: float = 0.0) -> dict:
@@ -112,8 +171,8 @@ def _compute(game_name: str, settings: SearchSettings, seeds: int, tolerance: fl
 
 class Background:
     """The references of SoG(s, c) for `searches` (`SearchSettings`), `seeds` and the oracle's
-    `tolerance` that `references` ({key: row}) lacks, computed one after the other in a spawned process at nice `NICENESS`
-    (see module doc); none is started when nothing is missing.
+    `tolerance` that `references` ({key: row}) lacks, computed one after the other in a spawned
+    process at nice `NICENESS` (see module doc); none is started when nothing is missing.
 
     settings: {key: settings} of the references it computes; missing: the keys of those not
     (yet) computed; errors: {key: text} of those that failed.

@@ -5,9 +5,15 @@ the public state), so one instance per session serves every test.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from sog.games import load_game
+
+# No test shares exact-oracle references through the machine's cache (`learners.oracle_reference`):
+# each computes what it asks for, as on a fresh machine; the test of the shared file sets its own.
+os.environ["SOG_CACHE_DIR"] = ""
 
 
 @pytest.fixture(scope="session")

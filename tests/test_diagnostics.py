@@ -219,6 +219,45 @@ def test_resume_reuses_the_cached_reference(tiny_run, tmp_path, monkeypatch):
     assert [r["step"] for r in out["evals"]] == [30] and out["evals"][0]["oracle"] is not None
 
 
+def test_a_reference_is_computed_once_per_machine_and_version_of_the_code(tiny_run, tmp_path, monkeypatch):
+    """`save` adds a run's references to the machine's shared file; another run of the game reads
+    them from it (a new run of the config starts no process for them), another game does not,
+    nor does another version of the code; a damaged file is none; `SOG_CACHE_DIR=` shares none."""
+    run_dir, cfg, _ = tiny_run
+    game = load_game(cfg.game)
+    monkeypatch.setenv("SOG_CACHE_DIR", str(tmp_path / "cache"))
+    rows = oracle_reference.load(run_dir)
+    assert len(rows) == 1 and oracle_reference.load(run_dir, game) == rows      # nothing shared yet
+    oracle_reference.save(run_dir, rows)
+    assert oracle_reference.shared_path() == tmp_path / "cache" / oracle_reference.SHARED_FILE
+    other = tmp_path / "other"
+    other.mkdir()
+    assert oracle_reference.load(other) == {} and oracle_reference.load(other, game) == rows
+    assert oracle_reference.load(other, load_game("leduc_poker")) == {}
+
+    def refuse(*args):
+        raise AssertionError("a process was started to compute a shared reference again")
+    with monkeypatch.context() as m:
+        m.setattr(oracle_reference.multiprocessing, "get_context", refuse)
+        out = train(apply_overrides(cfg, ["run.max_steps=10"]), tmp_path / "run", sync=True, log=lambda *a, **k: None)
+    (row,) = rows.values()
+    assert [r["oracle"] for r in out["evals"]] == [row, row]                  # steps 0 and 10
+    assert oracle_reference.load(tmp_path / "run") == rows
+
+    with monkeypatch.context() as m:
+        m.setattr(oracle_reference, "code_digest", lambda: "another version")
+        assert oracle_reference.load(other, game) == {}
+    oracle_reference.shared_path().write_text("{not json")
+    assert oracle_reference.load(other, game) == {}
+    oracle_reference.save(run_dir, rows)                                        # rewritten whole
+    assert oracle_reference.load(other, game) == rows
+    monkeypatch.setenv("SOG_CACHE_DIR", "")
+    assert oracle_reference.shared_path() is None and oracle_reference.load(other, game) == {}
+    monkeypatch.setenv("SOG_CACHE_DIR", str(tmp_path / "cache" / oracle_reference.SHARED_FILE))   # a file
+    oracle_reference.save(run_dir, rows)                                        # passed over
+    assert oracle_reference.load(run_dir) == rows
+
+
 def test_reference_equals_sog_exploitability_with_the_oracle(tiny_run, capsys):
     run_dir, _, _ = tiny_run
     (row,) = oracle_reference.load(run_dir).values()
