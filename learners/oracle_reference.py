@@ -29,11 +29,11 @@ rows to one file shared by every run on the machine
 or `~/.cache`, `sog/`; `SOG_CACHE_DIR=` empty: none), and `load` with the game
 reads that game's rows from it: a reference is computed once per machine, not
 once per run (Leduc's SoG(10,1) at T = 0.002 is 15 CPU minutes for 2 seeds, and
-the next run of the config used to compute it again beside its self-play). The
-shared file holds the rows of one version of the library's code (`code_digest`:
-the sources under `sog/`, which the references are a function of); rows of
-another version are dropped, so a change to a game or the search cannot hand
-a run a reference of the old code.
+the next run of the config used to compute it again beside its self-play). Each row
+names the version of the library's code that computed it (`code_digest`: the
+sources under `sog/`, which the references are a function of), and the shared
+file gives and takes only rows of the running version, so a change to a game
+or the search cannot hand a run a reference of the old code.
 
 A training run computes the references it lacks in `Background`: one spawned
 process at the lowest OS priority (nice `NICENESS`), beside the run rather
@@ -86,13 +86,14 @@ def key(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0
 
 
 def oracle_exploitability(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0) -> dict:
-    """{min_mbb, mean_mbb, max_mbb, seconds} of SoG(s, c) with the exact oracle over `seeds` seeds
-    (each call iterating on until its gap is at most `tolerance` when > 0)."""
+    """{min_mbb, mean_mbb, max_mbb, seconds, code} of SoG(s, c) with the exact oracle over `seeds`
+    seeds (each call iterating on until its gap is at most `tolerance` when > 0); code: the
+    `code_digest` of the library that computed it."""
     oracle = ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000,
                                 tolerance=tolerance or None)
     out = search_exploitability(game, ContinualResolver(game, oracle, settings), seeds)
     return {"min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"], "max_mbb": 1000 * out["max"],
-            "seconds": out["seconds"]}
+            "seconds": out["seconds"], "code": code_digest()}
 
 
 def load(run_dir: str | Path, game: Game | None = None) -> dict:
@@ -106,17 +107,19 @@ def load(run_dir: str | Path, game: Game | None = None) -> dict:
 
 
 def save(run_dir: str | Path, references: dict) -> None:
-    """Write {key: row} to the run directory's cache (atomically), and add them to the machine's
-    shared file (best effort: a folder that cannot be written is passed over)."""
+    """Write {key: row} to the run directory's cache (atomically), and add the rows this version of
+    the code computed to the machine's shared file (best effort: a folder that cannot be written is
+    passed over)."""
     text = json.dumps(references, indent=1, sort_keys=True)
     atomic_write(Path(run_dir) / FILE, lambda f: f.write(text.encode()))
-    path = shared_path()
-    if path is None or not references:
+    path, shared = shared_path(), _shared()
+    new = {k: row for k, row in references.items() if _current(row) and k not in shared}
+    if path is None or not new:
         return
-    shared = json.dumps({"code": code_digest(), "references": {**_shared(), **references}}, indent=1, sort_keys=True)
+    text = json.dumps({**shared, **new}, indent=1, sort_keys=True)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda f: f.write(shared.encode()))
+        atomic_write(path, lambda f: f.write(text.encode()))
     except OSError:
         return
 
@@ -141,11 +144,15 @@ def code_digest() -> str:
 
 
 def _shared() -> dict:
-    """{key: row} of the shared file, if it is readable and of this version of the code."""
+    """{key: row} of the shared file's rows of this version of the code ({} if it is unreadable)."""
     path = shared_path()
-    data = _read(path) if path is not None else {}
-    rows = data.get("references")
-    return rows if data.get("code") == code_digest() and isinstance(rows, dict) else {}
+    return {k: row for k, row in (_read(path) if path is not None else {}).items() if _current(row)}
+
+
+def _current(row) -> bool:
+    """Whether a reference row was computed by this version of the code (rows cached before rows
+    carried their `code` were not, as far as anyone can tell)."""
+    return isinstance(row, dict) and row.get("code") == code_digest()
 
 
 def _read(path: Path) -> dict:

@@ -222,7 +222,8 @@ def test_resume_reuses_the_cached_reference(tiny_run, tmp_path, monkeypatch):
 def test_a_reference_is_computed_once_per_machine_and_version_of_the_code(tiny_run, tmp_path, monkeypatch):
     """`save` adds a run's references to the machine's shared file; another run of the game reads
     them from it (a new run of the config starts no process for them), another game does not,
-    nor does another version of the code; a damaged file is none; `SOG_CACHE_DIR=` shares none."""
+    nor does another version of the code, and a row that does not say its version (cached before
+    rows did) is not shared; a damaged file is none; `SOG_CACHE_DIR=` shares none."""
     run_dir, cfg, _ = tiny_run
     game = load_game(cfg.game)
     monkeypatch.setenv("SOG_CACHE_DIR", str(tmp_path / "cache"))
@@ -247,6 +248,12 @@ def test_a_reference_is_computed_once_per_machine_and_version_of_the_code(tiny_r
     with monkeypatch.context() as m:
         m.setattr(oracle_reference, "code_digest", lambda: "another version")
         assert oracle_reference.load(other, game) == {}
+    older = tmp_path / "older"
+    older.mkdir()
+    unversioned = {k.replace('"seeds": 1', '"seeds": 3'): {**row, "code": None} for k, row in rows.items()}
+    assert unversioned.keys().isdisjoint(rows)
+    oracle_reference.save(older, unversioned)
+    assert oracle_reference.load(other, game) == rows and oracle_reference.load(older, game) == {**rows, **unversioned}
     oracle_reference.shared_path().write_text("{not json")
     assert oracle_reference.load(other, game) == {}
     oracle_reference.save(run_dir, rows)                                        # rewritten whole
