@@ -48,6 +48,7 @@ from sog.config import Config
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
 from sog.search.value_function import ValueSteps
+from sog.seeding import generator
 
 END_STATS = ("resigned", "truncated", "no_resign_games", "would_resign", "false_resigns", "p0_wins", "p1_wins")
 
@@ -98,7 +99,7 @@ class SelfPlay:
         how it ended: `end` ('rules', 'resigned' or 'max_moves'), `outcome` (player 0's utility)
         and `resigner` (the seat that resigned, else -1)."""
         game, cfg = self.game, self.config.selfplay
-        rng = np.random.default_rng(seed)
+        rng = generator(seed)
         agents = [SoGAgent(game, None, self.config.search) for _ in (0, 1)]
         for p, agent in enumerate(agents):
             agent.reset(p, int(rng.integers(2**62)))

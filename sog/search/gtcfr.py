@@ -87,11 +87,11 @@ import numpy as np
 
 from sog.games.api import CHANCE, DECISION, Game
 from sog.search import expansion, node_cfr, value_cache
-from sog.search.cfr import regret_matching
 from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
 from sog.search.value_function import ValueFunction, ValueSteps, drive
+from sog.seeding import generator
 
 _SIMULTANEOUS = (np.array([True, True]),)                             # the players of an iteration's passes
 _ALTERNATING = (np.array([True, False]), np.array([False, True]))
@@ -417,7 +417,7 @@ class GTCFR:
         self.recorder = _Recorder()
         self.settings = settings
         self.top_k = settings.children_per_expansion(game.spec.perfect_information)
-        self.rng = np.random.default_rng(seed)
+        self.rng = generator(seed)
         self.t = 0
         N, A = game.spec.num_states, game.spec.num_actions
         self._node_arrays = dict(   # (sigma, values, own: scratch of the passes)
@@ -582,10 +582,10 @@ class GTCFR:
         leaf_values, logits = yield from self.recorder.ask(leaf_pubs, asked)
         F = len(f)
         self._set_priors(f, logits[:F])
+        if not (eps and len(rows)):
+            return leaf_values[:F]                      # (the answer's rows: the pass only reads them)
         values = np.array(leaf_values[:F], dtype=np.float64)
-        if eps and len(rows):
-            values[rows, players] = np.where(off, leaf_values[F:][np.arange(len(rows)), players],
-                                             values[rows, players])
+        values[rows, players] = np.where(off, leaf_values[F:][np.arange(len(rows)), players], values[rows, players])
         return values
 
     def _cached_leaf_values(self, f: np.ndarray, leaf_pubs: list) -> ValueSteps[np.ndarray]:
@@ -622,9 +622,10 @@ class GTCFR:
 
     def average_policy(self, node: int) -> np.ndarray:
         """float [N, A]: the average policy at a decision node (uniform over legal if unreached)."""
-        legal = self.tree.legal[node] & (self.tree.present[node] | (len(self.tree.children[node]) == 0))
-        n_legal = np.maximum(legal.sum(-1, keepdims=True), 1)
-        return regret_matching(self.avg[node][None], legal[None], n_legal[None])[0]
+        tree, out = self.tree, np.empty((1,) + self.avg.shape[1:])
+        node_cfr.matched_policies(np.array([node]), np.array([tree.first_child[node] < 0]), self.avg, tree.legal,
+                                  tree.present, out)
+        return out[0]
 
     def average_values(self, nodes: int | np.ndarray) -> np.ndarray:
         """float [2, N] at a node (or [k, 2, N] at node ids int [k]): counterfactual values averaged
@@ -640,8 +641,8 @@ class GTCFR:
         The opponent's root range is the gadget's latest one when re-solving."""
         self._ensure_capacity()
         view, n = self._current_view(), self.tree.size
-        entries = view.legal & view.present
-        sigma = regret_matching(self.avg[:n], entries, np.maximum(entries.sum(-1, keepdims=True), 1))
+        sigma = np.empty((n,) + self.avg.shape[1:])
+        node_cfr.matched_policies(np.arange(n), np.zeros(n, dtype=np.bool_), self.avg, view.legal, view.present, sigma)
         root = self.root_ranges.copy()
         if self.gadget is not None:
             root[self.gadget.player] = self.gadget.opponent_range()

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from sog.games.api import DECISION, TERMINAL
+from sog.search.expansion import pairwise_sum
 from sog.search.tree import PublicTree
 
 
@@ -111,6 +112,29 @@ def current_policy(kind, legal, present, regrets, sigma):
                         sigma[p, s, a] = max(regrets[p, s, a], 0.0) / total
                     else:
                         sigma[p, s, a] = 1.0 / count
+
+
+@numba.njit(cache=True)
+def matched_policies(nodes, leaf, weights, legal, present, out):
+    """out[k] float [N, A]: regret matching+ of weights (float [>= n, N, A]: regrets or average-policy
+    sums) at node nodes[k] (int [K]) over each slot's mask: its entries (legal and present), or at a
+    `leaf` (bool [K]: the node's children are not in the tree) its legal actions; positive weights
+    normalised, uniform over the mask where none is positive, zero off it. The sums are numpy's
+    (`expansion.pairwise_sum`), so the bits are `sog.search.cfr.regret_matching`'s."""
+    N, A = legal.shape[1], legal.shape[2]
+    pos = np.empty(A)
+    for k in range(len(nodes)):
+        v = nodes[k]
+        for s in range(N):
+            count = 0
+            for a in range(A):
+                on = legal[v, s, a] and (leaf[k] or present[v, s, a])
+                pos[a] = max(weights[v, s, a], 0.0) if on else 0.0
+                count += on
+            total = pairwise_sum(pos, 0, A)
+            for a in range(A):
+                on = legal[v, s, a] and (leaf[k] or present[v, s, a])
+                out[k, s, a] = pos[a] / total if total > 0 else on / max(count, 1)
 
 
 @numba.njit(cache=True)
