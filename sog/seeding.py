@@ -50,7 +50,8 @@ class _SeedWords(ISeedSequence):
 
     def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
         wide = np.dtype(dtype) == np.uint64
-        words = _seed_words(np.uint64(self.seed), n_words * (2 if wide else 1))
+        words = np.empty(n_words * (2 if wide else 1), dtype=np.uint32)
+        _seed_words(np.uint64(self.seed), words)     # (filled in place: a returned array costs more)
         return words.view(np.uint64) if wide else words
 
 
@@ -74,9 +75,9 @@ def _mix(x, y):
 
 
 @numba.njit(cache=True)
-def _seed_words(seed, n_words):
-    """uint32 [n_words]: `np.random.SeedSequence(seed).generate_state(n_words)` for a uint64 seed:
-    the entropy is its low 32-bit word and, if nonzero, its high one; a pool of four words."""
+def _seed_words(seed, out):
+    """out uint32 [n] = `np.random.SeedSequence(seed).generate_state(n)` for a uint64 seed: the
+    entropy is its low 32-bit word and, if nonzero, its high one; a pool of four words."""
     entropy = np.array([seed & _MASK, seed >> np.uint64(32)])
     n_entropy = 2 if entropy[1] else 1
     hash_const = np.full(1, np.uint64(0x43b0d7e5))
@@ -87,11 +88,9 @@ def _seed_words(seed, n_words):
         for dst in range(4):
             if src != dst:
                 pool[dst] = _mix(pool[dst], _hashmix(pool[src], hash_const))
-    out = np.empty(n_words, dtype=np.uint32)
     h = np.uint64(0x8b51f9dd)
-    for i in range(n_words):
+    for i in range(len(out)):
         value = pool[i % 4] ^ h
         h = (h * np.uint64(0x58f38ded)) & _MASK
         value = (value * h) & _MASK
         out[i] = value ^ (value >> np.uint64(16))
-    return out
