@@ -2,8 +2,8 @@
 
 A producer makes training data. `SelfPlayWorker.step` plays one
 `SelfPlay.play` (`selfplay.games_per_worker` games); `QuerySolverWorker.step`
-pops up to `batch` queries from the query queue and solves them
-(`QuerySolver.solve`). Each hands its examples to the replay buffer and its
+pops up to `sog.config.solve_batch` queries from the query queue and solves
+them (`QuerySolver.solve`). Each hands its examples to the replay buffer and its
 queries to the query queue through its `Channels`, and returns its stats.
 
 Both training runs call these very methods: the Ray run in one actor per
@@ -38,7 +38,7 @@ from actors.query_solver import QuerySolver
 from actors.queue import QueryQueue
 from actors.replay import ReplayBuffer
 from actors.selfplay import SelfPlay
-from sog.config import Config
+from sog.config import Config, solve_batch
 from sog.games.api import Game
 from sog.process import rss_mb
 
@@ -96,7 +96,7 @@ class QuerySolverWorker:
     def __init__(self, game: Game, config: Config, client, channels: Channels, seed: int):
         self.client, self.channels = client, channels
         self.solver = QuerySolver(game, config, client, seed)
-        self.batch = config.selfplay.games_per_worker      # as many queries as a self-play step plays games
+        self.batch = solve_batch(config)
 
     def step(self, batch: int | None = None) -> dict:
         """Solve up to `batch` queries (default `self.batch`)."""

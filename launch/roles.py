@@ -45,7 +45,7 @@ from actors.search_time import SEARCH_TIME_STATS
 from actors.selfplay import END_STATS
 from learners.metrics import Evaluator
 from networks.value_function import NetworkValueFunction
-from sog.config import Config
+from sog.config import Config, solve_batch
 
 INFERENCE_MEM_FRACTION = 0.35   # of a GPU, for the inference servers' JAX together (the learner takes 0.45)
 MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (in lockstep)
@@ -67,8 +67,8 @@ def _no_step_args(config: Config, pushed: int) -> tuple:
 
 def _sync_solve_batch(config: Config, pushed: int) -> tuple:
     """The Ray-free round's solver step solves as many queries as the round pushed, at least
-    `selfplay.games_per_worker` (a Ray solver's batch), at most `MAX_SOLVE_BATCH`."""
-    return (min(MAX_SOLVE_BATCH, max(config.selfplay.games_per_worker, pushed)),)
+    `sog.config.solve_batch` (a Ray solver's batch), at most `MAX_SOLVE_BATCH`."""
+    return (min(MAX_SOLVE_BATCH, max(solve_batch(config), pushed)),)
 
 
 @dataclasses.dataclass(frozen=True)

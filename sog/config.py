@@ -113,6 +113,8 @@ class SolverConfig:
                                      # a random walk's public state, beliefs from random strategies;
                                      # actors.random_situations); 0 = none
     queue_size: int = 10_000         # bounded query queue; the oldest queries are dropped when full
+    batch: int = 0                   # queries a solver step pops and solves at once, in lockstep (their
+                                     # leaf queries share one network call); 0 = selfplay.games_per_worker
     search: str = ""                 # "S,C": SoG(S, C) budget of each solve (the other GT-CFR knobs are
                                      # the search section's); "" = the search section's (self-play's)
     off_support: str = "average"     # the target at a slot the query's owner does not reach (range 0):
@@ -314,6 +316,11 @@ def solver_search(cfg: Config) -> SearchSettings:
     return parse_search(text, cfg.search) if text else cfg.search
 
 
+def solve_batch(cfg: Config) -> int:
+    """Queries one query-solver step solves at once: `solver.batch`, or `selfplay.games_per_worker`."""
+    return cfg.solver.batch or cfg.selfplay.games_per_worker
+
+
 def parse_eval_search(text: str, base: SearchSettings = SearchSettings()) -> list[SearchSettings]:
     """'10,1;100,1' -> the settings of the evaluated SoG(s, c) agents: `base` with each S,C."""
     out = []
@@ -468,6 +475,7 @@ def _validate(cfg: Config, where) -> None:
     check(sv.q_random == 0 or sv.solvers >= 1, "solver.q_random",
           "0 when there are no solvers (query solvers solve the random situations)")
     check(sv.queue_size >= 1, "solver.queue_size", "an int >= 1")
+    check(sv.batch >= 0, "solver.batch", "an int >= 0 (0: selfplay.games_per_worker)")
     check(sv.off_support in OFF_SUPPORT, "solver.off_support", " or ".join(map(repr, OFF_SUPPORT)))
     try:
         solver_search(cfg)

@@ -193,6 +193,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
      "run.eval_grace"),
     (("train", "--config", "leduc", "--sync", "--run-dir", "/nonexistent/run", "--set", "solver.q_random=-1"),
      "expected a mean >= 0 (random situations solved per popped query), got -1.0"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "solver.batch=-1"),
+     "solver.batch"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.value_cache=maybe"),
      "search.value_cache"),
     (("train", "--config", "leduc", "--sync", "--run-dir", "/nonexistent/run", "--set", "solver.off_support=exact"),

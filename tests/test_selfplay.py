@@ -1,5 +1,7 @@
 """Sound self-play, the query solver and their producer steps (Ray-free), with a fresh CVPN and
 the oracle."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -102,6 +104,9 @@ def test_producer_steps_deliver_what_their_stats_count(kuhn):
     assert rest["solves"] > 0 and len(queue) == rest["recursive_pushed"] - (queue.rejected_total - rejected)
     idle = solver.step(batch=0)
     assert idle["solves"] == idle["examples"] == 0 and idle["wait_queue"] == idle["seconds"]
+    assert solver.batch == cfg.selfplay.games_per_worker              # solver.batch 0: as many as the games
+    wide = dataclasses.replace(cfg, solver=dataclasses.replace(cfg.solver, batch=5))
+    assert QuerySolverWorker(game, wide, client, channels, seed=2).batch == 5
 
 
 def test_query_solver_targets_match_the_oracle_when_it_is_the_value_function():
