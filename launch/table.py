@@ -377,16 +377,16 @@ def run(args) -> dict:
 
 
 def run_lbr(args) -> dict:
-    """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--hands N] [--seed S]`: the fold / call LBR at
-    the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`: a
-    blueprint, end-game solving, call or random; a search agent is refused), LBR in both seats of
-    every deal.
+    """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--versus SPEC] [--hands N] [--seed S]`: the fold /
+    call LBR at the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`:
+    a blueprint, end-game solving, call or random; a search agent is refused), LBR in both seats of
+    every deal; with `--versus`, against both agents on the same deals, and the paired difference.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
     or configuration, a missing blueprint file, a search agent) is a UserError before any hand."""
     from launch.blueprint import _table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.lbr import LBRError
-    from sog.eval.table_lbr import TableLBR, table_lbr_match
+    from sog.eval.table_lbr import TableLBR, table_lbr_match, table_lbr_paired
 
     if args.hands < 1:
         raise UserError("--hands must be at least 1")
@@ -400,24 +400,39 @@ def run_lbr(args) -> dict:
         table = Table(_table_holdem(args.config, bp.game_name, 2, bp.bet_sizes))
     except TableError as e:
         raise UserError(str(e)) from None
-    agent = make_table_agent("opponent", args.agent, table)
+    specs = [args.agent] + ([args.versus] if args.versus is not None else [])
+    loaded: dict = {}                                   # a blueprint both agents play is loaded once
+    agents = [make_table_agent(role, spec, table, loaded) for role, spec in zip(("opponent", "versus"), specs)]
     try:
-        lbr = TableLBR(table, agent, seed=args.seed)
+        lbrs = [TableLBR(table, agent, seed=args.seed) for agent in agents]
     except LBRError as e:
         raise UserError(str(e)) from None
     setup = time.perf_counter() - t0
-    say(f"table: {table.game!r}, {len(table.betting.kind):,} betting nodes; agent ready in {setup:.1f} s")
+    say(f"table: {table.game!r}, {len(table.betting.kind):,} betting nodes; agents ready in {setup:.1f} s")
 
     def progress(done, total):
-        say(f"\rLBR vs {args.agent}: {2 * done}/{2 * total} hands", end="" if done < total else "\n")
+        say(f"\rLBR vs {' and '.join(specs)}: {2 * done}/{2 * total} hands", end="" if done < total else "\n")
 
     try:
-        out = table_lbr_match(table, agent, args.hands, seed=args.seed, lbr=lbr, progress=progress)
+        if args.versus is None:
+            out = table_lbr_match(table, agents[0], args.hands, seed=args.seed, lbr=lbrs[0], progress=progress)
+        else:
+            out = table_lbr_paired(table, *agents, args.hands, seed=args.seed, progress=progress)
     except LBRError as e:
         raise UserError(str(e)) from None
-    lo, hi = out["ci95_mbb"]
-    say(f"LBR (fold/call) against {args.agent} at the table of {args.config}: {out['mbb_per_hand']:+.1f} mbb/hand, "
-        f"95% interval [{lo:+.1f}, {hi:+.1f}] over {out['hands']} hands ({out['seconds']:.1f} s, "
-        f"{out['hands_per_second']:.2f} hands/s, {out['seconds_per_lbr_decision']:.4f} s per LBR decision)")
-    return {"command": "lbr", "mode": "table", "config": args.config, "agent": args.agent, "seed": args.seed,
-            "iterations": getattr(agent, "iterations", None), "setup_seconds": setup, **out}
+    report = {"command": "lbr", "mode": "table", "config": args.config, "agent": args.agent, "seed": args.seed,
+              "iterations": getattr(agents[0], "iterations", None), "setup_seconds": setup}
+    for spec, res in zip(specs, [out] if args.versus is None else [out["first"], out["second"]]):
+        lo, hi = res["ci95_mbb"]
+        say(f"LBR (fold/call) against {spec} at the table of {args.config}: {res['mbb_per_hand']:+.1f} mbb/hand, "
+            f"95% interval [{lo:+.1f}, {hi:+.1f}] over {res['hands']} hands ({res['seconds']:.1f} s, "
+            f"{res['hands_per_second']:.2f} hands/s, {res['seconds_per_lbr_decision']:.4f} s per LBR decision)")
+    if args.versus is None:
+        return {**report, **out}
+    diff = out["difference"]
+    lo, hi = diff["ci95_mbb"]
+    say(f"difference, against {args.agent} minus against {args.versus}, paired over {diff['deals']} deals: "
+        f"{diff['mbb_per_hand']:+.1f} mbb/hand, 95% interval [{lo:+.1f}, {hi:+.1f}]"
+        + (f" (AIVAT {diff['aivat']['mbb_per_hand']:+.1f} [{diff['aivat']['ci95_mbb'][0]:+.1f}, "
+           f"{diff['aivat']['ci95_mbb'][1]:+.1f}])" if diff["aivat"] else ""))
+    return {**report, "versus": args.versus, "versus_iterations": getattr(agents[1], "iterations", None), **out}

@@ -71,6 +71,9 @@ def add_parser(subparsers):
     lb.add_argument("--bets", default="",
                     help="bets LBR may make besides fold/call: comma-separated names (kuhn: bet, leduc: "
                          "raise) or 'all'; default none (the paper's fold/call LBR)")
+    lb.add_argument("--versus", help="with --config: a second table agent; LBR plays both on the same deals and "
+                                     "reports the difference of its win rates, against --agent minus against "
+                                     "--versus, per deal with its 95%% interval (sog.eval.table_lbr)")
     lb.add_argument("--seed", type=int, default=0)
     lb.set_defaults(func=run_lbr)
     return t
@@ -167,6 +170,8 @@ def run_lbr(args) -> dict:
     if args.config is not None:                 # a blueprint's table (launch.table)
         from launch import table
         return table.run_lbr(args)
+    if args.versus is not None:
+        raise UserError("--versus needs --config (the paired LBR plays at a blueprint's table)")
     setup_agents()
     if args.hands < 1:
         raise UserError("--hands must be at least 1")

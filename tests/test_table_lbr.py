@@ -20,7 +20,7 @@ from sog.eval.table import (
     UniformAgent,
     _terminal_chips,
 )
-from sog.eval.table_lbr import TableLBR, table_lbr_match
+from sog.eval.table_lbr import TableLBR, table_lbr_match, table_lbr_paired
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
 
@@ -176,6 +176,29 @@ def test_deterministic_for_a_seed(table):
     assert a["seat_mbb"] != c["seat_mbb"]
 
 
+def test_paired_lbr_is_the_two_matches_on_the_same_deals(table):
+    """`table_lbr_paired`: each side is `table_lbr_match` with the seed, bit for bit; the difference
+    is the difference of their means, paired per deal (an agent against itself: exactly 0); an agent
+    LBR cannot measure is refused before any hand."""
+    from sog.agents.table_search import SearchAgent
+
+    a, b = random_blueprint(table, 4), random_blueprint(table, 5)
+    out = table_lbr_paired(table, a, b, 400, seed=3)
+    keys = ("mbb_per_hand", "ci95_mbb", "seat_mbb", "lbr_decisions", "aivat")
+    for side, agent in (("first", a), ("second", b)):
+        alone = table_lbr_match(table, agent, 400, seed=3)
+        assert {k: out[side][k] for k in keys} == {k: alone[k] for k in keys}
+    d = out["difference"]
+    assert d["deals"] == 200 and d["ci95_mbb"][0] < d["mbb_per_hand"] < d["ci95_mbb"][1]
+    assert d["mbb_per_hand"] == pytest.approx(out["first"]["mbb_per_hand"] - out["second"]["mbb_per_hand"], abs=1e-9)
+    assert d["aivat"]["mbb_per_hand"] == pytest.approx(
+        out["first"]["aivat"]["mbb_per_hand"] - out["second"]["aivat"]["mbb_per_hand"], abs=1e-9)
+    same = table_lbr_paired(table, a, random_blueprint(table, 4), 80, seed=3)["difference"]
+    assert same["mbb_per_hand"] == 0 and same["ci95_mbb"] == [0, 0] and same["aivat"]["ci95_mbb"] == [0, 0]
+    with pytest.raises(LBRError, match="solves for the hand it holds"):
+        table_lbr_paired(table, a, SearchAgent(b), 80, progress=lambda done, total: pytest.fail("played a hand"))
+
+
 def test_same_decisions_and_values_as_holdem_lbr(table):
     """Against the uniform agent (whose range is card removal in both), the game-API HoldemLBR and
     the table's LBR value every decision of HoldemLBR's played hands alike, and take the same action."""
@@ -276,6 +299,12 @@ def test_cli_against_a_trained_blueprint(tmp_path, capsys, table, deals):
     assert rc == 0, out.err
     report = json.loads(out.out)
     assert report["hands"] == 200 and report["opponent"]["solves"] > 0
+    rc, out = _lbr(capsys, "--config", bp, "--agent", f"endgame:{bp}?iterations=50&first_round=1",
+                   "--versus", f"blueprint:{bp}", "--hands", "200")
+    assert rc == 0, out.err
+    paired = json.loads(out.out)
+    assert paired["first"]["hands"] == paired["second"]["hands"] == 200 and paired["versus"] == f"blueprint:{bp}"
+    assert paired["difference"]["deals"] == 100 and "paired over 100 deals" in out.err
     for spec in ("call", "random"):
         rc, out = _lbr(capsys, "--config", bp, "--agent", spec, "--hands", "40")
         assert rc == 0 and json.loads(out.out)["hands"] == 40
@@ -298,7 +327,9 @@ def test_cli_bad_inputs_before_any_work(tmp_path, capsys):
     cases = ((["--config", bp, "--agent", f"blueprint:{bp}"], "no blueprint file"),
              (["--config", "configs/blueprints/sixmax_small.yaml", "--agent", "call"], "heads-up"),
              (["--config", str(tmp_path / "nowhere.yaml"), "--agent", "call"], "cannot read"),
-             (["--config", bp, "--agent", "blueprint:configs/blueprints/hunl_small.yaml"], "plays"))
+             (["--config", bp, "--agent", "blueprint:configs/blueprints/hunl_small.yaml"], "plays"),
+             (["--config", bp, "--agent", "call", "--versus", "tabular:x.json"], "unknown agent kind"),
+             (["--game", "kuhn_poker", "--agent", "random", "--versus", "random"], "--versus needs --config"))
     for argv, needle in cases:
         rc, out = _lbr(capsys, *argv)
         err = out.err.strip().splitlines()

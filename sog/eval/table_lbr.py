@@ -44,6 +44,10 @@ LBR's win rate in mbb/hand over duplicate deals with a Student-t 95% interval
 (`sog.eval.table.estimates`' `duplicate`; also AIVAT's `duplicate_aivat`, whose value function
 is the check-down value given both hands), hands/s and seconds per LBR decision, as
 `sog.eval.lbr.lbr_match` does.
+`table_lbr_paired` plays LBR against two agents on the same deals (one seed: the same cards and
+action random numbers) and reports the difference of its win rates per deal with its own
+interval: comparing end-game solving with the blueprint it starts from, most hands are played
+alike by both, so the paired interval is far narrower than the two separate ones.
 
 Measured (`sog lbr --config configs/blueprints/hunl_small.yaml`, this 2-core machine shared with
 another CPU job, nice 19; blueprints trained by `sog blueprint` with that config; mbb/hand,
@@ -75,11 +79,11 @@ from sog.agents.table_endgame import EndgameAgent
 from sog.agents.table_search import SearchAgent
 from sog.eval.holdem_lbr import FoldCallLBR
 from sog.eval.lbr import LBRError
-from sog.eval.table import Table, estimates, play_match
+from sog.eval.table import Table, estimates, interval, play_match
 from sog.games.holdem.equity import EXACT_RUNOUTS, RUNOUT_SAMPLES
 from sog.multiplayer.holdem import FOLD
 
-__all__ = ["TableLBR", "table_lbr_match"]
+__all__ = ["TableLBR", "table_lbr_match", "table_lbr_paired"]
 
 EQUITY_CACHE = 4096      # (hand, board) equity vectors (N floats each) kept: a lockstep batch has many hands in flight
 MEMO = 1 << 16           # information states whose decision is kept
@@ -193,6 +197,43 @@ def table_lbr_match(table: Table, opponent: TableAgent, hands: int, seed: int = 
     lbr_decisions, seconds_per_lbr_decision, bets [], aivat (the AIVAT estimate: mbb_per_hand,
     ci95_mbb; None without `aivat`), opponent (its stats)).
     """
+    return _summary(table, *_play(table, opponent, hands, seed, batch, aivat, progress, lbr), aivat)
+
+
+def table_lbr_paired(table: Table, first: TableAgent, second: TableAgent, hands: int, seed: int = 0,
+                     batch: int = BATCH, aivat: bool = True,
+                     progress: Callable[[int, int], None] | None = None) -> dict:
+    """LBR against `first` and against `second` on the same duplicate deals (one `seed`: the same
+    cards and action random numbers), and the difference of LBR's win rates, first minus second,
+    per deal: a paired estimate whose interval is much narrower than the two separate ones where
+    the opponents play alike (end-game solving against the blueprint it starts from).
+
+    Returns dict(first, second: `table_lbr_match`'s dicts; difference: mbb_per_hand, ci95_mbb,
+    stderr_mbb, deals, and aivat: the same from AIVAT's values, None without `aivat`).
+    """
+    def half(i):
+        return None if progress is None else (lambda done, total: progress(done + i * total, 2 * total))
+
+    lbrs = [TableLBR(table, agent, seed=seed) for agent in (first, second)]    # both refused before a hand
+    runs = [_play(table, agent, hands, seed, batch, aivat, half(i), lbr)
+            for i, (agent, lbr) in enumerate(zip((first, second), lbrs))]
+    a, b = runs[0][0], runs[1][0]
+
+    def paired(chips_a, chips_b):
+        units = 1000.0 * (chips_a - chips_b).mean(axis=1)
+        est = interval(units, chips_a.shape[1])
+        return {"mbb_per_hand": est["mbb_per_hand"], "ci95_mbb": est["ci95"], "deals": est["units"],
+                "stderr_mbb": est["sd_per_unit"] / np.sqrt(est["units"]) if est["units"] > 1 else float("nan")}
+
+    difference = paired(a.raw, b.raw)
+    difference["aivat"] = paired(a.aivat, b.aivat) if aivat else None
+    return {"first": _summary(table, *runs[0], aivat), "second": _summary(table, *runs[1], aivat),
+            "difference": difference}
+
+
+def _play(table: Table, opponent: TableAgent, hands: int, seed: int, batch: int, aivat: bool,
+          progress: Callable[[int, int], None] | None, lbr: TableLBR | None):
+    """(the match of LBR against `opponent`, LBR, the opponent, the batch, its seconds)."""
     if hands < 1:
         raise LBRError(f"hands must be at least 1, got {hands}")
     lbr = TableLBR(table, opponent, seed=seed) if lbr is None else lbr
@@ -200,7 +241,12 @@ def table_lbr_match(table: Table, opponent: TableAgent, hands: int, seed: int = 
     batch = min(batch, deals)
     t0 = time.perf_counter()
     result = play_match(table, lbr, opponent, deals, seed=seed, batch=batch, aivat=aivat, progress=progress)
-    seconds = time.perf_counter() - t0
+    return result, lbr, opponent, batch, time.perf_counter() - t0
+
+
+def _summary(table: Table, result, lbr: TableLBR, opponent: TableAgent, batch: int, seconds: float,
+             aivat: bool) -> dict:
+    """`table_lbr_match`'s dict of a played match."""
     est = estimates(result)
     dup = est["duplicate"]
     stats = lbr.stats()
