@@ -417,7 +417,7 @@ def run_lbr(args) -> dict:
         if args.versus is None:
             out = table_lbr_match(table, agents[0], args.hands, seed=args.seed, lbr=lbrs[0], progress=progress)
         else:
-            out = table_lbr_paired(table, *agents, args.hands, seed=args.seed, progress=progress)
+            out = table_lbr_paired(table, *agents, args.hands, seed=args.seed, progress=progress, lbrs=lbrs)
     except LBRError as e:
         raise UserError(str(e)) from None
     report = {"command": "lbr", "mode": "table", "config": args.config, "agent": args.agent, "seed": args.seed,

@@ -202,7 +202,8 @@ def table_lbr_match(table: Table, opponent: TableAgent, hands: int, seed: int = 
 
 def table_lbr_paired(table: Table, first: TableAgent, second: TableAgent, hands: int, seed: int = 0,
                      batch: int = BATCH, aivat: bool = True,
-                     progress: Callable[[int, int], None] | None = None) -> dict:
+                     progress: Callable[[int, int], None] | None = None,
+                     lbrs: tuple[TableLBR, TableLBR] | None = None) -> dict:
     """LBR against `first` and against `second` on the same duplicate deals (one `seed`: the same
     cards and action random numbers), and the difference of LBR's win rates, first minus second,
     per deal: a paired estimate whose interval is much narrower than the two separate ones where
@@ -214,7 +215,8 @@ def table_lbr_paired(table: Table, first: TableAgent, second: TableAgent, hands:
     def half(i):
         return None if progress is None else (lambda done, total: progress(done + i * total, 2 * total))
 
-    lbrs = [TableLBR(table, agent, seed=seed) for agent in (first, second)]    # both refused before a hand
+    if lbrs is None:                                  # both refused (LBRError) before a hand
+        lbrs = [TableLBR(table, agent, seed=seed) for agent in (first, second)]
     runs = [_play(table, agent, hands, seed, batch, aivat, half(i), lbr)
             for i, (agent, lbr) in enumerate(zip((first, second), lbrs))]
     a, b = runs[0][0], runs[1][0]
