@@ -61,6 +61,11 @@ Student-t 95% interval over duplicate deals, AIVAT's in brackets):
     random                            400  0    +24,623 [+16,589, +32,656] +21,436 [+15,838, +27,034] 0.070     4.4
     call                              400  0          0 (nobody bets; LBR never folds a small blind)  0.148      1.7
 
+Paired (`table_lbr_paired`, `sog lbr --versus`; 2,000 hands, seed 0, the rows of each side as
+alone): the end game solved from the river (`endgame:...?iterations=500&first_round=3`) minus its
+blueprint: after 200k iterations -1,255 mbb/hand [-1,934, -576] (+201 against +1,456), after 4M
+-214 [-706, +279] (-226 against -12).
+
 Setup (the 51,403-node betting tree, the blueprint's keys, the strength thresholds) 11 to 18 s.
 On the 8-card game of the tests, exactly (every deal): against `sog blueprint`'s MCCFR
 blueprints after 2k / 20k / 200k iterations LBR wins +49 / -70 / -98 mbb/hand where the exact
