@@ -63,8 +63,9 @@ Student-t 95% interval over duplicate deals, AIVAT's in brackets):
 
 Paired (`table_lbr_paired`, `sog lbr --versus`; 2,000 hands, seed 0, the rows of each side as
 alone): the end game solved from the river (`endgame:...?iterations=500&first_round=3`) minus its
-blueprint: after 200k iterations -1,255 mbb/hand [-1,934, -576] (+201 against +1,456), after 4M
--214 [-706, +279] (-226 against -12).
+blueprint: after 200k iterations -1,255 mbb/hand [-1,934, -576] (+201 against +1,456; seed 1:
+-284.5 [-1,003, +434], +866 against +1,150; both seeds -770 [-1,264, -276]), after 4M -214
+[-706, +279] (-226 against -12).
 
 Setup (the 51,403-node betting tree, the blueprint's keys, the strength thresholds) 11 to 18 s.
 On the 8-card game of the tests, exactly (every deal): against `sog blueprint`'s MCCFR
