@@ -203,7 +203,7 @@ def table_lbr_match(table: Table, opponent: TableAgent, hands: int, seed: int = 
     lbr_decisions, seconds_per_lbr_decision, bets [], aivat (the AIVAT estimate: mbb_per_hand,
     ci95_mbb; None without `aivat`), opponent (its stats)).
     """
-    return _summary(table, *_play(table, opponent, hands, seed, batch, aivat, progress, lbr), aivat)
+    return _summary(table, opponent, *_play(table, opponent, hands, seed, batch, aivat, progress, lbr), aivat)
 
 
 def table_lbr_paired(table: Table, first: TableAgent, second: TableAgent, hands: int, seed: int = 0,
@@ -228,20 +228,19 @@ def table_lbr_paired(table: Table, first: TableAgent, second: TableAgent, hands:
     a, b = runs[0][0], runs[1][0]
 
     def paired(chips_a, chips_b):
-        units = 1000.0 * (chips_a - chips_b).mean(axis=1)
-        est = interval(units, chips_a.shape[1])
+        est = interval(1000.0 * (chips_a - chips_b).mean(axis=1), chips_a.shape[1])
         return {"mbb_per_hand": est["mbb_per_hand"], "ci95_mbb": est["ci95"], "deals": est["units"],
-                "stderr_mbb": est["sd_per_unit"] / np.sqrt(est["units"]) if est["units"] > 1 else float("nan")}
+                "stderr_mbb": _stderr(est)}
 
     difference = paired(a.raw, b.raw)
     difference["aivat"] = paired(a.aivat, b.aivat) if aivat else None
-    return {"first": _summary(table, *runs[0], aivat), "second": _summary(table, *runs[1], aivat),
+    return {"first": _summary(table, first, *runs[0], aivat), "second": _summary(table, second, *runs[1], aivat),
             "difference": difference}
 
 
 def _play(table: Table, opponent: TableAgent, hands: int, seed: int, batch: int, aivat: bool,
           progress: Callable[[int, int], None] | None, lbr: TableLBR | None):
-    """(the match of LBR against `opponent`, LBR, the opponent, the batch, its seconds)."""
+    """(the match of LBR against `opponent`, LBR, the batch, its seconds)."""
     if hands < 1:
         raise LBRError(f"hands must be at least 1, got {hands}")
     lbr = TableLBR(table, opponent, seed=seed) if lbr is None else lbr
@@ -249,10 +248,15 @@ def _play(table: Table, opponent: TableAgent, hands: int, seed: int, batch: int,
     batch = min(batch, deals)
     t0 = time.perf_counter()
     result = play_match(table, lbr, opponent, deals, seed=seed, batch=batch, aivat=aivat, progress=progress)
-    return result, lbr, opponent, batch, time.perf_counter() - t0
+    return result, lbr, batch, time.perf_counter() - t0
 
 
-def _summary(table: Table, result, lbr: TableLBR, opponent: TableAgent, batch: int, seconds: float,
+def _stderr(est: dict) -> float:
+    """The standard error (mbb/hand) of `sog.eval.table.interval`'s mean; nan from one unit."""
+    return est["sd_per_unit"] / np.sqrt(est["units"]) if est["units"] > 1 else float("nan")
+
+
+def _summary(table: Table, opponent: TableAgent, result, lbr: TableLBR, batch: int, seconds: float,
              aivat: bool) -> dict:
     """`table_lbr_match`'s dict of a played match."""
     est = estimates(result)
@@ -260,7 +264,7 @@ def _summary(table: Table, result, lbr: TableLBR, opponent: TableAgent, batch: i
     stats = lbr.stats()
     out = {"game": repr(table.game), "hands": result.hands, "deals": len(result.raw), "batch_deals": batch,
            "bets": list(lbr.bets), "chips_per_hand": dup["mbb_per_hand"] / 1000, "mbb_per_hand": dup["mbb_per_hand"],
-           "stderr_mbb": dup["sd_per_unit"] / np.sqrt(dup["units"]) if dup["units"] > 1 else float("nan"),
+           "stderr_mbb": _stderr(dup),
            "ci95_mbb": dup["ci95"], "seat_mbb": (1000 * result.raw.mean(axis=0)).tolist(), "seconds": seconds,
            "hands_per_second": result.hands / seconds, "lbr_decisions": stats["decisions"],
            "lbr_computed_decisions": stats["computed_decisions"],
