@@ -28,6 +28,11 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
                                                  # (sog.agents.table_endgame, two players; options:
                                                  # iterations, first_round, resolve=safe|unsafe|none,
                                                  # max_nodes, file=PATH)
+      modicum: modicum:configs/blueprints/hunl_small.yaml?search.iterations=100&endgame.iterations=500
+                                                 # Modicum over that blueprint (sog.agents.table_modicum,
+                                                 # two players): the search on the flop, end-game solving
+                                                 # from the turn on; options: the search's and endgame's,
+                                                 # prefixed search. and endgame., and file=PATH
     matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
     deals: 19200                                 # per match (whole batches)
     batch: 120                                   # deals per lockstep batch (a seeding unit; smaller for
@@ -46,8 +51,8 @@ configuration, a missing blueprint file) are one line on stderr and exit status 
 any hand is played.
 
 `run_lbr` is `sog lbr --config BLUEPRINT.yaml --agent SPEC`: the fold / call LBR at a two-player
-config's table against one of these agents (`sog.eval.table_lbr`; search agents refused: an
-end-game agent's strategy is defined for every hand, a search's only for the hand it holds).
+config's table against one of these agents (`sog.eval.table_lbr`; search and modicum agents refused:
+an end-game agent's strategy is defined for every hand, a search's only for the hand it holds).
 """
 from __future__ import annotations
 
@@ -79,7 +84,8 @@ from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 
 KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "batch", "cpu_seconds", "seed", "aivat",
         "target_width", "out")
-KINDS = ("blueprint", "search", "endgame", "call", "random")
+KINDS = ("blueprint", "search", "endgame", "modicum", "call", "random")
+SEARCHING = ("search", "endgame", "modicum")     # the kinds with settings of their own
 POLICY_FILES = {"greedy": "blueprint.npz", "average": "blueprint_average.npz"}   # a uct config's policies
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
@@ -216,6 +222,7 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     (UserError); `loaded`: blueprints already loaded, by (config, file), shared between specs."""
     from launch.blueprint import parse_config as blueprint_config
     from sog.agents.table_endgame import EndgameAgent
+    from sog.agents.table_modicum import ModicumAgent
     from sog.agents.table_search import SearchAgent
 
     loaded = {} if loaded is None else loaded
@@ -234,7 +241,7 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     if arg is None:
         raise UserError(f"agent {name!r}: {kind}:CONFIG.yaml[?file=PATH] names a blueprint config")
     settings = None
-    if kind in ("search", "endgame"):
+    if kind in SEARCHING:
         settings = _search_settings(name, kind, {k: v for k, v in params.items() if k != "file"})
     elif set(params) - {"file", "policy"}:
         raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file', 'policy'})!r}; blueprint "
@@ -245,28 +252,36 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
             raise UserError(f"agent {name!r}: policy={params['policy']}: greedy or average (a uct config's "
                             "run.out files), without file=")
         file = str(Path(blueprint_config(arg).out) / POLICY_FILES[params["policy"]])
-    if kind == "endgame" and table.players != 2:
+    if kind in ("endgame", "modicum") and table.players != 2:
         raise UserError(f"agent {name!r}: end-game solving is two-player; the table has {table.players} players")
     key = (arg, file)
     if key not in loaded:
         loaded[key] = _blueprint(name, arg, file, table)
     if settings is None:
         return loaded[key]
-    return (SearchAgent if kind == "search" else EndgameAgent)(loaded[key], settings, name)
+    return {"search": SearchAgent, "endgame": EndgameAgent, "modicum": ModicumAgent}[kind](loaded[key], settings, name)
 
 
 def _search_settings(name: str, kind: str, params: dict):
-    """The `SearchSettings` (`EndgameSettings`) of a search (endgame) spec's options (UserError
-    naming a bad one)."""
+    """The `SearchSettings` (`EndgameSettings`, `ModicumSettings`) of a search (endgame, modicum) spec's
+    options (UserError naming a bad one); a modicum spec's options are the other two's, prefixed
+    `search.` and `endgame.`."""
     from sog.agents.spec import take_params
     from sog.agents.table_endgame import RESOLVE, EndgameSettings
+    from sog.agents.table_modicum import ModicumSettings
     from sog.agents.table_search import SearchSettings
 
-    cls = SearchSettings if kind == "search" else EndgameSettings
     types = {"float": float, float: float, "str": RESOLVE}       # (an endgame's one text option: resolve)
-    schema = {f.name: types.get(f.type, int) for f in dataclasses.fields(cls)}
+    parts = {"search": SearchSettings, "endgame": EndgameSettings}
     try:
-        return cls(**take_params(kind, params, schema))
+        if kind != "modicum":
+            schema = {f.name: types.get(f.type, int) for f in dataclasses.fields(parts[kind])}
+            return parts[kind](**take_params(kind, params, schema))
+        schema = {f"{part}.{f.name}": types.get(f.type, int) for part, cls in parts.items()
+                  for f in dataclasses.fields(cls)}
+        values = take_params(kind, params, schema)
+        return ModicumSettings(**{part: cls(**{k.partition(".")[2]: v for k, v in values.items()
+                                               if k.startswith(part + ".")}) for part, cls in parts.items()})
     except (AgentError, TableError) as e:
         raise UserError(f"agent {name!r}: {e}") from None
 
@@ -379,10 +394,10 @@ def run(args) -> dict:
 def run_lbr(args) -> dict:
     """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--versus SPEC] [--hands N] [--seed S]`: the fold /
     call LBR at the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`:
-    a blueprint, end-game solving, call or random; a search agent is refused), LBR in both seats of
+    a blueprint, end-game solving, call or random; a search or modicum agent is refused), LBR in both seats of
     every deal; with `--versus`, against both agents on the same deals, and the paired difference.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
-    or configuration, a missing blueprint file, a search agent) is a UserError before any hand."""
+    or configuration, a missing blueprint file, a search or modicum agent) is a UserError before any hand."""
     from launch.blueprint import _table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.lbr import LBRError

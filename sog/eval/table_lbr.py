@@ -82,6 +82,7 @@ import numpy as np
 
 from sog.agents.table_agents import BlueprintAgent, CallAgent, TableAgent, UniformAgent
 from sog.agents.table_endgame import EndgameAgent
+from sog.agents.table_modicum import ModicumAgent
 from sog.agents.table_search import SearchAgent
 from sog.eval.holdem_lbr import FoldCallLBR
 from sog.eval.lbr import LBRError
@@ -99,9 +100,10 @@ RANGED = (BlueprintAgent, EndgameAgent)   # agents whose `beliefs` give their ra
 
 def refuse(opponent: TableAgent) -> None:
     """LBRError unless LBR can read `opponent`'s strategy for every hand (module doc)."""
-    if isinstance(opponent, SearchAgent):
+    if isinstance(opponent, (SearchAgent, ModicumAgent)):
         raise LBRError(f"{opponent.name}: LBR needs the opponent's strategy for every hand at a node; a search "
-                       "agent solves for the hand it holds (one search per hand), so it cannot be measured")
+                       "agent (Modicum's too) solves for the hand it holds (one search per hand), so it cannot "
+                       "be measured")
     if not isinstance(opponent, (*RANGED, CallAgent, UniformAgent)):
         raise LBRError(f"{opponent.name}: LBR needs the opponent's strategy for every hand at a node (a blueprint, "
                        f"end-game solving, call or random), not a {type(opponent).__name__}")

@@ -1,0 +1,79 @@
+"""Modicum at a two-player table (`modicum:CONFIG.yaml?...`): depth-limited search, then end-game solving.
+
+Modicum (Brown, Sandholm and Amos 2018, Appendix A) plays heads-up no-limit hold'em from a
+blueprint: depth-limited subgames with continuation-strategy leaves on the second betting round
+(the flop: the subgame to the end of the round, each leaf valued by rollouts of the blueprint and
+of the blueprint biased toward fold, call and raise), and from the third round (the turn) on
+subgames solved to the end of the game with CFR+ over every hand of both players, unsafe the
+first time and safely after. `ModicumAgent` is that agent over a `sog blueprint`, composed of
+the two table agents that do these parts:
+
+* before `search.first_round` (default 1, the flop) it plays the blueprint;
+* in rounds [`search.first_round`, `endgame.first_round`) each decision is Pluribus's and
+  Modicum's depth-limited search (`sog.agents.table_search.SearchAgent`: beliefs over every
+  hand by Bayes' rule from the blueprint, linear CFR over sampled deals, the four continuation
+  strategies rolled out at the leaves);
+* from `endgame.first_round` (default 2, the turn) on, end-game solving
+  (`sog.agents.table_endgame.EndgameAgent`: CFR+ over all hands of both players to the end of
+  the hand, re-solved safely at each later round by default).
+
+The end-game solver's beliefs at its first round are Bayes' rule along the public path from
+the blueprint's rows at the searched rounds' decisions, both players': the same model of both
+players each depth-limited search starts from (a search solves for the hands of its sampled
+deals, so it leaves no strategy over every hand to update by). With `endgame.resolve=safe` (the
+default) the first end-game solve keeps the opponent's counterfactual values under the blueprint
+as its Terminate values. Since the searched rounds have no per-hand strategy, LBR cannot measure
+this agent (`sog.eval.table_lbr` refuses it, as it refuses the search agent).
+
+Options are the two agents' settings, prefixed with the part they set: `search.iterations`,
+`search.deals`, `search.profiles`, `search.sample`, `search.seconds`, ... and
+`endgame.iterations`, `endgame.first_round`, `endgame.resolve`, `endgame.max_nodes`.
+`stats()` reports both parts' counts.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
+from sog.agents.table_endgame import EndgameAgent, EndgameSettings
+from sog.agents.table_search import SearchAgent, SearchSettings
+
+
+@dataclasses.dataclass(frozen=True)
+class ModicumSettings:
+    """The depth-limited search's settings (`search`) and the end-game solver's (`endgame`); the
+    search plays rounds [search.first_round, endgame.first_round), so it must start earlier."""
+
+    search: SearchSettings = SearchSettings()
+    endgame: EndgameSettings = EndgameSettings()
+
+    def __post_init__(self):
+        if self.search.first_round >= self.endgame.first_round:
+            raise TableError(f"modicum: search.first_round ({self.search.first_round}) must be below "
+                             f"endgame.first_round ({self.endgame.first_round}): the search plays the rounds "
+                             "between them")
+
+    @property
+    def first_round(self) -> int:
+        """The first round the agent does not play by the blueprint (`OverBlueprint.probs`)."""
+        return self.search.first_round
+
+
+class ModicumAgent(OverBlueprint):
+    """Depth-limited search, then full-range end-game solving, over `blueprint` (module doc)."""
+
+    def __init__(self, blueprint: BlueprintAgent, settings: ModicumSettings = ModicumSettings(),
+                 label: str = "modicum"):
+        super().__init__(blueprint, settings, label)
+        self.search = SearchAgent(blueprint, settings.search, label)
+        self.endgame = EndgameAgent(blueprint, settings.endgame, label)
+
+    def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
+        """float64 [K]: the endgame solver's row from its first round on, else the search's."""
+        part = self.endgame if table.betting.round[node] >= self.settings.endgame.first_round else self.search
+        return part.decide(table, node, cards, seat)
+
+    def stats(self) -> dict:
+        return {"search": self.search.stats(), "endgame": self.endgame.stats(), "blueprint": self.blueprint.stats()}

@@ -1,0 +1,98 @@
+"""Modicum at a two-player table (`sog.agents.table_modicum`) on the 8-card game of
+tests/test_table_lbr.py (two betting rounds, every deal enumerable): each round is played by the
+part that owns it (the depth-limited search, then end-game solving, bit for bit the standalone
+agents' decisions), the composed agent is less exploitable than its blueprint by the table's exact
+best response, and its bad settings are one line and exit status 2."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sog.agents.table_agents import TableError
+from sog.agents.table_endgame import EndgameAgent, EndgameSettings
+from sog.agents.table_modicum import ModicumAgent, ModicumSettings
+from sog.agents.table_search import SearchAgent, SearchSettings
+from sog.eval.lbr import LBRError
+from sog.eval.table import Table
+from sog.eval.table_lbr import TableLBR
+from sog.games.api import DECISION
+from sog.multiplayer import load_game
+from test_table_endgame import exploitability
+from test_table_lbr import GAME, _config, _lbr, random_blueprint
+from test_table_lbr import deals as deals     # noqa: F401 - the enumerated deals fixture
+
+SEARCH = SearchSettings(iterations=30, deals=64, first_round=0)
+ENDGAME = EndgameSettings(100, 1)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return Table(load_game(GAME, 2))
+
+
+def memoised(agent: ModicumAgent, table) -> ModicumAgent:
+    """`agent` with its searched decisions kept by (node, seat, own hand, board): a search depends on
+    nothing else, and the exact best response asks for every deal."""
+    memo, decide = {}, agent.search.decide
+
+    def search(tbl, node, cards, seat):
+        key = (node, seat, *cards[seat * tbl.hole:(seat + 1) * tbl.hole].tolist(),
+               *cards[tbl.held:tbl.held + tbl.levels[max(int(tbl.node_level[node]), 0)]].tolist())
+        if key not in memo:
+            memo[key] = decide(tbl, node, cards, seat)
+        return memo[key]
+
+    agent.search.decide = search
+    return agent
+
+
+def test_each_round_is_played_by_its_part(table):
+    """The first round's decisions are the standalone search's, the second's the standalone
+    end-game solver's (the same blueprint, settings and deal), bit for bit."""
+    bp = random_blueprint(table, 4)
+    agent = ModicumAgent(bp, ModicumSettings(SEARCH, ENDGAME))
+    search, endgame = SearchAgent(bp, SEARCH), EndgameAgent(bp, ENDGAME)
+    bt = table.betting
+    deal = table.deal(np.random.default_rng(3), 1)[0]
+    checked = {0: 0, 1: 0}
+    nodes = np.flatnonzero(bt.kind == DECISION)
+    for node in np.concatenate([nodes[bt.round[nodes] == 0], nodes[bt.round[nodes] == 1][:6]]).tolist():
+        seat, r = int(bt.actor[node]), int(bt.round[node])
+        want = (search if r == 0 else endgame).decide(table, node, deal, seat)
+        assert np.array_equal(agent.decide(table, node, deal, seat), want)
+        checked[r] += 1
+    assert min(checked.values()) > 2, checked
+    stats = agent.stats()
+    assert stats["search"]["searches"] == checked[0] and stats["endgame"]["decisions"] == checked[1]
+
+
+@pytest.mark.slow          # ~200 searches of the first round for the exact best response
+def test_modicum_is_less_exploitable_than_its_blueprint(table, deals):
+    """Searching the first round (continuation-strategy leaves of the random blueprint) and solving
+    the second for every hand is less exploitable, by the table's exact best response, than the
+    blueprint and than the blueprint with only the second round solved."""
+    bp = random_blueprint(table, 4)
+    before = exploitability(table, deals, bp)
+    endgame = exploitability(table, deals, EndgameAgent(bp, ENDGAME))
+    modicum = exploitability(table, deals, memoised(ModicumAgent(bp, ModicumSettings(SEARCH, ENDGAME)), table))
+    assert modicum < 0.8 * endgame < 0.8 * before, (before, endgame, modicum)   # measured: 1551.3, 782.6, 527.0
+
+
+def test_bad_settings_are_one_line(tmp_path, capsys):
+    bp = _config(tmp_path, "bp")
+    for spec, needle in ((f"modicum:{bp}?search.first_round=2&endgame.first_round=1", "must be below"),
+                         (f"modicum:{bp}?iterations=5", "unknown option 'iterations'"),
+                         (f"modicum:{bp}?endgame.resolve=maybe", "resolve"),
+                         (f"modicum:{bp}?search.deals=0", "deals must be at least 1"),
+                         (f"modicum:{bp}", "no blueprint file")):
+        rc, out = _lbr(capsys, "--config", bp, "--agent", spec)
+        err = out.err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and needle in err[0], (spec, out.err)
+    with pytest.raises(TableError, match="must be below"):
+        ModicumSettings(SearchSettings(first_round=2), EndgameSettings(first_round=2))
+
+
+def test_lbr_refuses_it(table):
+    """LBR reads an agent's strategy for every hand; a search's is only for the hand it holds."""
+    with pytest.raises(LBRError, match="Modicum's too"):
+        TableLBR(table, ModicumAgent(random_blueprint(table, 4), ModicumSettings(SEARCH, ENDGAME)))
