@@ -186,12 +186,12 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
             path, slots = self.table.path(node)
             ranges = floored(table, self.endgame.beliefs(self.table, path, slots, board, seat), known)
 
-            def gadget(tree, ct, lv) -> Gadget:
+            def gadget(ct, lv) -> Gadget:
                 return Gadget(1 - seat, terminate, ranges[1 - seat], ranges[1 - seat] > 0, ALPHA)
 
-            tree, ct, lv, solver = solve_subgame(table, start, known, ranges, self.endgame.settings.iterations,
-                                                 gadget if safe else None)
-            probs = Solve(tree, ct, lv, solver.average_entries()).policy(start, known)
+            index, ct, lv, solver = solve_subgame(table, start, known, ranges, self.endgame.settings.iterations,
+                                                  gadget if safe else None)
+            probs = Solve(index, ct, lv, solver.average_entries()).policy(start, known)
             out = (table.betting, start, normalised(probs[:, :int(table.betting.num_actions[start])]))
             self.off_tree_solves += 1
         self._searched[key] = out

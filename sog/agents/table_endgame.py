@@ -74,7 +74,7 @@ class EndgameSettings:
     turn of hold'em: Modicum's), re-solving at each later round's start with `resolve` "safe" (a
     gadget) or "unsafe", or playing the first solve to the end of the hand ("none");
     a round whose game has more than `max_nodes` public states is played by the blueprint (on HUNL
-    about 270 KB a public state while solving: 12,000 is about 3.3 GB)."""
+    about 160 KB a public state at a solve's peak, `solve_subgame`: 12,000 is about 1.9 GB)."""
 
     iterations: int = 200
     first_round: int = 2
@@ -175,21 +175,22 @@ class EndgameAgent(OverBlueprint):
         t0 = time.perf_counter()
         ranges = floored(table, self.beliefs(table, path, slots, board, seat), board)
 
-        def gadget(tree, ct, lv) -> Gadget:
-            terminate = self._terminate(table, start, board, seat, tree, ct, lv, ranges)
+        def gadget(ct, lv) -> Gadget:
+            terminate = self._terminate(table, start, board, seat, ct, lv, ranges)
             return Gadget(1 - seat, terminate, ranges[1 - seat], ranges[1 - seat] > 0, ALPHA)
 
-        tree, ct, lv, solver = solve_subgame(table, start, board, ranges, self.settings.iterations,
-                                             gadget if safe else None)
-        average = solver.average_entries()
-        out = Solve(tree, ct, lv, average)
+        index, ct, lv, solver = solve_subgame(table, start, board, ranges, self.settings.iterations,
+                                              gadget if safe else None)
+        average, root_ranges = solver.average_entries(), solver.root_ranges
+        del solver                          # (its arrays, before evaluate_entries makes its own)
+        out = Solve(index, ct, lv, average)
         if self.settings.resolve != "none":
             nodes = round_nodes(table, start)
             nexts = next_starts(table, nodes)
             out.keep_only(nodes, board)
             if self.settings.resolve == "safe":
-                reach, values = evaluate_entries(lv, average, solver.root_ranges)
-                out.keep_values(tree, ct, nexts + nodes, reach, values)
+                reach, values = evaluate_entries(lv, average, root_ranges)
+                out.keep_values(index, ct, nexts + nodes, reach, values)
         self._solved[key] = out
         self._bytes += out.nbytes
         while self._bytes > CACHE_BYTES and len(self._solved) > 1:
@@ -212,8 +213,7 @@ class EndgameAgent(OverBlueprint):
             return None
         return self._owner(table, last, known)
 
-    def _terminate(self, table, start: int, board: tuple, seat: int, tree, ct, lv, ranges: np.ndarray
-                   ) -> np.ndarray:
+    def _terminate(self, table, start: int, board: tuple, seat: int, ct, lv, ranges: np.ndarray) -> np.ndarray:
         """float [N]: the gadget's Terminate values for seat's opponent at start: its counterfactual
         values there in the previous round's solve (per unit of seat's reach: the re-solve's root
         ranges are normalised), or, if that round was not solved, under the blueprint in this
@@ -257,21 +257,32 @@ def floored(table, ranges: np.ndarray, board) -> np.ndarray:
 
 def solve_subgame(table, start: int, board: tuple, ranges: np.ndarray, iterations: int,
                   gadget_of: Callable | None = None) -> tuple:
-    """(public tree, compiled tree, Levels, CFRSolver) after `iterations` alternating CFR+
-    iterations on the game below decision `start` of `table` on `board` (`canonical`), from root
-    ranges float [2, N] (`floored`), with the gadget `gadget_of(tree, ct, lv)` if given."""
+    """(index, compiled tree, Levels, CFRSolver) after `iterations` alternating CFR+ iterations on
+    the game below decision `start` of `table` on `board` (`canonical`), from root ranges float
+    [2, N] (`floored`), with the gadget `gadget_of(ct, lv)` if given; index maps each public state
+    to its node id in the public tree (`PublicTree.index`; `ct.pos_of` maps those to positions).
+
+    Only the index outlives the public tree, and the compiled tree drops its edge table
+    (`CompiledTree.release_edges`: the row passes never read it) before the solver's arrays are
+    made. Measured on a turn subgame of hunl_small (27,105 public states, 1,029 legal entries each,
+    one safe solve): 156 KB a public state at the peak, 4.96 GB
+    peak RSS, where keeping the public tree and the edge table (and the solver's [E] temporaries,
+    `sog.search.cfr.regret_matching_entries`, `RowTree._wide_layout`) took 310 KB and 9.0 GB."""
     try:
         game = TableSubgame(table, start, board)
     except TableSubgameError as e:
         raise TableError(str(e)) from None
     tree = PublicTree(game, [game.root()]).expand_all()
     ct = compile_tree(tree)
+    index = tree.index
+    del tree
+    ct.release_edges()
     lv = Levels(ct)
-    gadget = None if gadget_of is None else gadget_of(tree, ct, lv)
+    gadget = None if gadget_of is None else gadget_of(ct, lv)
     solver = CFRSolver(ct, root_ranges=ranges[None], config=CFRConfig("cfr+", alternating=True), levels=lv,
                        gadget=gadget)
     solver.iterate(iterations)
-    return tree, ct, lv, solver
+    return index, ct, lv, solver
 
 
 def round_start(table, node: int) -> int:
@@ -306,10 +317,10 @@ class Solve:
     (slot, action) places (int16 or int32) and average probabilities (float32: 6 bytes an entry);
     `keep_only` reduces it to the rows of some decisions."""
 
-    def __init__(self, tree, ct, lv, average: np.ndarray):
+    def __init__(self, index: dict, ct, lv, average: np.ndarray):
         n, k = ct.num_states, ct.num_actions
         self.shape = n, k
-        self.index, self.pos_of, self.dec = tree.index, ct.pos_of, lv.dec
+        self.index, self.pos_of, self.dec = index, ct.pos_of, lv.dec
         self.row_start = np.searchsorted(lv.ent_row, np.arange(len(lv.dec) + 1))
         local = lv.ent_dec - lv.ent_row.astype(np.int64) * (n * k)
         self.place = local.astype(np.int16 if n * k < 2**15 else np.int32)
@@ -332,14 +343,14 @@ class Solve:
         self._rows = {(node, board): self.policy(node, board) for node in nodes}
         self.index = self.pos_of = self.dec = self.row_start = self.place = self.average = None
 
-    def keep_values(self, tree, ct, starts: list[int], reach: np.ndarray, values: np.ndarray) -> None:
+    def keep_values(self, index: dict, ct, starts: list[int], reach: np.ndarray, values: np.ndarray) -> None:
         """Keep, at every public state (s, board) of the solved tree with s in `starts` (the next
         round's first decisions, and the round's own), both players' total reach and counterfactual
         values there (`evaluate_entries` of the average policy: reach, values [n, 2, N]): the
         Terminate values of the next round's safe re-solves (`EndgameAgent._terminate`) and of
         searches below a real decision (`EndgameAgent.opponent_values`)."""
         starts = set(starts)
-        for pub, node in tree.index.items():
+        for pub, node in index.items():
             if pub[0] in starts:
                 pos = ct.pos_of[node]
                 self.root_values[pub] = (reach[pos].sum(axis=1), values[pos].astype(np.float32))

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+import numba
 import numpy as np
 
 from sog.search.row_cfr import RowTree
@@ -106,11 +107,11 @@ class Levels:
         slot_index, ent_index = index_dtype(n * 2 * N), index_dtype(E + 1)
         self.ent_row = row.astype(index_dtype(len(dec)))
         self.ent_dec = ((row * N + slot) * A + action).astype(index_dtype(len(dec) * N * A))
-        ent_flat = (dec[row] * N + slot) * A + action          # into [n, N, A], ascending
         new_grp = np.ones(E, dtype=bool)
         new_grp[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
         self.grp_start = np.flatnonzero(new_grp).astype(ent_index)
         self.ent_grp = (np.cumsum(new_grp) - 1).astype(ent_index)
+        del new_grp
         g_row, g_slot = row[self.grp_start], slot[self.grp_start]
         self.grp_val = ((dec[g_row] * 2 + self.dec_actor[g_row]) * N + g_slot).astype(slot_index)
         self.grp_n_legal = np.diff(np.append(self.grp_start, E)).astype(np.float64)
@@ -119,11 +120,16 @@ class Levels:
         self.up = []     # per depth d >= 1: index arrays for the value (up) pass
         self.rows = None  # `RowTree` (slot-preserving trees)
         b = ct.level_bounds
-        ent_pos, grp_pos = dec[row], dec[g_row]
         use_rows = use_rows and ct.slot_preserving
-        if use_rows:
-            self.rows = RowTree(ct, dec, g_row, g_slot, self.grp_start, action)
-        del row, slot, action, new_grp, g_row, g_slot   # (int64 [E] each: not kept through the per-depth loop)
+        if use_rows:       # (the int64 [E] row, slot and action are dropped first: a turn subgame's peak)
+            del row, slot
+            self.rows = RowTree(ct, dec, g_row, g_slot, self.grp_start, action.astype(np.int8))
+            del action
+        else:
+            ent_flat = (dec[row] * N + slot) * A + action          # into [n, N, A], ascending
+            ent_pos, grp_pos = dec[row], dec[g_row]
+            del row, slot, action   # (int64 [E] each: not kept through the per-depth loop)
+        del g_row, g_slot
         for d in range(1, ct.depth) if not use_rows else ():
             e = ct.edges[d]
             lo, hi = b[d] * 2 * N, b[d + 1] * 2 * N
@@ -189,10 +195,24 @@ def regret_matching(regrets: np.ndarray, legal: np.ndarray, n_legal: np.ndarray)
 
 
 def regret_matching_entries(lv: Levels, regrets: np.ndarray) -> np.ndarray:
-    """float [E]: `regret_matching` over the legal entries (regrets [E])."""
-    pos = np.maximum(regrets, 0.0)
-    total = np.bincount(lv.ent_grp, pos, minlength=len(lv.grp_start))[lv.ent_grp]
-    return np.where(total > 0, pos / np.where(total > 0, total, 1.0), 1.0 / lv.grp_n_legal[lv.ent_grp])
+    """float [E]: `regret_matching` over the legal entries (regrets [E]), one loop over the groups
+    (no [E] temporaries: a hold'em turn subgame has about 1,000 entries a public state); each
+    group's positive regrets summed in entry order, as `np.bincount` sums them."""
+    out = np.empty(len(regrets))
+    _regret_matching_groups(np.asarray(regrets, dtype=np.float64), lv.grp_start, out)
+    return out
+
+
+@numba.njit(cache=True)
+def _regret_matching_groups(regrets, grp_start, out):
+    E, G = len(regrets), len(grp_start)
+    for g in range(G):
+        lo, hi = grp_start[g], grp_start[g + 1] if g + 1 < G else E
+        total = 0.0
+        for e in range(lo, hi):
+            total += max(regrets[e], 0.0)
+        for e in range(lo, hi):
+            out[e] = max(regrets[e], 0.0) / total if total > 0 else 1.0 / (hi - lo)
 
 
 def full_policy(lv: Levels, sigma_dec: np.ndarray) -> np.ndarray:

@@ -330,7 +330,7 @@ class CompiledTree:
                                    # below decision nodes and at roots)
     action_in: np.ndarray | None   # int [n]: the action into each node from its decision parent, -1
                                    # below chance nodes and at roots; None unless slot_preserving
-    _edge_table: tuple             # (edge table by child node id, its per-node starts): `edges`' input
+    _edge_table: tuple | None      # (edge table by child node id, its per-node starts): `edges`' input
 
     @property
     def depth(self) -> int:
@@ -341,11 +341,21 @@ class CompiledTree:
         """Whether every edge keeps its slot (see the module doc): solvers then use rows, not edges."""
         return self.action_in is not None
 
+    def release_edges(self) -> None:
+        """Drop the edge table (`edges`' input: 17 bytes a slot edge, about 2N a public state in
+        poker, kept alive with the public tree's edge arrays it views) of a slot-preserving tree,
+        whose row passes never read it; `edges` is then an error."""
+        if not self.slot_preserving:
+            raise ValueError("release_edges: the tree does not keep slots; its passes read the edges")
+        self._edge_table = None
+
     @functools.cached_property
     def edges(self) -> list[dict]:
         """Per depth d >= 1 (index 0 None): the slot-to-slot edges src, dst, pol, w (see the
         module doc), built a depth at a time on first use (their int64 intermediates are one
         depth's)."""
+        if self._edge_table is None:
+            raise ValueError("edges: the edge table was released (`release_edges`)")
         edge, edge_start = self._edge_table
         N, A, n = self.num_states, self.num_actions, self.num_nodes
         slot_index, pol_index = index_dtype(n * 2 * N), index_dtype(n * N * A + 1)
