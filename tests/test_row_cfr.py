@@ -217,3 +217,42 @@ def test_fused_passes_give_the_same_bits(monkeypatch, alternating, algorithm):
         f_ranges, f_values, _ = fused.last_pass
         p_ranges, p_values, _ = plain.last_pass
         assert np.array_equal(f_ranges, p_ranges) and np.array_equal(f_values[:, players], p_values[:, players])
+
+
+def test_regret_matching_entries_is_the_bincount_formula_to_the_bit():
+    """The grouped loop sums each group's positive regrets in entry order, as np.bincount does:
+    the same policy to the bit, uniform where a group has no positive regret."""
+    from sog.search.cfr import regret_matching_entries
+
+    game = load_game("leduc_poker")
+    lv = Levels(compile_tree(PublicTree(game, [game.root()]).expand_all()))
+    regrets = np.random.default_rng(0).normal(size=lv.num_entries) * 10.0 ** np.random.default_rng(1).integers(
+        -3, 4, lv.num_entries)
+    regrets[lv.ent_grp % 7 == 0] = -1.0                     # groups without a positive regret
+    pos = np.maximum(regrets, 0.0)
+    total = np.bincount(lv.ent_grp, pos, minlength=len(lv.grp_start))[lv.ent_grp]
+    want = np.where(total > 0, pos / np.where(total > 0, total, 1.0), 1.0 / lv.grp_n_legal[lv.ent_grp])
+    assert np.array_equal(regret_matching_entries(lv, regrets), want)
+
+
+def test_released_edges_leave_the_row_passes_and_refuse_the_edge_passes():
+    """A slot-preserving tree solves the same after `release_edges`; the edge passes then refuse it,
+    and a tree that does not keep slots cannot release its edges."""
+    game = load_game("leduc_poker")
+    config = CFRConfig("cfr+", alternating=True)
+    want, _, _ = solve(game, game.root(), True, config, 5)
+    ct = compile_tree(PublicTree(game, [game.root()]).expand_all())
+    ct.release_edges()
+    possible = game.possible_mask(game.root()).astype(np.float64)
+    solver = CFRSolver(ct, root_ranges=(possible / possible.sum(1, keepdims=True))[None], config=config,
+                       levels=Levels(ct))
+    solver.iterate(4)
+    solver.iterate(1)
+    assert np.array_equal(solver.avg_e, want.avg_e) and np.array_equal(solver.regrets_e, want.regrets_e)
+    with pytest.raises(ValueError, match="released"):
+        Levels(ct, use_rows=False)
+    sy = load_game("scotland_yard")
+    other = compile_tree(PublicTree(sy, [sy.root()]).expand_all(max_depth=2))
+    assert not other.slot_preserving
+    with pytest.raises(ValueError, match="does not keep slots"):
+        other.release_edges()
