@@ -265,9 +265,9 @@ def solve_subgame(table, start: int, board: tuple, ranges: np.ndarray, iteration
     Only the index outlives the public tree, and the compiled tree drops its edge table
     (`CompiledTree.release_edges`: the row passes never read it) before the solver's arrays are
     made. Measured on a turn subgame of hunl_small (27,105 public states, 1,029 legal entries each,
-    one safe solve): 156 KB a public state at the peak, 4.96 GB
-    peak RSS, where keeping the public tree and the edge table (and the solver's [E] temporaries,
-    `sog.search.cfr.regret_matching_entries`, `RowTree._wide_layout`) took 310 KB and 9.0 GB."""
+    one safe solve): 156 KB a public state at the peak, 4.96 GB peak RSS, where keeping the public
+    tree and the edge table (and the solver's [E] temporaries, `sog.search.cfr.regret_matching_entries`,
+    `RowTree._wide_layout`) took 310 KB and 9.0 GB."""
     try:
         game = TableSubgame(table, start, board)
     except TableSubgameError as e:
