@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sog.agents.table_agents import TableError
-from sog.agents.table_endgame import EndgameAgent, EndgameSettings
+from sog.agents.table_endgame import EndgameAgent, EndgameSettings, board_at
 from sog.agents.table_modicum import ModicumAgent, ModicumSettings
 from sog.agents.table_search import SearchAgent, SearchSettings
 from sog.eval.lbr import LBRError
@@ -36,8 +36,7 @@ def memoised(agent: ModicumAgent, table) -> ModicumAgent:
     memo, decide = {}, agent.search.decide
 
     def search(tbl, node, cards, seat):
-        key = (node, seat, *cards[seat * tbl.hole:(seat + 1) * tbl.hole].tolist(),
-               *cards[tbl.held:tbl.held + tbl.levels[max(int(tbl.node_level[node]), 0)]].tolist())
+        key = (node, seat, *cards[seat * tbl.hole:(seat + 1) * tbl.hole].tolist(), *board_at(tbl, node, cards).tolist())
         if key not in memo:
             memo[key] = decide(tbl, node, cards, seat)
         return memo[key]

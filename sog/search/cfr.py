@@ -38,10 +38,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-import numba
 import numpy as np
 
-from sog.search.row_cfr import RowTree
+from sog.search.row_cfr import RowTree, match_groups
 from sog.search.tree import CompiledTree, index_dtype
 
 ALGORITHMS = ("cfr+", "cfr", "dcfr")
@@ -196,23 +195,12 @@ def regret_matching(regrets: np.ndarray, legal: np.ndarray, n_legal: np.ndarray)
 
 def regret_matching_entries(lv: Levels, regrets: np.ndarray) -> np.ndarray:
     """float [E]: `regret_matching` over the legal entries (regrets [E]), one loop over the groups
-    (no [E] temporaries: a hold'em turn subgame has about 1,000 entries a public state); each
-    group's positive regrets summed in entry order, as `np.bincount` sums them."""
+    (`sog.search.row_cfr.match_groups`: no [E] temporaries, a hold'em turn subgame has about 1,000
+    entries a public state); each group's positive regrets summed in entry order, as `np.bincount`
+    sums them."""
     out = np.empty(len(regrets))
-    _regret_matching_groups(np.asarray(regrets, dtype=np.float64), lv.grp_start, out)
+    match_groups(np.asarray(regrets, dtype=np.float64), lv.grp_start, out)
     return out
-
-
-@numba.njit(cache=True)
-def _regret_matching_groups(regrets, grp_start, out):
-    E, G = len(regrets), len(grp_start)
-    for g in range(G):
-        lo, hi = grp_start[g], grp_start[g + 1] if g + 1 < G else E
-        total = 0.0
-        for e in range(lo, hi):
-            total += max(regrets[e], 0.0)
-        for e in range(lo, hi):
-            out[e] = max(regrets[e], 0.0) / total if total > 0 else 1.0 / (hi - lo)
 
 
 def full_policy(lv: Levels, sigma_dec: np.ndarray) -> np.ndarray:

@@ -329,6 +329,16 @@ def _match(r, r0, k, sigma, e0):
 
 
 @numba.njit(cache=True)
+def match_groups(regrets, grp_start, out):
+    """out [E]: `_match` of each group of entries (group g: [grp_start[g], grp_start[g + 1]), the last
+    to the end): the current policy of regrets [E] (`sog.search.cfr.regret_matching_entries`)."""
+    E, G = len(regrets), len(grp_start)
+    for g in range(G):
+        lo, hi = grp_start[g], grp_start[g + 1] if g + 1 < G else E
+        _match(regrets, lo, hi - lo, out, lo)
+
+
+@numba.njit(cache=True)
 def _wide_of_entry(grp_row, grp_ent, grp_slot, row_dense, row_w0, wshift, N, out):
     """out[e]: entry e's place in the wide layout (`RowTree._wide_layout`): in a dense row r, the
     row's block row_w0[r] + (its action's rank in the group) x N + its group's slot; elsewhere
