@@ -63,7 +63,7 @@ def exact(table, deals, seat, opponent, lbr=None) -> float:
     bt, n = table.betting, len(deals)
     ranks = table._ranks(deals, deals[:, None, table.held:])[:, 0, :]
     ctx = opponent.prepare(table, deals), None if lbr is None else lbr.prepare(table, deals)
-    hands = np.array([table.deck.hand_index(r[2 * seat:2 * seat + 2].tolist()) for r in deals])
+    hands = np.array([table.deck.hand_index(r[table.hole * seat:table.hole * (seat + 1)].tolist()) for r in deals])
 
     def probs(agent, c, node, w):
         live = np.flatnonzero(w > 0)

@@ -62,7 +62,7 @@ def test_each_round_is_played_by_its_part(table):
         checked[r] += 1
     assert min(checked.values()) > 2, checked
     stats = agent.stats()
-    assert stats["search"]["searches"] == checked[0] and stats["endgame"]["decisions"] == checked[1]
+    assert stats["search"]["decisions"] == checked[0] and stats["endgame"]["decisions"] == checked[1]
 
 
 @pytest.mark.slow          # ~200 searches of the first round for the exact best response

@@ -55,7 +55,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
-from sog.agents.table_search import FLOOR
+from sog.agents.table_search import FLOOR, search_root
 from sog.agents.table_subgame import TableSubgame, TableSubgameError, chain_end
 from sog.games.api import CHANCE, DECISION
 from sog.search.cfr import CFRConfig, CFRSolver, Levels, evaluate_entries
@@ -287,10 +287,7 @@ def solve_subgame(table, start: int, board: tuple, ranges: np.ndarray, iteration
 
 def round_start(table, node: int) -> int:
     """The first decision of `node`'s betting round on its path (node itself if it is)."""
-    bt, parent = table.betting, table.parent
-    while parent[node] >= 0 and bt.kind[parent[node]] == DECISION and bt.round[parent[node]] == bt.round[node]:
-        node = int(parent[node])
-    return int(node)
+    return search_root(table, node, 0)
 
 
 def board_at(table, node: int, deal: np.ndarray) -> np.ndarray:

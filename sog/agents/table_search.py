@@ -1,12 +1,19 @@
 """Pluribus's real-time search as a table agent (issue 23 item 3; `search:CONFIG.yaml?...` at a table).
 
 At each of its decisions from round `first_round` on (by default after the first betting round),
-`SearchAgent` solves the depth-limited subgame below the current public node
+`SearchAgent` plays its own hand's row of a depth-limited subgame's solution
 (`sog.agents.subgame_tree.SubgameTree`: to the end of the round, or `depth` actions) over the
-players still in, and plays its own hand's row of the solution:
+players still in. As in Pluribus's nested search the subgame is rooted at the start of the
+current betting round (`search_root`; with a depth limit, at the latest decision a multiple of
+`depth` actions below it), not at the current decision: it is solved the first time the agent
+acts in it, for the hand it holds, and its later decisions in the round play the same solution,
+so its own earlier actions there stay those of the strategy it plays (re-solving at every
+decision from beliefs that model them by the blueprint is the nested unsafe search Pluribus's
+supplement warns against; on the 8-card game of tests/test_table_search.py it doubled the last
+round's exact exploitability, see that test). A search:
 
 1. beliefs: each seat's range over the deck's hands by Bayes' rule from the blueprint along the
-   public path (`BlueprintAgent.beliefs`), floored at `FLOOR` x uniform (a hand the blueprint
+   public path to the root (`BlueprintAgent.beliefs`), floored at `FLOOR` x uniform (a hand the blueprint
    never plays that way, e.g. the searcher's own after its searched actions, keeps a weight);
 2. deals: joint hands drawn from the ranges, or all of them on small games, with run-outs
    (`subgame_deals`);
@@ -17,9 +24,9 @@ players still in, and plays its own hand's row of the solution:
 
 Before `first_round` it plays the blueprint. Every agent at the table plays inside its abstract
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after
-off-tree bets do not arise here. A search's random numbers are derived from `seed`, the node
+off-tree bets do not arise here. A search's random numbers are derived from `seed`, its root
 and the cards the searcher sees (its hand, the board), so decisions are reproducible and do
-not depend on the batch they come in. `stats()` reports the searches, wall seconds per search,
+not depend on the batch they come in. `stats()` reports the searches, decisions, wall seconds per search,
 iterations and subgame nodes per search, and the rollouts' blueprint lookups.
 
 Measured (configs/tournaments/sixmax_search.yaml on the sixmax_small blueprint after 600 s of
@@ -29,6 +36,7 @@ iterations on 64 deals with 16 profiles, 73 to 93 subgame nodes, 1.3 s wall a se
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import time
 
@@ -37,10 +45,12 @@ import numpy as np
 from sog.agents.subgame_cfr import SubgameCFR, leaf_utilities, profiles
 from sog.agents.subgame_tree import SubgameTree, subgame_deals
 from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
+from sog.games.api import DECISION
 from sog.seeding import derive_seed
 
 FLOOR = 1e-6
 SEARCH_TAG = 4
+SOLVES_KEPT = 64       # searches kept (by root, seat, hand, board), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
            "sample": 0, "seed": 0}
 
@@ -73,45 +83,82 @@ class SearchSettings:
             raise TableError(f"search: mix must be in [0, 1), got {self.mix}")
 
 
+def search_root(table, node: int, depth: int = 0) -> int:
+    """The root of the search that plays decision `node` (Pluribus's nested search): the first
+    decision of node's betting round on its path, or with a depth limit (`depth` > 0) the
+    decision on that path a multiple of `depth` actions below it nearest node (node itself when
+    `depth` is 1)."""
+    bt, parent = table.betting, table.parent
+    chain = [int(node)]                # node, then its decision ancestors of the same round
+    while parent[chain[-1]] >= 0 and bt.kind[parent[chain[-1]]] == DECISION and \
+            bt.round[parent[chain[-1]]] == bt.round[node]:
+        chain.append(int(parent[chain[-1]]))
+    m = len(chain) - 1
+    return chain[m - (m // depth) * depth if depth > 0 else m]
+
+
 class SearchAgent(OverBlueprint):
     """Pluribus's depth-limited search over `blueprint` (a `BlueprintAgent`; module doc)."""
 
     def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search"):
         super().__init__(blueprint, settings, label)
-        self.searches, self.seconds, self.iterations, self.nodes = 0, 0.0, 0, 0
+        self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
+        self._solved: collections.OrderedDict = collections.OrderedDict()   # (root, seat, hand, *board) -> rows
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
-        """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`)."""
+        """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`): the row at
+        `node` of the search rooted at `search_root` for seat's hand, solved the first time it is met."""
         t0 = time.perf_counter()
-        s, bt, deck = self.settings, table.betting, table.deck
+        deck = table.deck
         known = table.levels[max(int(table.node_level[node]), 0)]
         board = cards[table.held:table.held + known]
         hand = deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
-        path, slots = table.path(node)
+        root = search_root(table, node, self.settings.depth)
+        key = (root, seat, hand, *board.tolist())
+        if key in self._solved:
+            self._solved.move_to_end(key)
+        else:
+            self._solved[key] = self._search(table, root, board, seat, hand)
+            while len(self._solved) > SOLVES_KEPT:
+                self._solved.popitem(last=False)
+        at, rows = self._solved[key]
+        self.decisions += 1
+        self.seconds += time.perf_counter() - t0
+        return rows[at[node]]
+
+    def _search(self, table, root: int, board: np.ndarray, seat: int, hand: int) -> tuple[dict, np.ndarray]:
+        """({decision node: row}, float64 [Dn, K]: seat's rows for `hand` at the subgame's decisions, the
+        blueprint's where the solve has none) of the search rooted at `root` (module doc)."""
+        s, bt = self.settings, table.betting
+        path, slots = table.path(root)
         beliefs = self.blueprint.beliefs(table, path, slots, board)
         possible = table.possible(board)
         beliefs = beliefs + FLOOR * possible / possible.sum()
-        rng = np.random.default_rng(derive_seed(s.seed, SEARCH_TAG, node, hand, *board.tolist()))
-        tree = SubgameTree(bt, node, s.depth)
-        stack = bt.spent[node] * table.big_blind < np.asarray(table.rules.stacks, dtype=np.float64)
-        inside = np.flatnonzero(~bt.folded[node])
-        choosers = np.flatnonzero(~bt.folded[node] & stack)
+        rng = np.random.default_rng(derive_seed(s.seed, SEARCH_TAG, root, hand, *board.tolist()))
+        tree = SubgameTree(bt, root, s.depth)
+        stack = bt.spent[root] * table.big_blind < np.asarray(table.rules.stacks, dtype=np.float64)
+        inside = np.flatnonzero(~bt.folded[root])
+        choosers = np.flatnonzero(~bt.folded[root] & stack)
         hands, weights, deal_cards = subgame_deals(table, beliefs, inside, board, seat, hand, s.deals, s.exact,
                                                    s.mix, rng)
         picks = profiles(len(choosers), s.profiles)
         term, cont = leaf_utilities(table, tree, deal_cards, self.blueprint, choosers, picks,
                                     int(rng.integers(1 << 62)))
-        codes = self.blueprint.cards.hand_codes(board, int(bt.round[node]))
+        codes = self.blueprint.cards.hand_codes(board, int(bt.round[root]))
         bp = np.stack([self.blueprint.hand_probs(table, int(x), codes) for x in tree.nodes[tree.dec]])
         solver = SubgameCFR(tree, hands, weights, bp, term, cont, choosers, picks, s.sample,
                             int(rng.integers(1 << 62)) if s.sample else 0)
         self.iterations += solver.run(s.iterations, s.seconds)
-        mine = solver.hand_strategy(0, hand)
         self.searches, self.nodes = self.searches + 1, self.nodes + tree.size
-        self.seconds += time.perf_counter() - t0
-        return bp[0, hand] if mine is None else mine
+        rows = bp[:, hand].copy()
+        for x in np.flatnonzero(tree.actor[tree.dec] == seat).tolist():
+            mine = solver.hand_strategy(x, hand)
+            if mine is not None:
+                rows[x] = mine
+        return {int(n): x for x, n in enumerate(tree.nodes[tree.dec].tolist())}, rows
 
     def stats(self) -> dict:
-        return {"searches": self.searches, "seconds_per_search": self.seconds / max(self.searches, 1),
+        return {"searches": self.searches, "decisions": self.decisions,
+                "seconds_per_search": self.seconds / max(self.searches, 1),
                 "iterations_per_search": self.iterations / max(self.searches, 1),
                 "subgame_nodes_per_search": self.nodes / max(self.searches, 1), "blueprint": self.blueprint.stats()}
