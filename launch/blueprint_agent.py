@@ -4,7 +4,9 @@ alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`); and
 `endgame:CONFIG.yaml?iterations=I&first_round=R&resolve=safe|unsafe|none&max_nodes=M[&file=PATH]
 [&off_tree=search|translate]`, the end-game solver over that blueprint (`sog.agents.holdem_endgame`;
 its options as at a table, `launch.table`), played the same way, bets off the abstraction searched
-(default) or translated.
+(default) or translated; and `modicum:CONFIG.yaml?search.KEY=V&endgame.KEY=V[&file=PATH]
+[&off_tree=search|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`: the
+depth-limited search on the flop, end-game solving from the turn on).
 
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
@@ -13,6 +15,7 @@ tournament's games share one.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from launch.console import UserError
@@ -20,12 +23,13 @@ from sog.agents.api import AgentError
 from sog.agents.blueprint import BlueprintError, read_blueprint
 from sog.agents.holdem_blueprint import HoldemBlueprintAgent, key_rows
 from sog.agents.holdem_endgame import OFF_TREE, HoldemEndgameAgent
+from sog.agents.holdem_modicum import HoldemModicumAgent
 from sog.agents.spec import register, take_params
 from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 from sog.games.holdem.game import Holdem
 
 _loaded: dict = {}
-_endgames: dict = {}      # (config, options) -> (blueprint config, table, EndgameAgent): solves shared
+_solvers: dict = {}       # (kind, config, options) -> (blueprint config, table, table agent): solves shared
 
 
 def _blueprint_agent(game, arg: str | None, params: dict):
@@ -64,38 +68,42 @@ def _blueprint_agent(game, arg: str | None, params: dict):
     return HoldemBlueprintAgent(game, bp.game, bp.bet_sizes, cards, rows, probs)
 
 
-def _endgame_agent(game, arg: str | None, params: dict):
+def _solving_agent(kind: str, game, arg: str | None, params: dict):
+    """The `endgame:` (`modicum:`) agent of blueprint config `arg` with the table agent's `params`,
+    and `off_tree` (AgentError naming a bad one)."""
     from launch.blueprint import _table_holdem, parse_config
     from launch.table import _search_settings, make_table_agent
     from sog.eval.table import Table
 
     if arg is None:
-        raise AgentError("agent 'endgame' needs a blueprint config: endgame:CONFIG.yaml[?iterations=I&...]")
+        raise AgentError(f"agent {kind!r} needs a blueprint config: {kind}:CONFIG.yaml[?iterations=I&...]")
     if not isinstance(game, Holdem):
-        raise AgentError(f"agent 'endgame' plays two-player hold'em games, not {game.spec.name}")
+        raise AgentError(f"agent {kind!r} plays two-player hold'em games, not {game.spec.name}")
     params = dict(params)
     off_tree = params.pop("off_tree", "search")
     if off_tree not in OFF_TREE:
-        raise AgentError(f"agent 'endgame': bad value {off_tree!r} for 'off_tree' (expected {' or '.join(OFF_TREE)})")
-    key = (arg, tuple(sorted(params.items())))
-    if key not in _endgames:
+        raise AgentError(f"agent {kind!r}: bad value {off_tree!r} for 'off_tree' (expected {' or '.join(OFF_TREE)})")
+    key = (kind, arg, tuple(sorted(params.items())))
+    if key not in _solvers:
         try:
-            _search_settings("endgame", "endgame", {k: v for k, v in params.items() if k != "file"})   # before the table
+            _search_settings(kind, kind, {k: v for k, v in params.items() if k != "file"})   # before the table
             bp = parse_config(arg)
             if bp.players != 2:
-                raise UserError(f"agent 'endgame': {arg} is a {bp.players}-player blueprint; end-game solving is "
+                raise UserError(f"agent {kind!r}: {arg} is a {bp.players}-player blueprint; end-game solving is "
                                 "two-player")
-            spec = f"endgame:{arg}" + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
+            spec = f"{kind}:{arg}" + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
             table = Table(_table_holdem(arg, bp.game_name, 2, bp.bet_sizes))
-            _endgames[key] = (bp, table, make_table_agent("endgame", spec, table))
+            _solvers[key] = (bp, table, make_table_agent(kind, spec, table))
         except UserError as e:
             raise AgentError(str(e)) from None
-    bp, table, endgame = _endgames[key]
-    return HoldemEndgameAgent(game, bp.game, bp.bet_sizes, table, endgame, off_tree=off_tree)
+    bp, table, agent = _solvers[key]
+    wrapper = HoldemEndgameAgent if kind == "endgame" else HoldemModicumAgent
+    return wrapper(game, bp.game, bp.bet_sizes, table, agent, label=kind, off_tree=off_tree)
 
 
 def register_blueprint_agent() -> None:
-    """Make `blueprint:CONFIG.yaml[?file=PATH]` and `endgame:CONFIG.yaml?...` available to
+    """Make `blueprint:CONFIG.yaml[?file=PATH]`, `endgame:CONFIG.yaml?...` and `modicum:CONFIG.yaml?...` available to
     `sog.agents.registry.make_agent`."""
     register("blueprint", _blueprint_agent, replace=True)
-    register("endgame", _endgame_agent, replace=True)
+    register("endgame", functools.partial(_solving_agent, "endgame"), replace=True)
+    register("modicum", functools.partial(_solving_agent, "modicum"), replace=True)

@@ -167,20 +167,32 @@ class HoldemBlueprintAgent(BaseAgent):
         """(float [N, A]: every hand's distribution at `pub`, call where it has no abstract
         decision; bool [N] or None: which hands the blueprint met). decision: `_abstract_decision(pub)`, if
         the caller has it already."""
-        game, bgame = self.game, self.blueprint_game
-        out = np.zeros((game.spec.num_states, game.spec.num_actions))
         decision = self._abstract_decision(pub) if decision is None else decision
         if decision is None:
+            out = np.zeros((self.game.spec.num_states, self.game.spec.num_actions))
             out[:, B.CALL] = 1.0
             return out, None
-        _, apub, st_real, st_abs, board = decision
-        rules = bgame.rules
-        acts = (abstract_actions(rules, st_abs, self.bet_sizes) if self.bet_sizes is not None
-                else bgame.legal_actions(apub))
-        probs, known = self._abstract_probs(B.sequences(rules, st_abs), st_abs.round, len(acts), board)
-        for j, x in enumerate(acts):
-            out[:, self._game_action(pub, real_action(rules, st_abs, st_real, x))] += probs[:, j]
-        return out, known
+        st_abs, board = decision[3], decision[4]
+        k = len(self._abstract_actions(decision))
+        probs, known = self._abstract_probs(B.sequences(self.blueprint_game.rules, st_abs), st_abs.round, k, board)
+        return self._in_game(pub, decision, probs), known
+
+    def _abstract_actions(self, decision: tuple) -> tuple:
+        """The blueprint's actions at `decision`'s abstract state (`_abstract_decision`), in slot order."""
+        _, apub, _, st_abs, _ = decision
+        if self.bet_sizes is None:
+            return tuple(self.blueprint_game.legal_actions(apub))
+        return tuple(abstract_actions(self.blueprint_game.rules, st_abs, self.bet_sizes))
+
+    def _in_game(self, pub, decision: tuple, probs: np.ndarray) -> np.ndarray:
+        """float [..., A]: distributions over `decision`'s abstract actions (float [..., k], slot
+        order) as distributions over the game's actions at `pub` (step 4)."""
+        _, _, st_real, st_abs, _ = decision
+        rules = self.blueprint_game.rules
+        out = np.zeros(probs.shape[:-1] + (self.game.spec.num_actions,))
+        for j, x in enumerate(self._abstract_actions(decision)):
+            out[..., self._game_action(pub, real_action(rules, st_abs, st_real, x))] += probs[..., j]
+        return out
 
     def _abstract_probs(self, history_key: str, r: int, k: int, board: tuple) -> tuple[np.ndarray, np.ndarray]:
         """(float [N, k]: every hand's distribution over the k abstract actions at the blueprint's
