@@ -160,6 +160,15 @@ def test_deals_follow_the_beliefs(small):
     for k, x in want.items():
         exact[k[1]] += x / total
     assert np.abs(share - exact).max() < 0.02 and 0.2 < (hands[:, 2] == 4).mean() < 0.4
+    one = subgame_deals(table, beliefs, seats, board, 2, 4, 64, 10**6, 0.25, np.random.default_rng(5))
+    three = subgame_deals(table, beliefs, seats, board, 2, 4, 64, 10**6, 0.25, np.random.default_rng(5), runouts=3)
+    d, h = len(one[0]), table.hole     # runouts: each joint hand three times, a third of its weight, its own run-outs
+    assert np.array_equal(three[0], np.tile(one[0], (3, 1))) and np.allclose(three[1], np.tile(one[1], 3) / 3)
+    held = np.concatenate([np.arange(p * h, (p + 1) * h) for p in seats.tolist()])
+    assert np.array_equal(three[2][:, held], np.tile(one[2][:, held], (3, 1))) and np.all(three[2][:, table.held] == 3)
+    drawn = np.concatenate([np.arange(h, 2 * h), np.arange(table.held + 1, table.num_cards)])    # seat 1's, the rest
+    assert not np.array_equal(three[2][:d, drawn], three[2][d:2 * d, drawn])
+    assert all(len(set(row)) == len(row) for row in three[2].tolist())
 
 
 def test_continuation_leaf_values_are_the_expectation_over_profiles(small):
@@ -258,12 +267,14 @@ def test_bad_search_settings(tmp_path, capsys):
     from test_table_eval import SMALL, _cli
 
     for kw, needle in (({"iterations": -1}, "iterations must be at least 0"), ({"deals": 0}, "deals"),
-                       ({"mix": 1.0}, "mix"), ({"sample": -2}, "sample must be at least 0")):
+                       ({"mix": 1.0}, "mix"), ({"sample": -2}, "sample must be at least 0"),
+                       ({"runouts": 0}, "runouts must be at least 1")):
         with pytest.raises(TableError, match=needle):
             SearchSettings(**kw)
     for spec, needle in (("search:nowhere.yaml?iterations=-1", "iterations must be at least 0"),
                          ("search:nowhere.yaml?mix=1.5", "mix must be in [0, 1)"),
                          ("search:nowhere.yaml?sample=-1", "sample must be at least 0"),
+                         ("search:nowhere.yaml?runouts=0", "runouts must be at least 1"),
                          ("search:nowhere.yaml?deals=many", "bad value 'many' for 'deals'"),
                          ("search:nowhere.yaml?speed=3", "unknown option 'speed'"),
                          ("search?iterations=5", "search:CONFIG.yaml[?file=PATH] names a blueprint config"),

@@ -18,8 +18,9 @@ root (0), so every node's parent comes before it:
 
 `subgame_deals` draws the private cards the subgame is solved on: joint hands of the players
 still in from their beliefs (enumerated when there are at most `exact` card-disjoint
-combinations, else sampled with `sample_hands`), each with the rest of the board and the
-folded seats' cards drawn uniformly from the cards left (the run-outs the leaves are valued on).
+combinations, else sampled with `sample_hands`), each with `runouts` draws of the rest of the
+board and the folded seats' cards, uniform from the cards left (the run-outs the leaves are
+valued on).
 """
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ class SubgameTree:
 
 
 def subgame_deals(table, beliefs: np.ndarray, seats: np.ndarray, board: np.ndarray, searcher: int, hand: int,
-                  deals: int, exact: int, mix: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray,
-                                                                                          np.ndarray]:
+                  deals: int, exact: int, mix: float, rng: np.random.Generator, runouts: int = 1
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(hands int64 [D, n]: each seat's hand (a row of `Deck.hands`; -1 for seats not in),
     weights float64 [D]: each deal's chance weight (summing to 1 in expectation),
     cards int64 [D, n h + b]: full deals in `Table.deal`'s layout) for the players `seats`
@@ -80,7 +81,10 @@ def subgame_deals(table, beliefs: np.ndarray, seats: np.ndarray, board: np.ndarr
     hands of positive belief every one is listed, weighted by the product of the beliefs
     (normalised); else `deals` are drawn from that product, the searcher's (seat `searcher`)
     range mixed with its actual `hand` (share `mix`) so the hand it plays is solved on many
-    deals, each deal weighted by belief / proposal (importance sampling: unbiased) / D."""
+    deals, each deal weighted by belief / proposal (importance sampling: unbiased) / D. With
+    `runouts` R > 1 each joint hand is listed R times, each with its own run-out (the rest of the
+    board, the folded seats' cards; and its own rollouts at the leaves), its weight divided by R:
+    less noise in the leaf values for R times the deals."""
     deck = table.deck
     b = np.asarray(beliefs, dtype=np.float64)[seats]
     b = b / b.sum(axis=1, keepdims=True)
@@ -104,6 +108,8 @@ def subgame_deals(table, beliefs: np.ndarray, seats: np.ndarray, board: np.ndarr
         weights = b[i, joint[:, i]] / proposal[i, joint[:, i]] / deals
     hands = np.full((len(joint), table.players), -1, np.int64)
     hands[:, seats] = joint
+    if runouts > 1:
+        hands, weights = np.tile(hands, (runouts, 1)), np.tile(weights, runouts) / runouts
     return hands, weights, complete_deals(table, hands, board, rng)
 
 

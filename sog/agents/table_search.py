@@ -29,7 +29,8 @@ and the cards the searcher sees (its hand, the board), so decisions are reproduc
 not depend on the batch they come in. `stats()` reports the searches, decisions, wall seconds per search,
 iterations and subgame nodes per search, and the rollouts' blueprint lookups.
 
-Measured (configs/tournaments/sixmax_search.yaml on the sixmax_small blueprint after 600 s of
+Measured with the searches then rooted at every decision (configs/tournaments/sixmax_search.yaml
+on the sixmax_small blueprint after 600 s of
 training; this 2-core machine at load average 6 to 10, nice 19; README for the win rates): 100
 iterations on 64 deals with 16 profiles, 73 to 93 subgame nodes, 1.3 s wall a search, at most
 0.4 CPU s.
@@ -52,7 +53,7 @@ FLOOR = 1e-6
 SEARCH_TAG = 4
 SOLVES_KEPT = 64       # searches kept (by root, seat, hand, board), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
-           "sample": 0, "seed": 0}
+           "sample": 0, "runouts": 1, "seed": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +63,9 @@ class SearchSettings:
     are at most `exact`), `profiles` continuation profiles (all 4^c up to it), `depth` actions
     below the root (0: to the end of the round), `first_round` the first round searched, `mix`
     the share of deals giving the searcher its own hand, `sample` the deals each iteration draws from
-    them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `seed`."""
+    them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `runouts` the
+    run-outs (rest of the board, rollouts) per joint hand where the subgame has continuation
+    leaves, `seed`."""
 
     iterations: int = 100
     seconds: float = 0.0
@@ -73,6 +76,7 @@ class SearchSettings:
     first_round: int = 1
     mix: float = 0.25
     sample: int = 0
+    runouts: int = 1
     seed: int = 0
 
     def __post_init__(self):
@@ -139,8 +143,9 @@ class SearchAgent(OverBlueprint):
         stack = bt.spent[root] * table.big_blind < np.asarray(table.rules.stacks, dtype=np.float64)
         inside = np.flatnonzero(~bt.folded[root])
         choosers = np.flatnonzero(~bt.folded[root] & stack)
+        runouts = s.runouts if len(tree.cont) else 1          # terminal leaves only: every run-out the same
         hands, weights, deal_cards = subgame_deals(table, beliefs, inside, board, seat, hand, s.deals, s.exact,
-                                                   s.mix, rng)
+                                                   s.mix, rng, runouts)
         picks = profiles(len(choosers), s.profiles)
         term, cont = leaf_utilities(table, tree, deal_cards, self.blueprint, choosers, picks,
                                     int(rng.integers(1 << 62)))
