@@ -74,7 +74,8 @@ def test_modicum_is_less_exploitable_than_its_blueprint(table, deals):
     before = exploitability(table, deals, bp)
     endgame = exploitability(table, deals, EndgameAgent(bp, ENDGAME))
     modicum = exploitability(table, deals, memoised(ModicumAgent(bp, ModicumSettings(SEARCH, ENDGAME)), table))
-    assert modicum < 0.8 * endgame < 0.8 * before, (before, endgame, modicum)   # measured: 1551.3, 782.6, 527.0
+    # measured: 1551.3, 782.6, 467.1 (527.0 when the search re-solved at every decision)
+    assert modicum < 0.8 * endgame < 0.8 * before, (before, endgame, modicum)
 
 
 def test_bad_settings_are_one_line(tmp_path, capsys):

@@ -12,7 +12,8 @@ the two table agents that do these parts:
 * in rounds [`search.first_round`, `endgame.first_round`) each decision is Pluribus's and
   Modicum's depth-limited search (`sog.agents.table_search.SearchAgent`: beliefs over every
   hand by Bayes' rule from the blueprint, linear CFR over sampled deals, the four continuation
-  strategies rolled out at the leaves);
+  strategies rolled out at the leaves; rooted at the round's start, its solution played for the
+  rest of the round);
 * from `endgame.first_round` (default 2, the turn) on, end-game solving
   (`sog.agents.table_endgame.EndgameAgent`: CFR+ over all hands of both players to the end of
   the hand, re-solved safely at each later round by default).
