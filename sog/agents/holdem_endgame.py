@@ -34,7 +34,8 @@ import collections
 import numpy as np
 
 from sog.agents.holdem_blueprint import HoldemBlueprintAgent, normalised
-from sog.agents.table_endgame import ALPHA, EndgameAgent, Solve, canonical, floored, solve_subgame
+from sog.agents.table_agents import canonical
+from sog.agents.table_endgame import ALPHA, EndgameAgent, Solve, floored, solve_subgame
 from sog.agents.table_subgame import TableSubgame
 from sog.games.api import CHANCE, DECISION
 from sog.games.holdem import betting as B

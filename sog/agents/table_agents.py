@@ -252,6 +252,13 @@ class ContinuationAgent(TableAgent):
         return self.base.stats()
 
 
+def canonical(table, board) -> tuple:
+    """The board (int [b], as dealt) with each round's cards sorted: the key of a spot whose play does
+    not depend on the order a round's cards came in (`TableSubgame`'s, the searches')."""
+    cuts = [k for k in table.levels if 0 < k < len(board)]
+    return tuple(int(c) for part in np.split(np.asarray(board, dtype=np.int64), cuts) for c in np.sort(part))
+
+
 def sample_hands(beliefs: np.ndarray, hand_masks: np.ndarray, rng: np.random.Generator, n: int,
                  batch: int = 4096, max_draws: int = 1 << 24) -> np.ndarray:
     """int64 [n, k]: n independent draws of one hand for each of k players (rows of the deck's

@@ -54,7 +54,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
+from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError, canonical
 from sog.agents.table_search import FLOOR, search_root
 from sog.agents.table_subgame import TableSubgame, TableSubgameError, chain_end
 from sog.games.api import CHANCE, DECISION
@@ -102,6 +102,8 @@ class EndgameAgent(OverBlueprint):
         self._bytes = 0                    # their nbytes
         self._size: dict = {}              # (s, board) -> public states of its game
         self.solves, self.seconds, self.nodes, self.decisions, self.too_large = 0, 0.0, 0, 0, 0
+        self.before: Callable | None = None     # (table, node, board) -> float [N, K] or None: the play before
+                                                # first_round for every hand, where not the blueprint's
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: its hand's row of `hand_probs` (`OverBlueprint.decide`)."""
@@ -118,7 +120,9 @@ class EndgameAgent(OverBlueprint):
         board = np.asarray(canonical(table, board), dtype=np.int64)
         owner = self._owner(table, node, board) if r >= self.settings.first_round else None
         if owner is None:
-            return self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(board, r))
+            before = self.before(table, node, board) if self.before and r < self.settings.first_round else None
+            return before if before is not None else \
+                self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(board, r))
         return self._solution(table, *owner, seat).policy(node, tuple(board.tolist()))
 
     def _owner(self, table, node: int, board: np.ndarray) -> tuple[int, tuple] | None:
@@ -372,12 +376,6 @@ def next_starts(table, nodes: list[int]) -> list[int]:
                 if bt.kind[end] == DECISION:
                     out.append(end)
     return out
-
-
-def canonical(table, board) -> tuple:
-    """The board (int [b], as dealt) with each round's cards sorted, as `TableSubgame` keys it."""
-    cuts = [k for k in table.levels if 0 < k < len(board)]
-    return tuple(int(c) for part in np.split(np.asarray(board, dtype=np.int64), cuts) for c in np.sort(part))
 
 
 def blueprint_entries(table, blueprint: BlueprintAgent, ct, lv) -> np.ndarray:

@@ -25,9 +25,13 @@ round's exact exploitability, see that test). A search:
 Before `first_round` it plays the blueprint. Every agent at the table plays inside its abstract
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after
 off-tree bets do not arise here. A search's random numbers are derived from `seed`, its root
-and the cards the searcher sees (its hand, the board), so decisions are reproducible and do
-not depend on the batch they come in. `stats()` reports the searches, decisions, wall seconds per search,
-iterations and subgame nodes per search, and the rollouts' blueprint lookups.
+and the cards the searcher sees (its hand, the board with each round's cards sorted), so
+decisions are reproducible and do not depend on the batch they come in. Where the search lists
+every deal (small games) it does not depend on the searcher's seat or hand at all: one search
+per (root, board) serves every hand, and `every_hand` gives its strategy for every hand (the
+beliefs Modicum's end-game solver starts from, `sog.agents.table_modicum`). `stats()` reports
+the searches, decisions, wall seconds per search, iterations and subgame nodes per search, and
+the rollouts' blueprint lookups.
 
 Measured with the searches then rooted at every decision (configs/tournaments/sixmax_search.yaml
 on the sixmax_small blueprint after 600 s of
@@ -45,7 +49,7 @@ import numpy as np
 
 from sog.agents.subgame_cfr import SubgameCFR, leaf_utilities, profiles
 from sog.agents.subgame_tree import SubgameTree, subgame_deals
-from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
+from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError, canonical
 from sog.games.api import DECISION
 from sog.seeding import derive_seed
 
@@ -101,44 +105,102 @@ def search_root(table, node: int, depth: int = 0) -> int:
     return chain[m - (m // depth) * depth if depth > 0 else m]
 
 
+class Solved:
+    """One search's solution: `at` {decision node: x} over the subgame's decisions, `actor` int64 [Dn],
+    `uniq` per seat int64 [H_p] the hands (rows of `Deck.hands`) its deals give that seat, `average`
+    float64 [Dn, H, K] the average strategy of x's actor holding uniq[actor][h], `codes` int64 [N]
+    the hands' bucket codes on the root's round (the blueprint's rows where a hand has no deal)."""
+
+    def __init__(self, tree, solver: SubgameCFR, codes: np.ndarray):
+        self.at = {int(n): x for x, n in enumerate(tree.nodes[tree.dec].tolist())}
+        self.actor = tree.actor[tree.dec].astype(np.int64)
+        self.uniq, self.average, self.codes = solver.uniq, solver.average_strategy(), codes
+
+    def hand_row(self, x: int, hand: int) -> np.ndarray | None:
+        """float64 [K]: decision x's average strategy for its actor holding `hand`; None if no deal gives it."""
+        u = self.uniq[int(self.actor[x])]
+        j = int(np.searchsorted(u, hand))
+        return self.average[x, j] if j < len(u) and u[j] == hand else None
+
+    def every_hand(self, x: int, blueprint: np.ndarray) -> np.ndarray:
+        """float64 [N, K]: decision x's average strategy for every hand of its actor, `blueprint`'s rows
+        (float [N, K]) for hands no deal gives it."""
+        u = self.uniq[int(self.actor[x])]
+        out = np.array(blueprint, dtype=np.float64)
+        ok = u >= 0
+        out[u[ok]] = self.average[x, :len(u)][ok]
+        return out
+
+
 class SearchAgent(OverBlueprint):
     """Pluribus's depth-limited search over `blueprint` (a `BlueprintAgent`; module doc)."""
 
     def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search"):
         super().__init__(blueprint, settings, label)
         self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
-        self._solved: collections.OrderedDict = collections.OrderedDict()   # (root, seat, hand, *board) -> rows
+        self._solved: collections.OrderedDict = collections.OrderedDict()   # key (`_key`) -> Solved
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`): the row at
         `node` of the search rooted at `search_root` for seat's hand, solved the first time it is met."""
         t0 = time.perf_counter()
-        deck = table.deck
         known = table.levels[max(int(table.node_level[node]), 0)]
-        board = cards[table.held:table.held + known]
-        hand = deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
-        root = search_root(table, node, self.settings.depth)
-        key = (root, seat, hand, *board.tolist())
+        board = np.array(canonical(table, cards[table.held:table.held + known]), dtype=np.int64)
+        hand = table.deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
+        solved = self._solve(table, search_root(table, node, self.settings.depth), board, seat, hand)
+        x = solved.at[node]
+        row = solved.hand_row(x, hand)
+        if row is None:
+            row = self.blueprint.hand_probs(table, node, solved.codes)[hand]
+        self.decisions += 1
+        self.seconds += time.perf_counter() - t0
+        return row
+
+    def every_hand(self, table, node: int, board) -> np.ndarray | None:
+        """float64 [N, K]: the strategy of decision node's actor for every hand of the deck from the search
+        of node's round (the search each seat runs there; the blueprint's rows for hands none of its
+        deals gives) where that search lists every deal, so that it is the same whatever the searcher
+        holds; None where it samples deals or node is not in a searched round. board: the board cards
+        dealt at node."""
+        s, bt = self.settings, table.betting
+        if bt.round[node] < s.first_round:
+            return None
+        root = search_root(table, node, s.depth)
+        board = np.array(canonical(table, board), dtype=np.int64)
+        if not self._listed(table, root, board):
+            return None
+        solved = self._solve(table, root, board, int(bt.actor[root]), 0)
+        return solved.every_hand(solved.at[node], self.blueprint.hand_probs(table, node, solved.codes))
+
+    def _listed(self, table, root: int, board: np.ndarray) -> bool:
+        """Whether the search at `root` lists every deal (`subgame_deals` with `exact`: its floored
+        beliefs are positive on every hand sharing no board card)."""
+        inside = int((~table.betting.folded[root]).sum())
+        return float(table.possible(board).sum()) ** inside <= self.settings.exact
+
+    def _solve(self, table, root: int, board: np.ndarray, seat: int, hand: int) -> Solved:
+        """The search rooted at `root` on `board` for `seat` holding `hand`, kept: one per (root, board)
+        where it lists every deal (the same for every seat and hand), else per (root, seat, hand, board)."""
+        listed = self._listed(table, root, board)
+        key = (root, *board.tolist()) if listed else (root, seat, hand, *board.tolist())
         if key in self._solved:
             self._solved.move_to_end(key)
         else:
-            self._solved[key] = self._search(table, root, board, seat, hand)
+            self._solved[key] = self._search(table, root, board, seat, hand, listed)
             while len(self._solved) > SOLVES_KEPT:
                 self._solved.popitem(last=False)
-        at, rows = self._solved[key]
-        self.decisions += 1
-        self.seconds += time.perf_counter() - t0
-        return rows[at[node]]
+        return self._solved[key]
 
-    def _search(self, table, root: int, board: np.ndarray, seat: int, hand: int) -> tuple[dict, np.ndarray]:
-        """({decision node: row}, float64 [Dn, K]: seat's rows for `hand` at the subgame's decisions, the
-        blueprint's where the solve has none) of the search rooted at `root` (module doc)."""
+    def _search(self, table, root: int, board: np.ndarray, seat: int, hand: int, listed: bool) -> Solved:
+        """The search rooted at `root` (module doc); its random numbers are the same for every seat and
+        hand where it lists every deal."""
         s, bt = self.settings, table.betting
         path, slots = table.path(root)
         beliefs = self.blueprint.beliefs(table, path, slots, board)
         possible = table.possible(board)
         beliefs = beliefs + FLOOR * possible / possible.sum()
-        rng = np.random.default_rng(derive_seed(s.seed, SEARCH_TAG, root, hand, *board.tolist()))
+        who = table.deck.num_hands if listed else hand          # (no hand has that index)
+        rng = np.random.default_rng(derive_seed(s.seed, SEARCH_TAG, root, who, *board.tolist()))
         tree = SubgameTree(bt, root, s.depth)
         stack = bt.spent[root] * table.big_blind < np.asarray(table.rules.stacks, dtype=np.float64)
         inside = np.flatnonzero(~bt.folded[root])
@@ -155,12 +217,7 @@ class SearchAgent(OverBlueprint):
                             int(rng.integers(1 << 62)) if s.sample else 0)
         self.iterations += solver.run(s.iterations, s.seconds)
         self.searches, self.nodes = self.searches + 1, self.nodes + tree.size
-        rows = bp[:, hand].copy()
-        for x in np.flatnonzero(tree.actor[tree.dec] == seat).tolist():
-            mine = solver.hand_strategy(x, hand)
-            if mine is not None:
-                rows[x] = mine
-        return {int(n): x for x, n in enumerate(tree.nodes[tree.dec].tolist())}, rows
+        return Solved(tree, solver, codes)
 
     def stats(self) -> dict:
         return {"searches": self.searches, "decisions": self.decisions,
