@@ -18,9 +18,10 @@ the table Modicum's three parts by round:
   abstraction searched below the real decision (`off_tree="search"`) or translated
   (`HoldemEndgameAgent`).
 
-A search solves for the hand it holds, so on the searched rounds the agent has no strategy for
-every hand: `strategy_table` is NaN there (AIVAT then corrects only the other rounds' and the
-other player's actions, and LBR asks the agent hand by hand).
+A search on sampled deals solves for the hand it holds, so on the searched rounds the agent has
+no strategy for every hand there: `strategy_table` is NaN (AIVAT then corrects only the other
+rounds' and the other player's actions, and LBR asks the agent hand by hand); where the search
+lists every deal (small games) it is the same for every hand held and the table is its strategy.
 """
 from __future__ import annotations
 
@@ -79,11 +80,17 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         return row
 
     def strategy_table(self, history: Sequence[Hashable]) -> np.ndarray:
-        """float [N, A]: `HoldemEndgameAgent.strategy_table`, NaN on the searched rounds (no strategy
-        for every hand there)."""
-        if self._search_node(history[-1]) is not None:
+        """float [N, A]: `HoldemEndgameAgent.strategy_table`; on the searched rounds the search's
+        strategy for every hand where it lists every deal (`SearchAgent.every_hand`), else NaN (a
+        search on sampled deals has no strategy for the hands it does not hold)."""
+        found = self._search_node(history[-1])
+        if found is None:
+            return super().strategy_table(history)
+        decision, node = found
+        every = self.modicum.search.every_hand(self.table, node, decision[4])
+        if every is None:
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)
-        return super().strategy_table(history)
+        return self._in_game(history[-1], decision, every[:, :len(self._abstract_actions(decision))])
 
     def _distribution(self, history, slot, legal):
         row = self.search_row(history[-1], slot)
