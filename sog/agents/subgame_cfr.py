@@ -254,13 +254,3 @@ class SubgameCFR:
         has been averaged yet."""
         total = self.average.sum(axis=-1, keepdims=True)
         return np.where(total > 0, self.average / np.where(total > 0, total, 1.0), self.default)
-
-    def hand_strategy(self, x: int, hand: int) -> np.ndarray | None:
-        """float64 [K]: the average strategy at decision dec[x] for its actor holding `hand` (a row of
-        `Deck.hands`); None if no deal gives it that hand."""
-        actor = int(self.tree.actor[self.tree.dec[x]])
-        u = self.uniq[actor]
-        j = int(np.searchsorted(u, hand))
-        if j < len(u) and u[j] == hand:
-            return self.average_strategy()[x, j]
-        return None

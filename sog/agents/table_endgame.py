@@ -115,7 +115,8 @@ class EndgameAgent(OverBlueprint):
         """float64 [N, K]: the agent's distribution over decision `node`'s slots for every hand of
         the deck, on `board` (the board cards dealt at node), as the agent in `seat` sees it (a safe
         re-solve is seat's own: the actor's for its play; the other seat's model of it otherwise);
-        zero rows for hands holding a board card."""
+        zero rows for hands holding a board card. Before `first_round`: `before`'s rows where it is
+        set and has them, else the blueprint's."""
         r = int(table.betting.round[node])
         board = np.asarray(canonical(table, board), dtype=np.int64)
         owner = self._owner(table, node, board) if r >= self.settings.first_round else None

@@ -28,8 +28,8 @@ tests/test_holdem_modicum.py with a trained blueprint (exact exploitability, mbb
 blueprint 269.9, the end-game solver alone 145.4, Modicum 101.6 with the search's beliefs and
 244.9 with the blueprint's (16 run-outs a deal). With `endgame.resolve=safe` (the default) the
 first end-game solve keeps the opponent's counterfactual values under the blueprint as its
-Terminate values. Since the searched rounds have no per-hand strategy where deals are sampled,
-LBR cannot measure this agent (`sog.eval.table_lbr` refuses it, as it refuses the search agent).
+Terminate values. LBR refuses this agent, as it refuses the search agent (`sog.eval.table_lbr`:
+where deals are sampled the searched rounds have no strategy for the hands not held).
 
 Options are the two agents' settings, prefixed with the part they set: `search.iterations`,
 `search.deals`, `search.profiles`, `search.sample`, `search.runouts`, `search.seconds`, ... and

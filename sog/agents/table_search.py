@@ -9,8 +9,9 @@ current betting round (`search_root`; with a depth limit, at the latest decision
 acts in it, for the hand it holds, and its later decisions in the round play the same solution,
 so its own earlier actions there stay those of the strategy it plays (re-solving at every
 decision from beliefs that model them by the blueprint is the nested unsafe search Pluribus's
-supplement warns against; on the 8-card game of tests/test_table_search.py it doubled the last
-round's exact exploitability, see that test). A search:
+supplement warns against: on the 8-card game of tests/test_holdem_modicum.py, the last round
+searched, exact exploitability 400.6 mbb/hand re-solving at every decision, 227.3 from the
+round's start, the blueprint 269.9). A search:
 
 1. beliefs: each seat's range over the deck's hands by Bayes' rule from the blueprint along the
    public path to the root (`BlueprintAgent.beliefs`), floored at `FLOOR` x uniform (a hand the blueprint
@@ -55,7 +56,7 @@ from sog.seeding import derive_seed
 
 FLOOR = 1e-6
 SEARCH_TAG = 4
-SOLVES_KEPT = 64       # searches kept (by root, seat, hand, board), least recently used dropped beyond
+SOLVES_KEPT = 64       # searches kept (by `SearchAgent._solve`'s key), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
            "sample": 0, "runouts": 1, "seed": 0}
 
@@ -138,7 +139,7 @@ class SearchAgent(OverBlueprint):
     def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search"):
         super().__init__(blueprint, settings, label)
         self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
-        self._solved: collections.OrderedDict = collections.OrderedDict()   # key (`_key`) -> Solved
+        self._solved: collections.OrderedDict = collections.OrderedDict()   # `_solve`'s key -> Solved
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`): the row at
