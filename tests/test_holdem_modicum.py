@@ -194,3 +194,16 @@ def test_bad_options_are_one_error(config, tmp_path, capsys):
     assert main(["tournament", "--config", str(tour), "--out", str(tmp_path / "t")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "deals must be at least 1" in err[0]
+
+
+def test_lbr_refuses_it_where_its_searches_sample_deals(config, capsys):
+    """LBR ranges its opponent by the strategy of every hand; a search on sampled deals has one only for
+    the hand it holds (asking it hand by hand would be a search per hand): one line, exit status 2.
+    Where the search lists every deal LBR plays it."""
+    spec = f"modicum:{config}?search.first_round=0&search.iterations=5&endgame.iterations=20"
+    capsys.readouterr()
+    assert main(["lbr", "--game", TWIN, "--agent", spec + "&search.exact=0", "--hands", "4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has none" in err[0], err
+    assert main(["lbr", "--game", TWIN, "--agent", spec, "--hands", "4"]) == 0
+
