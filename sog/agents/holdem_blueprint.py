@@ -185,8 +185,9 @@ class HoldemBlueprintAgent(BaseAgent):
         return tuple(abstract_actions(self.blueprint_game.rules, st_abs, self.bet_sizes))
 
     def _in_game(self, pub, decision: tuple, probs: np.ndarray) -> np.ndarray:
-        """float [..., A]: distributions over `decision`'s abstract actions (float [..., k], slot
-        order) as distributions over the game's actions at `pub` (step 4)."""
+        """float [..., A]: distributions over `decision`'s k abstract actions (float [..., >= k], slot
+        order; columns past the k-th are not read) as distributions over the game's actions at `pub`
+        (step 4)."""
         _, _, st_real, st_abs, _ = decision
         rules = self.blueprint_game.rules
         out = np.zeros(probs.shape[:-1] + (self.game.spec.num_actions,))

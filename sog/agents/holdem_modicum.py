@@ -75,7 +75,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         cards[seat * table.hole:(seat + 1) * table.hole] = table.deck.hands[slot]
         cards[table.held:table.held + len(board)] = board
         probs = self.modicum.search.decide(table, node, cards, seat)
-        row = self._in_game(pub, decision, probs[:len(self._abstract_actions(decision))])
+        row = self._in_game(pub, decision, probs)
         self._row = (pub, slot, row)
         return row
 
@@ -90,7 +90,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         every = self.modicum.search.every_hand(self.table, node, decision[4])
         if every is None:
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)
-        return self._in_game(history[-1], decision, every[:, :len(self._abstract_actions(decision))])
+        return self._in_game(history[-1], decision, every)
 
     def _distribution(self, history, slot, legal):
         row = self.search_row(history[-1], slot)

@@ -209,14 +209,14 @@ def opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
     """float [N, A]: the opponent's strategy for every possible slot at its decision (see module doc)."""
     game = agent.game
     pub = history[-1]
-    if hasattr(agent, "strategy_table") and np.isnan(np.asarray(agent.strategy_table(history), dtype=float)).all():
-        raise LBRError(f"LBR needs the opponent's strategy for every hand, but {agent!r} has none at {pub!r} "
-                       "(a search on sampled deals solves only for the hand it holds)")
     table, full = strategy_table(agent, history, slot)
     if table is None:
         raise LBRError(f"LBR needs the opponent's strategy, but {agent!r} does not expose one")
     if full:
         return table
+    if hasattr(agent, "strategy_table") and np.isnan(np.asarray(agent.strategy_table(history), dtype=float)).all():
+        raise LBRError(f"LBR needs the opponent's strategy for every hand, but {agent!r} has none at {pub!r} "
+                       "(a search on sampled deals solves only for the hand it holds)")
     possible = np.flatnonzero(game.cached("possible_mask", pub)[game.cached("actor", pub)])
     out = np.zeros_like(table)
     for s in possible:
