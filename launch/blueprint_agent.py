@@ -5,8 +5,9 @@ alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`); and
 [&off_tree=search|translate]`, the end-game solver over that blueprint (`sog.agents.holdem_endgame`;
 its options as at a table, `launch.table`), played the same way, bets off the abstraction searched
 (default) or translated; and `modicum:CONFIG.yaml?search.KEY=V&endgame.KEY=V[&file=PATH]
-[&off_tree=search|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`: the
-depth-limited search on the flop, end-game solving from the turn on).
+[&off_tree=search|search_all|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`:
+the depth-limited search on the flop, end-game solving from the turn on; bets off the abstraction
+searched from the turn on (default), on the flop too, or translated).
 
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
@@ -23,7 +24,7 @@ from sog.agents.api import AgentError
 from sog.agents.blueprint import BlueprintError, read_blueprint
 from sog.agents.holdem_blueprint import HoldemBlueprintAgent, key_rows
 from sog.agents.holdem_endgame import OFF_TREE, HoldemEndgameAgent
-from sog.agents.holdem_modicum import HoldemModicumAgent
+from sog.agents.holdem_modicum import MODICUM_OFF_TREE, HoldemModicumAgent
 from sog.agents.spec import register, take_params
 from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 from sog.games.holdem.game import Holdem
@@ -81,8 +82,9 @@ def _solving_agent(kind: str, game, arg: str | None, params: dict):
         raise AgentError(f"agent {kind!r} plays two-player hold'em games, not {game.spec.name}")
     params = dict(params)
     off_tree = params.pop("off_tree", "search")
-    if off_tree not in OFF_TREE:
-        raise AgentError(f"agent {kind!r}: bad value {off_tree!r} for 'off_tree' (expected {' or '.join(OFF_TREE)})")
+    values = OFF_TREE if kind == "endgame" else MODICUM_OFF_TREE
+    if off_tree not in values:
+        raise AgentError(f"agent {kind!r}: bad value {off_tree!r} for 'off_tree' (expected {' or '.join(values)})")
     key = (kind, arg, tuple(sorted(params.items())))
     if key not in _solvers:
         try:

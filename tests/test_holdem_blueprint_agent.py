@@ -213,7 +213,7 @@ def test_a_scripted_betting_tree_follows_the_real_moves_then_the_abstraction():
     scripted with its real moves reaches a decision with the real chips in, whose actions are the
     abstraction's at the real state, chip for chip (`abstract_actions`)."""
     from launch.blueprint import _table_holdem
-    from sog.agents.holdem_endgame import ScriptedTree
+    from sog.agents.scripted_tree import ScriptedTree
 
     game = load_game(GAME)
     table_game = _table_holdem("test", GAME, 2, SIZES)

@@ -15,7 +15,7 @@ string, on the real board.
 decision of a solved round whose real chips are not those of the abstract decision it is read as
 (a bet off the abstraction was made on the way, by either player), the agent solves the game below
 the real decision itself, to the end of the hand: a table whose betting tree follows the real
-moves to that decision (`ScriptedState`, `ScriptedTree`) and then the abstraction's bet sizes,
+moves to that decision (`sog.agents.scripted_tree`) and then the abstraction's bet sizes,
 as fractions of the real pot. The root ranges are the solver's beliefs at the abstract decision
 (Bayes' rule along the translated path, `EndgameAgent.beliefs`). With `resolve` "safe" the solve
 has DeepStack's gadget for the opponent, its Terminate values the opponent's counterfactual values
@@ -34,72 +34,25 @@ import collections
 import numpy as np
 
 from sog.agents.holdem_blueprint import HoldemBlueprintAgent, normalised
+from sog.agents.scripted_tree import ScriptedTree
 from sog.agents.table_agents import canonical
 from sog.agents.table_endgame import ALPHA, EndgameAgent, Solve, floored, solve_subgame
 from sog.agents.table_subgame import TableSubgame
-from sog.games.api import CHANCE, DECISION
+from sog.games.api import DECISION
 from sog.games.holdem import betting as B
 from sog.games.holdem.action_abstraction import BetSizes
 from sog.games.holdem.game import Holdem
-from sog.multiplayer.betting_tree import TableBettingTree
-from sog.multiplayer.holdem import HoldemState
 from sog.search.gtcfr import Gadget
 
 OFF_TREE = ("search", "translate")
 SOLVES_KEPT = 256       # off-tree solves kept, least recently used dropped beyond
 
 
-class ScriptedState(HoldemState):
-    """A state of a table's n-player hold'em game whose first decisions follow `script` (per
-    decision: fold 0, call 1, or a raise-to in chips, each the only action there), then the game's
-    own actions (its bet sizes as fractions of the pot reached)."""
-
-    __slots__ = ("script",)
-
-    @classmethod
-    def start(cls, game, script) -> ScriptedState:
-        return cls._of(HoldemState.initial(game), tuple(int(x) for x in script))
-
-    @classmethod
-    def _of(cls, base: HoldemState, script: tuple) -> ScriptedState:
-        s = cls.__new__(cls)
-        for name in HoldemState.__slots__:
-            setattr(s, name, getattr(base, name))
-        s.script = script
-        return s
-
-    def _copy(self) -> ScriptedState:
-        return ScriptedState._of(HoldemState._copy(self), self.script)
-
-    def _scripted(self) -> int | None:
-        k = sum(map(len, self.moves))
-        return self.script[k] if self.cur >= 0 and k < len(self.script) else None
-
-    def legal_actions(self):
-        x = self._scripted()
-        return super().legal_actions() if x is None else (min(x, B.BET),)
-
-    def raise_options(self) -> dict[int, int]:
-        x = self._scripted()
-        if x is None:
-            return super().raise_options()
-        return {B.BET: x} if x >= B.BET else {}
-
-
-class ScriptedTree(TableBettingTree):
-    """The betting tree of `ScriptedState.start(game, script)`: the real moves, then the abstraction."""
-
-    def __init__(self, game, script):
-        self.game, self.rules, self.bet_sizes = game, game.rules, game.bet_sizes
-        self._enumerate(ScriptedState.start(game, script), 1 << 22, "a smaller subgame", max(game.rules.blinds))
-
-    def end_of_script(self, script) -> int:
-        """The node reached by following the script's decisions (and the deals) from the root."""
-        node, done = 0, 0
-        while self.kind[node] == CHANCE or (self.kind[node] == DECISION and done < len(script)):
-            done += self.kind[node] == DECISION
-            node = int(self.child[node, 0])
-        return node
+def off_tree(decision: tuple) -> bool:
+    """Whether the real chips of a decision (`HoldemBlueprintAgent._abstract_decision`) are not those of
+    the abstract decision it is read as (a bet off the abstraction was made on the way)."""
+    st_real, st_abs = decision[2], decision[3]
+    return (st_abs.spent, st_abs.max_spent) != (st_real.spent, st_real.max_spent)
 
 
 class HoldemEndgameAgent(HoldemBlueprintAgent):
@@ -148,7 +101,7 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
         if st_real.round < self.endgame.settings.first_round:
             return None
         node = self.node_of.get(B.sequences(self.blueprint_game.rules, st_abs))
-        if node is None or (st_abs.spent, st_abs.max_spent) == (st_real.spent, st_real.max_spent):
+        if node is None or not off_tree(decision):
             return None
         script = tuple(e for e in real if isinstance(e, int))
         rows = self._rows(script, board, node)
@@ -156,13 +109,19 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
             return None
         self.off_tree_decisions += 1
         tree, start, probs = rows
-        out = np.zeros((self.game.spec.num_states, self.game.spec.num_actions))
-        actor = int(tree.actor[start])
-        for j in range(int(tree.num_actions[start])):
-            a = int(tree.action[start, j])
-            chips = a if a in (B.FOLD, B.CALL) else round(float(tree.spent[tree.child[start, j], actor])
+        return self._in_game_slots(pub, tree, start, probs)
+
+    def _in_game_slots(self, pub, tree, node: int, probs: np.ndarray) -> np.ndarray:
+        """float [..., A]: distributions over the slots of decision `node` of a table betting tree (float
+        [..., >= its actions]) as distributions over the game's actions at `pub`: each slot's real
+        action (fold, call, its raise-to chips) played as the game's action nearest it."""
+        out = np.zeros(probs.shape[:-1] + (self.game.spec.num_actions,))
+        actor = int(tree.actor[node])
+        for j in range(int(tree.num_actions[node])):
+            a = int(tree.action[node, j])
+            chips = a if a in (B.FOLD, B.CALL) else round(float(tree.spent[tree.child[node, j], actor])
                                                           * self.table.big_blind)
-            out[:, self._game_action(pub, chips)] += probs[:, j]
+            out[..., self._game_action(pub, chips)] += probs[..., j]
         return out
 
     def _rows(self, script: tuple, board: tuple, node: int) -> tuple | None:

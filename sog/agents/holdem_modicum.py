@@ -12,11 +12,22 @@ the table Modicum's three parts by round:
 * in rounds [`search.first_round`, `endgame.first_round`): the depth-limited search
   (`sog.agents.table_search.SearchAgent`) at the table's decision the real history translates
   to, on the real board, for the hand the agent holds: its row over the abstract actions,
-  played as the nearest real actions. A bet off the abstraction is translated on these rounds
-  (Modicum searched below it; here the subgame and its leaves are the abstract ones);
+  played as the nearest real actions. A decision whose real chips are off the abstraction (a
+  bet off it was made on the way) is translated there (`off_tree` "search", the default, or
+  "translate"), or searched (`off_tree="search_all"`, Modicum's way): the same search rooted at
+  that decision of a table whose betting tree is the real moves, then the abstraction's sizes
+  as fractions of the real pot (`sog.agents.scripted_tree.ScriptedTree`), with the blueprint read
+  on it by the pseudo-harmonic mapping for the rollouts (`ScriptedBlueprint`), the root's beliefs
+  the agent's own model along the translated path (`EndgameAgent.beliefs`: the searches' strategy
+  where they list every deal, else the blueprint's). Its solution plays the round on while the real
+  moves stay in its tree. It is unsafe re-solving below the bet: on the 8-card fullgame game of
+  tests/test_holdem_modicum.py (every raise size legal, so translation errs little), the first
+  round searched, exact exploitability in chips a hand: blueprint 0.305; translated 0.131,
+  searched 0.166 (400 iterations, 4 run-outs; 0.136 and 0.200 with 100 iterations, 16 run-outs),
+  hence not the default;
 * from `endgame.first_round` (the turn) on: full-range end-game solving, bets off the
-  abstraction searched below the real decision (`off_tree="search"`) or translated
-  (`HoldemEndgameAgent`).
+  abstraction searched below the real decision (`off_tree` "search" or "search_all") or
+  translated (`HoldemEndgameAgent`).
 
 A search on sampled deals solves for the hand it holds, so on the searched rounds the agent has
 no strategy for every hand there: `strategy_table` is NaN (AIVAT then corrects only the other
@@ -25,15 +36,24 @@ lists every deal (small games) it is the same for every hand held and the table 
 """
 from __future__ import annotations
 
+import collections
+import time
 from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from sog.agents.holdem_endgame import HoldemEndgameAgent
+from sog.agents.holdem_endgame import OFF_TREE, HoldemEndgameAgent, off_tree
+from sog.agents.scripted_tree import ScriptedBlueprint, ScriptedTree
+from sog.agents.table_agents import canonical
 from sog.agents.table_modicum import ModicumAgent
+from sog.agents.table_search import SearchAgent
+from sog.games.api import DECISION
 from sog.games.holdem import betting as B
 from sog.games.holdem.action_abstraction import BetSizes
 from sog.games.holdem.game import Holdem
+
+MODICUM_OFF_TREE = (*OFF_TREE, "search_all")
+SPOTS_KEPT = 64     # off-tree searches kept (their tables and solutions), least recently used dropped beyond
 
 
 class HoldemModicumAgent(HoldemEndgameAgent):
@@ -44,9 +64,15 @@ class HoldemModicumAgent(HoldemEndgameAgent):
 
     def __init__(self, game: Holdem, blueprint_game: Holdem, bet_sizes: BetSizes | None, table,
                  modicum: ModicumAgent, label: str = "modicum", off_tree: str = "search"):
-        super().__init__(game, blueprint_game, bet_sizes, table, modicum.endgame, label, off_tree)
+        if off_tree not in MODICUM_OFF_TREE:
+            raise ValueError(f"modicum: off_tree must be one of {', '.join(MODICUM_OFF_TREE)}, got {off_tree!r}")
+        super().__init__(game, blueprint_game, bet_sizes, table, modicum.endgame, label,
+                         "search" if off_tree == "search_all" else off_tree)
+        self.searched_off_tree = off_tree == "search_all"
         self.modicum = modicum
         self._row = (None, None, None)          # (pub, slot, float [A]) of the latest search
+        self._spots: collections.OrderedDict = collections.OrderedDict()   # (moves, board) -> (table, start, search)
+        self.off_tree_searches, self.off_tree_build_seconds = 0, 0.0     # spots made, seconds making their tables
 
     def _search_node(self, pub) -> tuple | None:
         """(`_abstract_decision(pub)`, the table's node) where the depth-limited search plays `pub`, else None."""
@@ -60,22 +86,72 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         node = self.node_of.get(B.sequences(self.blueprint_game.rules, st_abs))
         return None if node is None else (decision, node)
 
+    def _searched_at(self, pub) -> tuple | None:
+        """(table, node, search, top, in_game): where the depth-limited search plays `pub` (None: it does
+        not), the `SearchAgent.decide` arguments and the map of its rows to the game's actions: at the
+        blueprint's table and the decision the real history translates to, or off the abstraction
+        (`off_tree` "search") at a table of the real moves (`_off_tree_spot`)."""
+        found = self._search_node(pub)
+        if found is None:
+            return None
+        decision, node = found
+        spot = self._off_tree_spot(decision) if self.searched_off_tree and off_tree(decision) else None
+        if spot is None:
+            return self.table, node, self.modicum.search, -1, lambda p: self._in_game(pub, decision, p)
+        (table, start, search), at = spot
+        return table, at, search, start, lambda p: self._in_game_slots(pub, table.betting, at, p)
+
+    def _off_tree_spot(self, decision: tuple) -> tuple | None:
+        """((table, start, search), node): the search below the real moves that plays the off-tree
+        decision (`_abstract_decision`) at `node`: one kept whose script is a prefix of the real moves
+        whose rest, all in this round, are actions of its tree (so its solution plays the round on,
+        as at the blueprint's table), else a new one rooted at this decision (module doc)."""
+        real, board = decision[0], canonical(self.table, decision[4])
+        moves = tuple(e for e in real if isinstance(e, int))
+        in_round = len(real) - 1 - max((i for i, e in enumerate(real) if not isinstance(e, int)), default=-1)
+        for k in range(min(in_round, len(moves)) + 1):
+            key = (moves[:len(moves) - k], board)
+            if key in self._spots:
+                table, start, search = self._spots[key]
+                at = table.betting.follow(start, moves[len(moves) - k:])
+                if at is not None and table.betting.kind[at] == DECISION:
+                    self._spots.move_to_end(key)
+                    return self._spots[key], at
+        t0 = time.perf_counter()
+        tree = ScriptedTree(self.table.game, moves)
+        start = tree.end_of_script(moves)
+        if tree.kind[start] != DECISION:
+            return None
+        table = type(self.table)(self.table.game, betting=tree)
+        seat = int(tree.actor[start])
+
+        def along(table, path, slots, known):           # the agent's model of both seats' play on the way
+            return self.modicum.endgame.beliefs(table, path, slots, known, seat)
+
+        search = SearchAgent(ScriptedBlueprint(self.modicum.blueprint, tree, self.table, along),
+                             self.modicum.settings.search, self.modicum.search.name)
+        self._spots[(moves, board)] = (table, start, search)
+        while len(self._spots) > SPOTS_KEPT:
+            self._spots.popitem(last=False)
+        self.off_tree_searches += 1
+        self.off_tree_build_seconds += time.perf_counter() - t0
+        return self._spots[(moves, board)], start
+
     def search_row(self, pub, slot: int) -> np.ndarray | None:
         """float [A]: the depth-limited search's distribution for hand `slot` at decision `pub`, over
         the game's actions; None where the search does not play `pub` (module doc)."""
         if self._row[:2] == (pub, slot):
             return self._row[2]
-        found = self._search_node(pub)
+        found = self._searched_at(pub)
         if found is None:
             return None
-        decision, node = found
-        table, board = self.table, np.asarray(decision[4], dtype=np.int64)
+        table, node, search, top, in_game = found
+        board = np.asarray(self._abstract_decision(pub)[4], dtype=np.int64)
         seat = int(table.betting.actor[node])
         cards = np.zeros(table.num_cards, np.int64)          # only its hole cards and the board are read
         cards[seat * table.hole:(seat + 1) * table.hole] = table.deck.hands[slot]
         cards[table.held:table.held + len(board)] = board
-        probs = self.modicum.search.decide(table, node, cards, seat)
-        row = self._in_game(pub, decision, probs)
+        row = in_game(search.decide(table, node, cards, seat, top))
         self._row = (pub, slot, row)
         return row
 
@@ -83,18 +159,24 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         """float [N, A]: `HoldemEndgameAgent.strategy_table`; on the searched rounds the search's
         strategy for every hand where it lists every deal (`SearchAgent.every_hand`), else NaN (a
         search on sampled deals has no strategy for the hands it does not hold)."""
-        found = self._search_node(history[-1])
+        found = self._searched_at(history[-1])
         if found is None:
             return super().strategy_table(history)
-        decision, node = found
-        every = self.modicum.search.every_hand(self.table, node, decision[4])
+        table, node, search, top, in_game = found
+        every = search.every_hand(table, node, self._abstract_decision(history[-1])[4], top)
         if every is None:
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)
-        return self._in_game(history[-1], decision, every)
+        return in_game(every)
 
     def _distribution(self, history, slot, legal):
         row = self.search_row(history[-1], slot)
         return super()._distribution(history, slot, legal) if row is None else row
 
     def stats(self) -> dict:
-        return {**super().stats(), "search": self.modicum.search.stats()}
+        kept = [search for _, _, search in self._spots.values()]
+        searches = sum(x.searches for x in kept)
+        return {**super().stats(), "search": self.modicum.search.stats(),
+                "off_tree_search": {"spots": self.off_tree_searches, "build_seconds": self.off_tree_build_seconds,
+                                    "kept": len(kept), "searches_kept": searches,
+                                    "decisions_kept": sum(x.decisions for x in kept),
+                                    "seconds_per_search_kept": sum(x.seconds for x in kept) / max(searches, 1)}}

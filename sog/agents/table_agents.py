@@ -127,13 +127,24 @@ class BlueprintAgent(TableAgent):
     def prepare(self, table, cards):
         return self.cards.codes(cards)
 
-    def probs(self, table, nodes, deals, seats, codes):
-        bt = table.betting
-        key = bt.decision[nodes] * self.cards.num_codes + codes[deals, seats, bt.round[nodes]]
+    def rows(self, betting, nodes: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(float64 [m, K]: the blueprint's row over node's slots at decisions nodes[i] (int64 [m]) of
+        `betting` for bucket codes codes[i] (int64 [m], >= 0), ones where it never met that state;
+        bool [m]: whether it met it)."""
+        key = betting.decision[nodes] * self.cards.num_codes + codes
+        return self._lookup(key)
+
+    def _lookup(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`rows` of the blueprint's keys `key` (int64 [m], `d * num_codes + code`), in its own slots."""
         idx = np.minimum(np.searchsorted(self.keys, key), max(len(self.keys) - 1, 0))
         hit = self.keys[idx] == key if len(self.keys) else np.zeros(len(key), bool)
+        return np.where(hit[:, None], self.table_probs[idx] if len(self.keys) else 0.0, 1.0), hit
+
+    def probs(self, table, nodes, deals, seats, codes):
+        bt = table.betting
+        rows, hit = self.rows(bt, nodes, codes[deals, seats, bt.round[nodes]])
         legal = table.legal(nodes)
-        out = np.where(hit[:, None], self.table_probs[idx] if len(self.keys) else 0.0, 1.0) * legal
+        out = rows[:, :table.width] * legal
         total = out.sum(axis=1, keepdims=True)
         bad = total[:, 0] <= 0
         out[bad] = legal[bad]
@@ -145,13 +156,10 @@ class BlueprintAgent(TableAgent):
     def hand_probs(self, table, node: int, codes: np.ndarray) -> np.ndarray:
         """float64 [N, K]: the blueprint's distribution at decision `node` for hands of bucket codes
         `codes` (int64 [N]; -1: an impossible hand, given zeros), unmet states uniform."""
-        bt = table.betting
         ok = codes >= 0
-        key = bt.decision[node] * self.cards.num_codes + np.where(ok, codes, 0)
-        idx = np.minimum(np.searchsorted(self.keys, key), max(len(self.keys) - 1, 0))
-        hit = (self.keys[idx] == key) & ok if len(self.keys) else np.zeros(len(key), bool)
+        rows, _ = self.rows(table.betting, np.full(len(codes), node, np.int64), np.where(ok, codes, 0))
         legal = table.legal(np.array([node]))[0]
-        out = np.where(hit[:, None], self.table_probs[idx] if len(self.keys) else 0.0, legal) * legal
+        out = rows[:, :table.width] * legal
         total = out.sum(axis=1, keepdims=True)
         out = np.where(total > 0, out / np.where(total > 0, total, 1.0), legal / legal.sum())
         out[~ok] = 0.0

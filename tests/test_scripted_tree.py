@@ -1,0 +1,101 @@
+"""The betting tree of the real moves and the blueprint read on it (sog.agents.scripted_tree), on the
+8-card two-round fullgame no-limit game of tests/test_holdem_blueprint_agent.py (every raise size
+legal): the abstract decision and slots each scripted decision is read as are those of the
+pseudo-harmonic translation of its real history (`translate_history`, a second implementation);
+on a script of abstract moves the scripted blueprint is the blueprint, row for row and belief for
+belief; `follow` walks real moves."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_holdem_blueprint_agent import GAME, SIZES, trained  # noqa: F401  (the fixture)
+
+from launch.blueprint import _table_holdem
+from sog.agents.blueprint import translate_history
+from sog.agents.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
+from sog.agents.table_agents import BlueprintAgent
+from sog.eval.table import Table
+from sog.games import load_game
+from sog.games.api import DECISION
+from sog.games.holdem import betting as B
+from sog.search.full_tree import full_tree
+
+
+@pytest.fixture(scope="module")
+def abstract():
+    """(the fullgame game, its table game with SIZES, the abstract table, betting string -> node)."""
+    game = load_game(GAME)
+    table = Table(_table_holdem("test", GAME, 2, SIZES))
+    bt = table.betting
+    node_of = {bt.history[bt.decision[n]]: n for n in np.flatnonzero(bt.kind == DECISION).tolist()}
+    return game, table, node_of
+
+
+def _chips(tree, node: int, j: int) -> int:
+    """The real action of slot j at decision node: fold 0, call 1, else its raise-to chips."""
+    a = int(tree.action[node, j])
+    return a if a <= B.CALL else round(float(tree.spent[tree.child[node, j], tree.actor[node]]) * tree.rules.big_blind)
+
+
+def test_counterparts_are_the_translation_of_the_real_history(abstract):
+    game, table, node_of = abstract
+    ab = table.betting
+    checked = lost = 0
+    for pub in full_tree(game).decision_pubs:
+        script = tuple(e for e in pub if isinstance(e, int))
+        tree = ScriptedTree(table.game, script)
+        start = tree.end_of_script(script)
+        decision_of, slot_of = abstract_counterparts(tree, ab)
+        d = int(tree.decision[start])
+        apub = translate_history(game, SIZES, pub)
+        if apub is None or game.kind(apub) != DECISION or game.actor(apub) != game.actor(pub):
+            assert decision_of[d] == -1
+            lost += 1
+            continue
+        a = node_of[B.sequences(game.rules, game.betting_state(apub))]
+        assert decision_of[d] == ab.decision[a]
+        for j in range(int(tree.num_actions[start])):
+            x = _chips(tree, start, j)
+            nxt = translate_history(game, SIZES, pub + (x,))
+            k = int(slot_of[d, j])
+            if nxt is None:
+                assert k == -1
+            else:
+                assert _chips(ab, a, k) == nxt[-1]
+        checked += 1
+    assert checked > 400 and lost > 100
+
+
+def test_on_abstract_moves_it_is_the_blueprint(abstract, trained):  # noqa: F811
+    """A script of the abstraction's own moves: every scripted decision below it plays the blueprint's
+    row of the same betting string, and the beliefs along the scripted path are the blueprint's
+    along the abstract one; `follow` reaches the decision of further real moves, None off the tree."""
+    _, table, node_of = abstract
+    solver, path = trained
+    blueprint, _ = BlueprintAgent.from_file(path, table.betting, solver.cards)
+    ab = table.betting
+    deep = max(node_of.values(), key=lambda n: (len(ab.history[ab.decision[n]]), n))
+    apath, aslots = table.path(deep)
+    moves = [_chips(ab, int(n), int(j)) for n, j in zip(apath.tolist(), aslots.tolist()) if ab.kind[n] == DECISION]
+    script = tuple(moves[:1])
+    tree = ScriptedTree(table.game, script)
+    scripted = Table(table.game, betting=tree)
+    mapped = ScriptedBlueprint(blueprint, tree, table)
+    start = tree.end_of_script(script)
+    assert tree.follow(start, moves[1:]) is not None and tree.follow(start, (7777,)) is None
+    codes = np.arange(solver.cards.num_codes) % solver.cards.num_codes
+    checked = 0
+    for node in np.flatnonzero(tree.kind == DECISION).tolist():
+        if tree.num_actions[node] < 2:
+            continue                                   # the script's own decisions
+        a = node_of[tree.history[tree.decision[node]]]
+        k = int(tree.num_actions[node])
+        np.testing.assert_allclose(mapped.hand_probs(scripted, node, codes)[:, :k],
+                                   blueprint.hand_probs(table, a, codes)[:, :k])
+        checked += 1
+    assert checked > 10
+    node = tree.follow(start, moves[1:])
+    board = np.array([0], np.int64)[:table.levels[max(int(table.node_level[deep]), 0)]]
+    spath, sslots = scripted.path(node)
+    np.testing.assert_allclose(mapped.beliefs(scripted, spath, sslots, board), blueprint.beliefs(table, apath, aslots,
+                                                                                                     board))
