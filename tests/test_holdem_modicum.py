@@ -198,10 +198,11 @@ def test_off_tree_bets_searched_on_the_searched_round(config):
 
 
 def test_a_tournament_in_the_sog_twin_with_aivat(config, tmp_path):
-    """In the f x pot twin it plays legal actions through `sog tournament`, AIVAT on every deal."""
+    """In the f x pot twin (its bets off the abstraction, searched on every round) it plays legal actions
+    through `sog tournament`, AIVAT on every deal."""
     tour = tmp_path / "t.yaml"
     tour.write_text(f"game: {TWIN}\nagents:\n  modicum: 'modicum:{config}?search.first_round=0&search.iterations=10"
-                    f"&endgame.iterations=30'\n  blueprint: 'blueprint:{config}'\ngames_per_pair: 8\naivat: true\n"
+                    f"&endgame.iterations=30&off_tree=search_all'\n  blueprint: 'blueprint:{config}'\ngames_per_pair: 8\naivat: true\n"
                     "aivat_value: checkdown\n")
     assert main(["tournament", "--config", str(tour), "--out", str(tmp_path / "t"), "--quiet"]) == 0
     (pair,) = json.loads((tmp_path / "t" / "report.json").read_text())["pairs"]

@@ -90,7 +90,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         """(table, node, search, top, in_game): where the depth-limited search plays `pub` (None: it does
         not), the `SearchAgent.decide` arguments and the map of its rows to the game's actions: at the
         blueprint's table and the decision the real history translates to, or off the abstraction
-        (`off_tree` "search") at a table of the real moves (`_off_tree_spot`)."""
+        (`off_tree` "search_all") at a table of the real moves (`_off_tree_spot`)."""
         found = self._search_node(pub)
         if found is None:
             return None
@@ -105,13 +105,16 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         """((table, start, search), node): the search below the real moves that plays the off-tree
         decision (`_abstract_decision`) at `node`: one kept whose script is a prefix of the real moves
         whose rest, all in this round, are actions of its tree (so its solution plays the round on,
-        as at the blueprint's table), else a new one rooted at this decision (module doc)."""
+        as at the blueprint's table), else a new one rooted at this decision (module doc); None where
+        the real moves reach no decision of their tree (kept too: translated)."""
         real, board = decision[0], canonical(self.table, decision[4])
         moves = tuple(e for e in real if isinstance(e, int))
         in_round = len(real) - 1 - max((i for i, e in enumerate(real) if not isinstance(e, int)), default=-1)
+        if self._spots.get((moves, board), ()) is None:
+            return None
         for k in range(min(in_round, len(moves)) + 1):
             key = (moves[:len(moves) - k], board)
-            if key in self._spots:
+            if self._spots.get(key) is not None:
                 table, start, search = self._spots[key]
                 at = table.betting.follow(start, moves[len(moves) - k:])
                 if at is not None and table.betting.kind[at] == DECISION:
@@ -121,6 +124,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         tree = ScriptedTree(self.table.game, moves)
         start = tree.end_of_script(moves)
         if tree.kind[start] != DECISION:
+            self._keep((moves, board), None)
             return None
         table = type(self.table)(self.table.game, betting=tree)
         seat = int(tree.actor[start])
@@ -130,12 +134,15 @@ class HoldemModicumAgent(HoldemEndgameAgent):
 
         search = SearchAgent(ScriptedBlueprint(self.modicum.blueprint, tree, self.table, along),
                              self.modicum.settings.search, self.modicum.search.name)
-        self._spots[(moves, board)] = (table, start, search)
-        while len(self._spots) > SPOTS_KEPT:
-            self._spots.popitem(last=False)
+        self._keep((moves, board), (table, start, search))
         self.off_tree_searches += 1
         self.off_tree_build_seconds += time.perf_counter() - t0
         return self._spots[(moves, board)], start
+
+    def _keep(self, key: tuple, spot: tuple | None) -> None:
+        self._spots[key] = spot
+        while len(self._spots) > SPOTS_KEPT:
+            self._spots.popitem(last=False)
 
     def search_row(self, pub, slot: int) -> np.ndarray | None:
         """float [A]: the depth-limited search's distribution for hand `slot` at decision `pub`, over
@@ -173,7 +180,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         return super()._distribution(history, slot, legal) if row is None else row
 
     def stats(self) -> dict:
-        kept = [search for _, _, search in self._spots.values()]
+        kept = [spot[2] for spot in self._spots.values() if spot is not None]
         searches = sum(x.searches for x in kept)
         return {**super().stats(), "search": self.modicum.search.stats(),
                 "off_tree_search": {"spots": self.off_tree_searches, "build_seconds": self.off_tree_build_seconds,
