@@ -5,9 +5,9 @@ alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`); and
 [&off_tree=search|translate]`, the end-game solver over that blueprint (`sog.agents.holdem_endgame`;
 its options as at a table, `launch.table`), played the same way, bets off the abstraction searched
 (default) or translated; and `modicum:CONFIG.yaml?search.KEY=V&endgame.KEY=V[&file=PATH]
-[&off_tree=search|search_all|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`:
+[&off_tree=search|search_endgame|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`:
 the depth-limited search on the flop, end-game solving from the turn on; bets off the abstraction
-searched from the turn on (default), on the flop too, or translated).
+searched on every round (default), from the turn on only, or translated).
 
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from

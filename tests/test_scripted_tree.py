@@ -18,6 +18,7 @@ from sog.eval.table import Table
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.holdem import betting as B
+from sog.games.holdem.action_abstraction import abstract_actions
 from sog.search.full_tree import full_tree
 
 
@@ -99,3 +100,36 @@ def test_on_abstract_moves_it_is_the_blueprint(abstract, trained):  # noqa: F811
     spath, sslots = scripted.path(node)
     np.testing.assert_allclose(mapped.beliefs(scripted, spath, sslots, board), blueprint.beliefs(table, apath, aslots,
                                                                                                      board))
+
+
+def test_the_round_s_real_moves_added_to_the_abstraction(abstract):
+    """With the round's moves added (`open_from`: the moves before the round forced): every decision of
+    the round on the real path offers the abstraction's actions at the real state plus the real move,
+    the real moves reach the real decision, and it is read as the same abstract decision as in the
+    tree that forces every move."""
+    game, table, _ = abstract
+    ab = table.betting
+    checked = 0
+    for pub in full_tree(game).decision_pubs:
+        script = tuple(e for e in pub if isinstance(e, int))
+        last = max((i for i, e in enumerate(pub) if not isinstance(e, int)), default=-1)   # the round's deal
+        in_round = len(pub) - 1 - last
+        if not any(x >= B.BET for x in script[len(script) - in_round:]):
+            continue
+        before = len(script) - in_round
+        tree = ScriptedTree(table.game, script, before)
+        root = tree.end_of_script(script[:before])
+        node, prefix = root, pub[:last + 1]
+        for x in script[before:]:
+            st = game.betting_state(prefix)
+            chips = sorted(_chips(tree, node, j) for j in range(int(tree.num_actions[node])))
+            assert chips == sorted(set(abstract_actions(game.rules, st, SIZES)) | {x})
+            node, prefix = tree.follow(node, (x,)), prefix + (x,)
+        assert node == tree.follow(root, script[before:]) and tree.kind[node] == DECISION
+        np.testing.assert_allclose(tree.spent[node] * game.rules.big_blind, game.betting_state(pub).spent)
+        forced = ScriptedTree(table.game, script)
+        theirs, _ = abstract_counterparts(forced, ab)
+        ours, _ = abstract_counterparts(tree, ab)
+        assert ours[tree.decision[node]] == theirs[forced.decision[forced.end_of_script(script)]]
+        checked += 1
+    assert checked > 100

@@ -11,7 +11,8 @@ import pytest
 
 from sog.agents.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
 from sog.agents.subgame_tree import SubgameTree, subgame_deals
-from sog.agents.table_search import SearchAgent, SearchSettings
+from sog.agents.table_agents import canonical
+from sog.agents.table_search import SearchAgent, SearchSettings, search_root
 from sog.eval.table import CallAgent, Table, TableError, play_match
 from sog.games.api import CHANCE
 from sog.multiplayer import load_game
@@ -307,3 +308,27 @@ def test_monte_carlo_linear_cfr_samples_deals_and_still_solves():
         solved = ev.nash_conv(_policy(table, tree, mc.average_strategy()))
         assert solved < 0.01 * uniform
     assert not np.array_equal(averages[0], averages[1])
+
+
+def test_frozen_decisions_play_their_rows_and_the_rest_is_solved(small):
+    """`fixed` rows (a searcher's own earlier actions in the round, Pluribus's frozen strategy): the
+    search plays them at their decision, for every hand its deals give the actor, and still solves the
+    decisions below."""
+    table, agent = small
+    settings = SearchSettings(iterations=30, deals=24, exact=0, seed=4)
+    node, row, seat = _postflop_decision(table, agent)
+    bt = table.betting
+    root = search_root(table, node)
+    legal = table.legal(np.array([root]))[0]
+    rows = np.tile(legal / legal.sum(), (table.deck.num_hands, 1))
+    free, frozen = SearchAgent(agent, settings), SearchAgent(agent, settings, fixed={root: rows})
+    hand = table.deck.hand_index(row[seat * table.hole:(seat + 1) * table.hole].tolist())
+    board = np.array(canonical(table, row[table.held:table.held + table.levels[int(table.node_level[root])]]))
+    solved = frozen._solve(table, root, board, seat, hand)
+    x = solved.at[root]
+    u = solved.uniq[int(solved.actor[x])]
+    np.testing.assert_allclose(solved.average[x, :len(u)], rows[u], atol=1e-12)
+    mine = free._solve(table, root, board, seat, hand)
+    assert np.abs(mine.average[x, :len(u)] - rows[u]).max() > 1e-3
+    below = [solved.at[int(c)] for c in bt.child[root, :bt.num_actions[root]] if int(c) in solved.at]
+    assert below and any(np.abs(solved.average[y] - mine.average[y]).max() > 1e-6 for y in below)

@@ -13,21 +13,32 @@ the table Modicum's three parts by round:
   (`sog.agents.table_search.SearchAgent`) at the table's decision the real history translates
   to, on the real board, for the hand the agent holds: its row over the abstract actions,
   played as the nearest real actions. A decision whose real chips are off the abstraction (a
-  bet off it was made on the way) is translated there (`off_tree` "search", the default, or
-  "translate"), or searched (`off_tree="search_all"`, Modicum's way): the same search rooted at
-  that decision of a table whose betting tree is the real moves, then the abstraction's sizes
-  as fractions of the real pot (`sog.agents.scripted_tree.ScriptedTree`), with the blueprint read
-  on it by the pseudo-harmonic mapping for the rollouts (`ScriptedBlueprint`), the root's beliefs
-  the agent's own model along the translated path (`EndgameAgent.beliefs`: the searches' strategy
-  where they list every deal, else the blueprint's). Its solution plays the round on while the real
-  moves stay in its tree. It is unsafe re-solving below the bet: on the 8-card fullgame game of
-  tests/test_holdem_modicum.py (every raise size legal, so translation errs little), the first
-  round searched, exact exploitability in chips a hand: blueprint 0.305; translated 0.131,
-  searched 0.166 (400 iterations, 4 run-outs; 0.136 and 0.200 with 100 iterations, 16 run-outs),
-  hence not the default;
+  bet off it was made on the way) is searched (`off_tree="search"`, the default), as Pluribus
+  searches an off-tree bet and Modicum handles it: the same search, rooted at the start of the
+  round, at a table whose betting tree follows the real moves to the round, then offers the
+  round's real moves beside the abstraction's actions (`sog.agents.scripted_tree.ScriptedTree`;
+  the opponent's off-tree bet is one of its choices, its range there the solve's), then the
+  abstraction's sizes as fractions of the real pot; the blueprint read on it by the
+  pseudo-harmonic mapping for the rollouts (`ScriptedBlueprint`); the root's beliefs the agent's
+  own model along the translated path (`EndgameAgent.beliefs`: the searches' strategy where they
+  list every deal, else the blueprint's); the agent's own earlier decisions in the round frozen
+  at what it played (`_frozen`). Its solution plays the round on while the real moves stay in
+  its tree. With `off_tree` "search_endgame" or "translate" such decisions are translated here;
 * from `endgame.first_round` (the turn) on: full-range end-game solving, bets off the
-  abstraction searched below the real decision (`off_tree` "search" or "search_all") or
+  abstraction searched below the real decision (`off_tree` "search" or "search_endgame") or
   translated (`HoldemEndgameAgent`).
+
+On the 8-card fullgame game of tests/test_holdem_modicum.py (every raise size legal), the first
+round searched and the second solved safely, exact exploitability in chips a hand, for 100
+iterations and 4 run-outs / 400 and 4 / 100 and 16: blueprint 0.305; every off-tree bet
+translated 0.151 / 0.131 / 0.136; those of the searched round translated ("search_endgame")
+0.126 / 0.120 / 0.122; none ("search") 0.128 / 0.115 / 0.123. With one pot-sized bet and all-in
+in the abstraction (a blueprint of 2,000 iterations, 0.193): 0.129, 0.112, 0.114. So searching on
+the searched round is level with translating there in these small games, where translation errs
+little; rooted at the real decision instead, from the blueprint's beliefs with nothing frozen, it
+was 0.278 (0.167 with the agent's beliefs). With the second round solved unsafely: 0.250, 0.261,
+0.281 (the end-game solver's beliefs read the first round along the translated path, by the
+strategy of the abstract decisions rather than the one played; a safe solve's gadget bounds that).
 
 A search on sampled deals solves for the hand it holds, so on the searched rounds the agent has
 no strategy for every hand there: `strategy_table` is NaN (AIVAT then corrects only the other
@@ -52,13 +63,13 @@ from sog.games.holdem import betting as B
 from sog.games.holdem.action_abstraction import BetSizes
 from sog.games.holdem.game import Holdem
 
-MODICUM_OFF_TREE = (*OFF_TREE, "search_all")
+MODICUM_OFF_TREE = (*OFF_TREE, "search_endgame")
 SPOTS_KEPT = 64     # off-tree searches kept (their tables and solutions), least recently used dropped beyond
 
 
 class HoldemModicumAgent(HoldemEndgameAgent):
     """`modicum` (a `ModicumAgent` at `table`, the table of `blueprint_game` with `bet_sizes`) played
-    in `game`, off-tree bets from `endgame.first_round` on searched or translated (`off_tree`; module doc)."""
+    in `game`, off-tree bets searched or translated (`off_tree`; module doc)."""
 
     name = "modicum"
 
@@ -67,11 +78,11 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         if off_tree not in MODICUM_OFF_TREE:
             raise ValueError(f"modicum: off_tree must be one of {', '.join(MODICUM_OFF_TREE)}, got {off_tree!r}")
         super().__init__(game, blueprint_game, bet_sizes, table, modicum.endgame, label,
-                         "search" if off_tree == "search_all" else off_tree)
-        self.searched_off_tree = off_tree == "search_all"
+                         "search" if off_tree == "search_endgame" else off_tree)
+        self.searched_off_tree = off_tree == "search"
         self.modicum = modicum
         self._row = (None, None, None)          # (pub, slot, float [A]) of the latest search
-        self._spots: collections.OrderedDict = collections.OrderedDict()   # (moves, board) -> (table, start, search)
+        self._spots: collections.OrderedDict = collections.OrderedDict()   # (moves, board) -> (table, root, search)
         self.off_tree_searches, self.off_tree_build_seconds = 0, 0.0     # spots made, seconds making their tables
 
     def _search_node(self, pub) -> tuple | None:
@@ -90,54 +101,87 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         """(table, node, search, top, in_game): where the depth-limited search plays `pub` (None: it does
         not), the `SearchAgent.decide` arguments and the map of its rows to the game's actions: at the
         blueprint's table and the decision the real history translates to, or off the abstraction
-        (`off_tree` "search_all") at a table of the real moves (`_off_tree_spot`)."""
+        (`off_tree` "search") at a table of the real moves (`_off_tree_spot`)."""
         found = self._search_node(pub)
         if found is None:
             return None
         decision, node = found
-        spot = self._off_tree_spot(decision) if self.searched_off_tree and off_tree(decision) else None
+        spot = self._off_tree_spot(pub, decision) if self.searched_off_tree and off_tree(decision) else None
         if spot is None:
             return self.table, node, self.modicum.search, -1, lambda p: self._in_game(pub, decision, p)
-        (table, start, search), at = spot
-        return table, at, search, start, lambda p: self._in_game_slots(pub, table.betting, at, p)
+        (table, root, search), at = spot
+        return table, at, search, root, lambda p: self._in_game_slots(pub, table.betting, at, p)
 
-    def _off_tree_spot(self, decision: tuple) -> tuple | None:
-        """((table, start, search), node): the search below the real moves that plays the off-tree
-        decision (`_abstract_decision`) at `node`: one kept whose script is a prefix of the real moves
-        whose rest, all in this round, are actions of its tree (so its solution plays the round on,
-        as at the blueprint's table), else a new one rooted at this decision (module doc); None where
-        the real moves reach no decision of their tree (kept too: translated)."""
+    def _off_tree_spot(self, pub, decision: tuple) -> tuple | None:
+        """((table, root, search), node): the search that plays the off-tree decision at `pub` (its
+        `_abstract_decision`) at `node`: one kept whose tree holds this round's real moves (its solution
+        plays the round on, as at the blueprint's table), else a new one (module doc): its table's
+        betting tree the real moves, those of this round added to the abstraction's actions there,
+        rooted at the round's start, the agent's own earlier decisions in the round frozen
+        (`_frozen`); None where the real moves reach no decision of their tree (kept too: translated)."""
         real, board = decision[0], canonical(self.table, decision[4])
         moves = tuple(e for e in real if isinstance(e, int))
         in_round = len(real) - 1 - max((i for i, e in enumerate(real) if not isinstance(e, int)), default=-1)
+        before = len(moves) - in_round
         if self._spots.get((moves, board), ()) is None:
             return None
-        for k in range(min(in_round, len(moves)) + 1):
+        for k in range(in_round + 1):
             key = (moves[:len(moves) - k], board)
-            if self._spots.get(key) is not None:
-                table, start, search = self._spots[key]
-                at = table.betting.follow(start, moves[len(moves) - k:])
-                if at is not None and table.betting.kind[at] == DECISION:
+            spot = self._spots.get(key)
+            if spot is not None:
+                at = spot[0].betting.follow(spot[1], moves[before:])
+                if at is not None and spot[0].betting.kind[at] == DECISION:
                     self._spots.move_to_end(key)
-                    return self._spots[key], at
+                    return spot, at
         t0 = time.perf_counter()
-        tree = ScriptedTree(self.table.game, moves)
-        start = tree.end_of_script(moves)
-        if tree.kind[start] != DECISION:
+        tree = ScriptedTree(self.table.game, moves, before)
+        root = tree.end_of_script(moves[:before])
+        at = None if root is None else tree.follow(root, moves[before:])
+        if at is None or tree.kind[at] != DECISION or tree.kind[root] != DECISION:
             self._keep((moves, board), None)
             return None
         table = type(self.table)(self.table.game, betting=tree)
-        seat = int(tree.actor[start])
+        seat = int(tree.actor[at])
 
         def along(table, path, slots, known):           # the agent's model of both seats' play on the way
             return self.modicum.endgame.beliefs(table, path, slots, known, seat)
 
-        search = SearchAgent(ScriptedBlueprint(self.modicum.blueprint, tree, self.table, along),
-                             self.modicum.settings.search, self.modicum.search.name)
-        self._keep((moves, board), (table, start, search))
+        blueprint = ScriptedBlueprint(self.modicum.blueprint, tree, self.table, along)
+        fixed = self._frozen(pub, table, blueprint, root, seat, in_round, np.asarray(board, np.int64))
+        self._keep((moves, board), (table, root, SearchAgent(blueprint, self.modicum.settings.search,
+                                                             self.modicum.search.name, fixed)))
         self.off_tree_searches += 1
         self.off_tree_build_seconds += time.perf_counter() - t0
-        return self._spots[(moves, board)], start
+        return self._spots[(moves, board)], at
+
+    def _frozen(self, pub, table, blueprint, root: int, seat: int, in_round: int, board: np.ndarray) -> dict:
+        """{node: float [N, K]}: at each of `seat`'s decisions in this round before `pub` (the nodes of
+        `table`'s scripted tree from `root` on), every hand's probability of the action it took there as
+        the agent played it (`strategy_table`; where that is NaN, its model of itself: the blueprint
+        translated), the rest of each row the blueprint's other actions scaled to fill it: Pluribus's
+        frozen own strategy, so the search's model of the agent's range is what it played."""
+        bt, game = table.betting, self.game
+        where = [i for i, e in enumerate(pub) if not isinstance(e, B.Setup)]      # real[j] is pub[where[j]]
+        real = self.real_history(pub)
+        codes = self.modicum.blueprint.cards.hand_codes(board, int(bt.round[root]))
+        node, out = root, {}
+        for j in range(len(real) - in_round, len(real)):
+            pre, x = pub[:where[j]], int(real[j])
+            if game.actor(pre) == seat:
+                played = self.strategy_table([pre])
+                if not np.isfinite(played).all():
+                    played = HoldemEndgameAgent.strategy_table(self, [pre])
+                p = played[:, pub[where[j]]]
+                rows = blueprint.hand_probs(table, node, codes)
+                k = bt.follow_slot(node, x)
+                rest = rows * (np.arange(rows.shape[1]) != k)
+                total = rest.sum(axis=1, keepdims=True)
+                legal = table.legal(np.array([node]))[0] * (np.arange(rows.shape[1]) != k)
+                rest = np.where(total > 0, rest / np.where(total > 0, total, 1.0), legal / max(legal.sum(), 1.0))
+                out[node] = rest * (1.0 - p)[:, None]
+                out[node][:, k] = p
+            node = bt.follow(node, (x,))
+        return out
 
     def _keep(self, key: tuple, spot: tuple | None) -> None:
         self._spots[key] = spot

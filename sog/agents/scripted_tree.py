@@ -22,76 +22,92 @@ from sog.games.holdem.action_abstraction import pot_fraction, translate
 from sog.multiplayer.betting_tree import TableBettingTree
 from sog.multiplayer.holdem import HoldemState
 
+EXTRA = 1 << 16      # the action id of a real raise added to a decision's abstract ones (`ScriptedState`)
+
 
 class ScriptedState(HoldemState):
     """A state of a table's n-player hold'em game whose first decisions follow `script` (per
-    decision: fold 0, call 1, or a raise-to in chips, each the only action there), then the game's
-    own actions (its bet sizes as fractions of the pot reached)."""
+    decision: fold 0, call 1, or a raise-to in chips), then the game's own actions (its bet sizes
+    as fractions of the pot reached). The first `open_from` moves of the script (all by default)
+    are each the only action at their decision; the later ones are added to the game's own
+    actions there (a raise as action `EXTRA`, unless one of them raises to the same chips), as
+    Pluribus adds an opponent's off-tree bet to the subgame it searches from the round's start."""
 
-    __slots__ = ("script",)
+    __slots__ = ("open_from", "script")
 
     @classmethod
-    def start(cls, game, script) -> ScriptedState:
-        return cls._of(HoldemState.initial(game), tuple(int(x) for x in script))
+    def start(cls, game, script, open_from: int | None = None) -> ScriptedState:
+        script = tuple(int(x) for x in script)
+        return cls._of(HoldemState.initial(game), script, len(script) if open_from is None else int(open_from))
 
     @classmethod
-    def _of(cls, base: HoldemState, script: tuple) -> ScriptedState:
+    def _of(cls, base: HoldemState, script: tuple, open_from: int) -> ScriptedState:
         s = cls.__new__(cls)
         for name in HoldemState.__slots__:
             setattr(s, name, getattr(base, name))
-        s.script = script
+        s.script, s.open_from = script, open_from
         return s
 
     def _copy(self) -> ScriptedState:
-        return ScriptedState._of(HoldemState._copy(self), self.script)
+        return ScriptedState._of(HoldemState._copy(self), self.script, self.open_from)
 
-    def _scripted(self) -> int | None:
+    def _scripted(self) -> tuple[int | None, bool]:
+        """(the script's move here or None, whether it is added to the game's own actions)."""
         k = sum(map(len, self.moves))
-        return self.script[k] if self.cur >= 0 and k < len(self.script) else None
+        return (self.script[k] if self.cur >= 0 and k < len(self.script) else None), k >= self.open_from
 
     def legal_actions(self):
-        x = self._scripted()
-        return super().legal_actions() if x is None else (min(x, B.BET),)
+        x, added = self._scripted()
+        if x is None or added:
+            return super().legal_actions()
+        return (min(x, B.BET),)
 
     def raise_options(self) -> dict[int, int]:
-        x = self._scripted()
+        x, added = self._scripted()
         if x is None:
             return super().raise_options()
-        return {B.BET: x} if x >= B.BET else {}
+        if not added:
+            return {B.BET: x} if x >= B.BET else {}
+        out = super().raise_options()
+        return out | {EXTRA: x} if x >= B.BET and x not in out.values() else out
 
 
 class ScriptedTree(TableBettingTree):
-    """The betting tree of `ScriptedState.start(game, script)`: the real moves, then the abstraction."""
+    """The betting tree of `ScriptedState.start(game, script, open_from)`: the real moves (the
+    first `open_from` of them forced, the rest added), then the abstraction."""
 
-    def __init__(self, game, script):
+    def __init__(self, game, script, open_from: int | None = None):
         self.game, self.rules, self.bet_sizes = game, game.rules, game.bet_sizes
-        self._enumerate(ScriptedState.start(game, script), 1 << 22, "a smaller subgame", max(game.rules.blinds))
+        self._enumerate(ScriptedState.start(game, script, open_from), 1 << 22, "a smaller subgame",
+                        max(game.rules.blinds))
 
     def end_of_script(self, script) -> int:
         """The node reached by following the script's decisions (and the deals) from the root."""
-        node, done = 0, 0
-        while self.kind[node] == CHANCE or (self.kind[node] == DECISION and done < len(script)):
-            done += self.kind[node] == DECISION
+        node = self.follow(0, script)
+        while node is not None and self.kind[node] == CHANCE:
             node = int(self.child[node, 0])
         return node
 
     def follow(self, node: int, moves) -> int | None:
-        """The node reached from decision `node` by the real moves `moves` (fold 0, call 1, a raise-to
-        in chips; deals in between followed), or None where one of them is not an action there."""
-        bb = max(self.rules.blinds)
+        """The node reached from `node` by the real moves `moves` (fold 0, call 1, a raise-to in chips;
+        deals on the way followed), or None where one of them is not an action there."""
         for x in moves:
             while self.kind[node] == CHANCE:
                 node = int(self.child[node, 0])
-            if self.kind[node] != DECISION:
+            k = self.follow_slot(node, x)
+            if k is None:
                 return None
-            slots = range(int(self.num_actions[node]))
-            actor = int(self.actor[node])
-            chips = [a if a <= B.CALL else round(float(self.spent[self.child[node, j], actor]) * bb)
-                     for j, a in ((j, int(self.action[node, j])) for j in slots)]
-            if int(x) not in chips:
-                return None
-            node = int(self.child[node, chips.index(int(x))])
+            node = int(self.child[node, k])
         return node
+
+    def follow_slot(self, node: int, x: int) -> int | None:
+        """The slot of real move x (fold 0, call 1, a raise-to in chips) at decision `node`, None if none."""
+        if self.kind[node] != DECISION:
+            return None
+        actor, bb = int(self.actor[node]), max(self.rules.blinds)
+        chips = [a if a <= B.CALL else round(float(self.spent[self.child[node, j], actor]) * bb)
+                 for j, a in enumerate(self.action[node, :int(self.num_actions[node])].tolist())]
+        return chips.index(int(x)) if int(x) in chips else None
 
 
 def abstract_counterparts(scripted, abstract) -> tuple[np.ndarray, np.ndarray]:

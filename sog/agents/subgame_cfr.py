@@ -122,10 +122,12 @@ class SubgameCFR:
     distribution at each decision for every hand of the deck (the regret-matching default);
     `term`, `cont`: `leaf_utilities`; `choosers` int64 [c]: the seats picking continuations;
     `picks` int64 [S, c]: the profiles; `sample`: deals an iteration (0: all; module doc), drawn
-    from `seed`."""
+    from `seed`; `frozen` bool [Dn]: decisions that play their `blueprint` rows throughout (a
+    searcher's own earlier actions in the round, Pluribus's frozen strategy)."""
 
     def __init__(self, tree, hands: np.ndarray, weights: np.ndarray, blueprint: np.ndarray, term: np.ndarray,
-                 cont: np.ndarray, choosers: np.ndarray, picks: np.ndarray, sample: int = 0, seed: int = 0):
+                 cont: np.ndarray, choosers: np.ndarray, picks: np.ndarray, sample: int = 0, seed: int = 0,
+                 frozen: np.ndarray | None = None):
         self.tree, self.weights = tree, np.asarray(weights, dtype=np.float64)
         self.sample = int(sample) if 0 < sample < len(hands) else 0
         self.rng = np.random.default_rng(seed)
@@ -146,10 +148,13 @@ class SubgameCFR:
         self.leaf_default = np.zeros(PICKS)
         self.leaf_default[CONTINUATIONS.index("blueprint")] = 1.0
         self.iterations = 0
+        self.frozen = None if frozen is None or not np.any(frozen) else np.asarray(frozen, bool)[:, None, None]
 
     def strategy(self) -> np.ndarray:
-        """float64 [Dn, H, K]: the current strategy (regret matching, the blueprint by default)."""
-        return regret_match(self.regrets, self.default)
+        """float64 [Dn, H, K]: the current strategy (regret matching, the blueprint by default; the
+        `frozen` decisions' blueprint rows)."""
+        sigma = regret_match(self.regrets, self.default)
+        return sigma if self.frozen is None else np.where(self.frozen, self.default, sigma)
 
     def run(self, iterations: int, seconds: float = 0.0) -> int:
         """At most `iterations` iterations, stopping after `seconds` (0: no limit); returns how many ran."""

@@ -137,8 +137,10 @@ class Solved:
 class SearchAgent(OverBlueprint):
     """Pluribus's depth-limited search over `blueprint` (a `BlueprintAgent`; module doc)."""
 
-    def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search"):
+    def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search",
+                 fixed: dict | None = None):
         super().__init__(blueprint, settings, label)
+        self.fixed = fixed or {}        # {decision node: float [N, K]}: rows its searches play there, not solve
         self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
         self._solved: collections.OrderedDict = collections.OrderedDict()   # `_solve`'s key -> Solved
 
@@ -215,9 +217,10 @@ class SearchAgent(OverBlueprint):
         term, cont = leaf_utilities(table, tree, deal_cards, self.blueprint, choosers, picks,
                                     int(rng.integers(1 << 62)))
         codes = self.blueprint.cards.hand_codes(board, int(bt.round[root]))
-        bp = np.stack([self.blueprint.hand_probs(table, int(x), codes) for x in tree.nodes[tree.dec]])
+        at = tree.nodes[tree.dec].tolist()
+        bp = np.stack([self.fixed[x] if x in self.fixed else self.blueprint.hand_probs(table, x, codes) for x in at])
         solver = SubgameCFR(tree, hands, weights, bp, term, cont, choosers, picks, s.sample,
-                            int(rng.integers(1 << 62)) if s.sample else 0)
+                            int(rng.integers(1 << 62)) if s.sample else 0, np.array([x in self.fixed for x in at]))
         self.iterations += solver.run(s.iterations, s.seconds)
         self.searches, self.nodes = self.searches + 1, self.nodes + tree.size
         return Solved(tree, solver, codes)
