@@ -246,3 +246,24 @@ def test_bench_races_openspiel_on_holdem(capfd):
 def test_bench_refuses_bad_holdem_parameters(capsys):
     assert main(["bench", "multiplayer", "--game", "holdem(blind=1 2)", "--players", "3", "--seconds", "1"]) == 2
     assert "3 blinds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sizes", [((((0.5, 1.0), (1.0,)), ((1.0,),)), True), ((((1.0,),), ((1.0,),)), False),
+                                   ((((0.25, 0.5, 1.0), (0.25, 1.0)), ((0.25, 0.75),)), True),
+                                   ((((0.1, 3.0),), ((0.1, 0.75, 4.0),)), False)])
+def test_pluribus_sizes_are_the_two_player_abstraction_chip_for_chip(sizes):
+    """The table game's bet-size actions (sizes clipped to the legal raise range, all-in where
+    configured or a size reaches it, Python rounding) are `abstract_actions`' for two players, so
+    a two-player blueprint of any bet sizes loads at the table: the same betting strings."""
+    from launch.blueprint import _table_holdem
+    from sog.games import load_game as load_two_player
+    from sog.games.holdem.action_abstraction import BetSizes
+    from sog.games.holdem.betting_tree import BettingTree
+    from sog.multiplayer.betting_tree import TableBettingTree
+
+    text = ("holdem(betting=nolimit,bettingAbstraction=fullgame,numRounds=2,blind=2 1,stack=23 23,"
+            "firstPlayer=2 1,numRanks=4,numSuits=2,numHoleCards=1,numBoardCards=0 1)")
+    bet_sizes = BetSizes(sizes[0], all_in=sizes[1])
+    two = BettingTree(load_two_player(text).rules, bet_sizes)
+    table = TableBettingTree(_table_holdem("test", text, 2, bet_sizes))
+    assert sorted(two.history) == sorted(table.history) and len(two.history) > 20

@@ -20,9 +20,12 @@ abstraction `fcpa` or `fullgame`, or ours, `pluribus`; see there for a table's d
 * `bettingAbstraction=pluribus` (ours, no-limit): Pluribus-style bet sizes
   (`sog.games.holdem.action_abstraction.BetSizes`, per round and raise level; `bet_sizes=`,
   default `PLURIBUS_BET_SIZES`): 2 + j raises by the level's j-th pot fraction f, to the bet
-  to match plus f x (the pot after calling), rounded half up, where that is at least the
-  minimum raise and short of the stack (a size giving the same chips as a smaller one is
-  left out), and 2 + K (K the longest size list) goes all-in. The game underneath is
+  to match plus f x (the pot after calling), rounded (Python's `round`), clipped to the legal
+  raise-to range (a size giving the same chips as a smaller one is left out), and 2 + K (K the
+  longest size list) goes all-in, where the sizes have all-in or one of them reaches the
+  stack: the two-player abstraction's actions, chip for chip
+  (`sog.games.holdem.action_abstraction.abstract_actions`), so that a two-player blueprint of any
+  bet sizes plays at the table. The game underneath is
   `fullgame` (`openspiel_params`; `raise_options()` gives each raise's chips, its
   universal_poker action id).
 * Returns (chips, float [n]): the ACPC server's `valueOfState`, side pots included: pots
@@ -38,8 +41,6 @@ abstraction `fcpa` or `fullgame`, or ours, `pluribus`; see there for a table's d
 * `prunable()`: False on the last betting round, where Pluribus never prunes.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -157,13 +158,15 @@ class HoldemState(State):
             pot_raise = self.max_spent + pot + to_call
             out = {BET: pot_raise} if lo <= pot_raise <= hi else {}
             return out | ({ALL_IN: hi} if pot_raise != hi else {})
-        out, last = {}, 0
+        out, last, top = {}, 0, g.bet_sizes.all_in
         level = sum(m[0] == "r" for m in self.moves[self.round])
         for j, f in enumerate(g.bet_sizes.for_round(self.round, level)):
-            to = self.max_spent + math.floor(bet_chips(pot, to_call, f) + 0.5)
-            if lo <= to < hi and to > last:
+            to = min(max(self.max_spent + round(bet_chips(pot, to_call, f)), lo), hi)
+            if to == hi:
+                top = True
+            elif to > last:
                 out[BET + j] = last = to
-        return out | ({g.all_in_action: hi} if g.bet_sizes.all_in else {})
+        return out | ({g.all_in_action: hi} if top else {})
 
     def _may_fold(self) -> bool:
         p = self.cur
