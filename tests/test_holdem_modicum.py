@@ -166,11 +166,11 @@ def test_each_round_is_played_by_its_part(config):
 
 
 def test_off_tree_bets_searched_on_the_searched_round(config):
-    """`off_tree=search` (the default): at a decision of the searched round whose real chips are off the
+    """`off_tree=search`: at a decision of the searched round whose real chips are off the
     abstraction the agent plays the search of a table of the real moves rooted at the round's start
     (`sog.agents.scripted_tree`), one search serving the round's later decisions its tree reaches, every
     deal listed (so a strategy for every hand); on-tree decisions are played as with
-    `off_tree=search_endgame` (such decisions translated on this round); the exact exploitability is that
+    `off_tree=search_endgame` (the default: such decisions translated on this round); the exact exploitability is that
     of translating them (in this game translation errs little) and below translating every round's
     (measured in chips a hand: blueprint 0.305; every off-tree bet translated 0.151, those of the
     searched round 0.126, none 0.128)."""
@@ -179,8 +179,8 @@ def test_off_tree_bets_searched_on_the_searched_round(config):
     game = load_game(GAME)
     ft = full_tree(game)
     options = "search.first_round=0&endgame.first_round=1&endgame.iterations=300&search.runouts=4"
-    agent = _modicum(config, options)
-    plain = _modicum(config, options + "&off_tree=search_endgame")
+    agent = _modicum(config, options + "&off_tree=search")
+    plain = _modicum(config, options)
     tables = np.stack([agent.strategy_table([pub]) for pub in ft.decision_pubs])
     translated = np.stack([plain.strategy_table([pub]) for pub in ft.decision_pubs])
     assert np.isfinite(tables).all()
@@ -205,7 +205,7 @@ def test_a_tournament_in_the_sog_twin_with_aivat(config, tmp_path):
     through `sog tournament`, AIVAT on every deal."""
     tour = tmp_path / "t.yaml"
     tour.write_text(f"game: {TWIN}\nagents:\n  modicum: 'modicum:{config}?search.first_round=0&search.iterations=10"
-                    f"&endgame.iterations=30'\n  blueprint: 'blueprint:{config}'\ngames_per_pair: 8\naivat: true\n"
+                    f"&endgame.iterations=30&off_tree=search'\n  blueprint: 'blueprint:{config}'\ngames_per_pair: 8\naivat: true\n"
                     "aivat_value: checkdown\n")
     assert main(["tournament", "--config", str(tour), "--out", str(tmp_path / "t"), "--quiet"]) == 0
     (pair,) = json.loads((tmp_path / "t" / "report.json").read_text())["pairs"]

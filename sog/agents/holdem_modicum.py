@@ -13,8 +13,9 @@ the table Modicum's three parts by round:
   (`sog.agents.table_search.SearchAgent`) at the table's decision the real history translates
   to, on the real board, for the hand the agent holds: its row over the abstract actions,
   played as the nearest real actions. A decision whose real chips are off the abstraction (a
-  bet off it was made on the way) is searched (`off_tree="search"`, the default), as Pluribus
-  searches an off-tree bet and Modicum handles it: the same search, rooted at the start of the
+  bet off it was made on the way) is translated so (`off_tree` "search_endgame", the default,
+  or "translate"), or searched (`off_tree="search"`), as Pluribus searches an off-tree bet and
+  Modicum handles it: the same search, rooted at the start of the
   round, at a table whose betting tree follows the real moves to the round, then offers the
   round's real moves beside the abstraction's actions (`sog.agents.scripted_tree.ScriptedTree`;
   the opponent's off-tree bet is one of its choices, its range there the solve's), then the
@@ -23,7 +24,7 @@ the table Modicum's three parts by round:
   own model along the translated path (`EndgameAgent.beliefs`: the searches' strategy where they
   list every deal, else the blueprint's); the agent's own earlier decisions in the round frozen
   at what it played (`_frozen`). Its solution plays the round on while the real moves stay in
-  its tree. With `off_tree` "search_endgame" or "translate" such decisions are translated here;
+  its tree;
 * from `endgame.first_round` (the turn) on: full-range end-game solving, bets off the
   abstraction searched below the real decision (`off_tree` "search" or "search_endgame") or
   translated (`HoldemEndgameAgent`).
@@ -33,10 +34,13 @@ round searched and the second solved safely, exact exploitability in chips a han
 iterations and 4 run-outs / 400 and 4 / 100 and 16: blueprint 0.305; every off-tree bet
 translated 0.151 / 0.131 / 0.136; those of the searched round translated ("search_endgame")
 0.126 / 0.120 / 0.122; none ("search") 0.128 / 0.115 / 0.123. With one pot-sized bet and all-in
-in the abstraction (a blueprint of 2,000 iterations, 0.193): 0.129, 0.112, 0.114. So searching on
-the searched round is level with translating there in these small games, where translation errs
-little; rooted at the real decision instead, from the blueprint's beliefs with nothing frozen, it
-was 0.278 (0.167 with the agent's beliefs). With the second round solved unsafely: 0.250, 0.261,
+in the abstraction (a blueprint of 2,000 iterations, 0.193): 0.129, 0.112, 0.114; with one
+pot-sized bet and no all-in (0.355), 100 / 400 iterations: 0.188 / 0.185, 0.155 / 0.149, 0.168 /
+0.174. So searching on the searched round is level with translating there or behind (a bet the
+solve's opponent never makes leaves the reply to it unsolved, the blueprint's, where translating
+plays the search's reply to the nearest bet), hence not the default; rooted at the real decision
+instead, from the blueprint's beliefs with nothing frozen, it was 0.278 (0.167 with the agent's
+beliefs). With the second round solved unsafely: 0.250, 0.261,
 0.281 (the end-game solver's beliefs read the first round along the translated path, by the
 strategy of the abstract decisions rather than the one played; a safe solve's gadget bounds that).
 
@@ -74,7 +78,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
     name = "modicum"
 
     def __init__(self, game: Holdem, blueprint_game: Holdem, bet_sizes: BetSizes | None, table,
-                 modicum: ModicumAgent, label: str = "modicum", off_tree: str = "search"):
+                 modicum: ModicumAgent, label: str = "modicum", off_tree: str = "search_endgame"):
         if off_tree not in MODICUM_OFF_TREE:
             raise ValueError(f"modicum: off_tree must be one of {', '.join(MODICUM_OFF_TREE)}, got {off_tree!r}")
         super().__init__(game, blueprint_game, bet_sizes, table, modicum.endgame, label,
