@@ -27,7 +27,8 @@ the table Modicum's three parts by round:
   its tree;
 * from `endgame.first_round` (the turn) on: full-range end-game solving, bets off the
   abstraction searched below the real decision (`off_tree` "search" or "search_endgame") or
-  translated (`HoldemEndgameAgent`).
+  translated (`HoldemEndgameAgent`); at a decision on the abstract tree whose round's game is
+  too large for the solver (`endgame.max_nodes`), the depth-limited search, as above.
 
 On the 8-card fullgame game of tests/test_holdem_modicum.py (every raise size legal), the first
 round searched and the second solved safely, exact exploitability in chips a hand, for 100
@@ -90,16 +91,21 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         self.off_tree_searches, self.off_tree_build_seconds = 0, 0.0     # spots made, seconds making their tables
 
     def _search_node(self, pub) -> tuple | None:
-        """(`_abstract_decision(pub)`, the table's node) where the depth-limited search plays `pub`, else None."""
+        """(`_abstract_decision(pub)`, the table's node) where the depth-limited search plays `pub`, else
+        None: in rounds [search.first_round, endgame.first_round), and after them at decisions on the
+        abstract tree whose round's game is too large for the end-game solver (`EndgameAgent.plays`)."""
         decision = self._abstract_decision(pub)
         if decision is None:
             return None
         s = self.modicum.settings
         st_real, st_abs = decision[2], decision[3]
-        if not s.search.first_round <= st_real.round < s.endgame.first_round:
+        if st_real.round < s.search.first_round:
             return None
         node = self.node_of.get(B.sequences(self.blueprint_game.rules, st_abs))
-        return None if node is None else (decision, node)
+        if node is None or (st_real.round >= s.endgame.first_round
+                            and (off_tree(decision) or self.modicum.endgame.plays(self.table, node, decision[4]))):
+            return None
+        return decision, node
 
     def _searched_at(self, pub) -> tuple | None:
         """(table, node, search, top, in_game): where the depth-limited search plays `pub` (None: it does

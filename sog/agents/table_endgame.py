@@ -102,8 +102,8 @@ class EndgameAgent(OverBlueprint):
         self._bytes = 0                    # their nbytes
         self._size: dict = {}              # (s, board) -> public states of its game
         self.solves, self.seconds, self.nodes, self.decisions, self.too_large = 0, 0.0, 0, 0, 0
-        self.before: Callable | None = None     # (table, node, board) -> float [N, K] or None: the play before
-                                                # first_round for every hand, where not the blueprint's
+        self.before: Callable | None = None     # (table, node, board) -> float [N, K] or None: the play where
+                                                # no solve plays, for every hand, where not the blueprint's
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: its hand's row of `hand_probs` (`OverBlueprint.decide`)."""
@@ -115,16 +115,24 @@ class EndgameAgent(OverBlueprint):
         """float64 [N, K]: the agent's distribution over decision `node`'s slots for every hand of
         the deck, on `board` (the board cards dealt at node), as the agent in `seat` sees it (a safe
         re-solve is seat's own: the actor's for its play; the other seat's model of it otherwise);
-        zero rows for hands holding a board card. Before `first_round`: `before`'s rows where it is
-        set and has them, else the blueprint's."""
+        zero rows for hands holding a board card. Where no solve plays node (before `first_round`, or
+        its round's game too large): `before`'s rows where it is set and has them, else the blueprint's."""
         r = int(table.betting.round[node])
         board = np.asarray(canonical(table, board), dtype=np.int64)
         owner = self._owner(table, node, board) if r >= self.settings.first_round else None
         if owner is None:
-            before = self.before(table, node, board) if self.before and r < self.settings.first_round else None
+            before = self.before(table, node, board) if self.before else None
             return before if before is not None else \
                 self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(board, r))
         return self._solution(table, *owner, seat).policy(node, tuple(board.tolist()))
+
+    def plays(self, table, node: int, board) -> bool:
+        """Whether a solve plays decision `node` on `board` (the board cards dealt at node): from
+        `first_round` on, where its round's game (or an earlier one's, `resolve` "none") is at most
+        `max_nodes` public states."""
+        board = np.asarray(canonical(table, board), dtype=np.int64)
+        return int(table.betting.round[node]) >= self.settings.first_round and \
+            self._owner(table, node, board) is not None
 
     def _owner(self, table, node: int, board: np.ndarray) -> tuple[int, tuple] | None:
         """(round start s, the board at s) of the solve that plays `node`: the round's own

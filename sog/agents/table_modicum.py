@@ -16,7 +16,10 @@ the two table agents that do these parts:
   rest of the round);
 * from `endgame.first_round` (default 2, the turn) on, end-game solving
   (`sog.agents.table_endgame.EndgameAgent`: CFR+ over all hands of both players to the end of
-  the hand, re-solved safely at each later round by default).
+  the hand, re-solved safely at each later round by default); a round whose game has more than
+  `endgame.max_nodes` public states (about half the HUNL turns at the default) is searched as
+  above (to the end of that round) rather than played by the blueprint, and the end-game
+  solver's beliefs there are the search's where it lists every deal.
 
 The end-game solver's beliefs at its first round are Bayes' rule along the public path, both
 players': at the searched rounds' decisions by the search's strategy for every hand where that
@@ -43,7 +46,7 @@ import dataclasses
 import numpy as np
 
 from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError
-from sog.agents.table_endgame import EndgameAgent, EndgameSettings
+from sog.agents.table_endgame import EndgameAgent, EndgameSettings, board_at
 from sog.agents.table_search import SearchAgent, SearchSettings
 
 
@@ -78,8 +81,9 @@ class ModicumAgent(OverBlueprint):
         self.endgame.before = self.search.every_hand
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
-        """float64 [K]: the endgame solver's row from its first round on, else the search's."""
-        part = self.endgame if table.betting.round[node] >= self.settings.endgame.first_round else self.search
+        """float64 [K]: the endgame solver's row where it plays (from its first round on, where the
+        round's game is not too large), else the search's."""
+        part = self.endgame if self.endgame.plays(table, node, board_at(table, node, cards)) else self.search
         return part.decide(table, node, cards, seat)
 
     def stats(self) -> dict:

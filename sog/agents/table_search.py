@@ -177,6 +177,25 @@ class SearchAgent(OverBlueprint):
         solved = self._solve(table, root, board, int(bt.actor[root]), 0)
         return solved.every_hand(solved.at[node], self.blueprint.hand_probs(table, node, solved.codes))
 
+    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray) -> np.ndarray:
+        """float64 [P, N]: `BlueprintAgent.beliefs` (each seat's range along the public path, by Bayes'
+        rule) with its own strategy at the decisions of searched rounds where it has one for every
+        hand (`every_hand`: the searches that played them, as Pluribus updates its beliefs by the
+        strategy it computed), the blueprint's at the others."""
+        bt = table.betting
+        out = np.ones((table.players, table.deck.num_hands))
+        for node, slot in zip(np.asarray(path).tolist(), np.asarray(slots).tolist()):
+            if bt.kind[node] != DECISION:
+                continue
+            known = board[:table.levels[max(int(table.node_level[node]), 0)]]
+            rows = self.every_hand(table, node, known)
+            if rows is None:
+                rows = self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(known, int(bt.round[node])))
+            out[int(bt.actor[node])] *= rows[:, slot]
+        out *= table.possible(board)
+        total = out.sum(axis=1, keepdims=True)
+        return out / np.where(total > 0, total, 1.0)
+
     def _listed(self, table, root: int, board: np.ndarray) -> bool:
         """Whether the search at `root` lists every deal (`subgame_deals` with `exact`: its floored
         beliefs are positive on every hand sharing no board card)."""
@@ -201,7 +220,7 @@ class SearchAgent(OverBlueprint):
         hand where it lists every deal."""
         s, bt = self.settings, table.betting
         path, slots = table.path(root)
-        beliefs = self.blueprint.beliefs(table, path, slots, board)
+        beliefs = self.beliefs(table, path, slots, board)
         possible = table.possible(board)
         beliefs = beliefs + FLOOR * possible / possible.sum()
         who = table.deck.num_hands if listed else hand          # (no hand has that index)
