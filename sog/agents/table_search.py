@@ -13,9 +13,11 @@ supplement warns against: on the 8-card game of tests/test_holdem_modicum.py, th
 searched, exact exploitability 400.6 mbb/hand re-solving at every decision, 227.3 from the
 round's start, the blueprint 269.9). A search:
 
-1. beliefs: each seat's range over the deck's hands by Bayes' rule from the blueprint along the
-   public path to the root (`BlueprintAgent.beliefs`), floored at `FLOOR` x uniform (a hand the blueprint
-   never plays that way, e.g. the searcher's own after its searched actions, keeps a weight);
+1. beliefs: each seat's range over the deck's hands by Bayes' rule along the public path to the
+   root (`beliefs`): the strategy of the searches that played its decisions where they have one
+   for every hand (every deal listed), else the blueprint's (`BlueprintAgent.beliefs`); floored at
+   `FLOOR` x uniform (a hand the blueprint never plays that way, e.g. the searcher's own after its
+   searched actions, keeps a weight);
 2. deals: joint hands drawn from the ranges, or all of them on small games, with run-outs
    (`subgame_deals`);
 3. leaves: rollouts of every profile of the four continuation strategies (`leaf_utilities`);
