@@ -41,7 +41,9 @@ pot-sized bet and no all-in (0.355), 100 / 400 iterations: 0.188 / 0.185, 0.155 
 solve's opponent never makes leaves the reply to it unsolved, the blueprint's, where translating
 plays the search's reply to the nearest bet), hence not the default; rooted at the real decision
 instead, from the blueprint's beliefs with nothing frozen, it was 0.278 (0.167 with the agent's
-beliefs). With the second round solved unsafely: 0.250, 0.261,
+beliefs). With the last round searched to the end of the game (`search.first_round=1`,
+`endgame.first_round=2`: no end-game solver), searching its off-tree bets beats translating them:
+0.251 against 0.290. With the second round solved unsafely: 0.250, 0.261,
 0.281 (the end-game solver's beliefs read the first round along the translated path, by the
 strategy of the abstract decisions rather than the one played; a safe solve's gadget bounds that).
 
@@ -159,7 +161,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         blueprint = ScriptedBlueprint(self.modicum.blueprint, tree, self.table, along)
         fixed = self._frozen(pub, table, blueprint, root, seat, in_round, np.asarray(board, np.int64))
         self._keep((moves, board), (table, root, SearchAgent(blueprint, self.modicum.settings.search,
-                                                             self.modicum.search.name, fixed)))
+                                                             self.modicum.search.name, fixed, blueprint.beliefs)))
         self.off_tree_searches += 1
         self.off_tree_build_seconds += time.perf_counter() - t0
         return self._spots[(moves, board)], at

@@ -47,6 +47,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -137,12 +138,17 @@ class Solved:
 
 
 class SearchAgent(OverBlueprint):
-    """Pluribus's depth-limited search over `blueprint` (a `BlueprintAgent`; module doc)."""
+    """Pluribus's depth-limited search over `blueprint` (a `BlueprintAgent`; module doc). `fixed`:
+    {decision node: float [N, K]}, rows its searches play at those decisions rather than solve them
+    (a searcher's own earlier actions in the round, frozen); `beliefs`: the function of the root's
+    beliefs (`beliefs`' arguments) in place of its own (a search at a table of the real moves,
+    `sog.agents.holdem_modicum`)."""
 
     def __init__(self, blueprint: BlueprintAgent, settings: SearchSettings = SearchSettings(), label: str = "search",
-                 fixed: dict | None = None):
+                 fixed: dict | None = None, beliefs: Callable | None = None):
         super().__init__(blueprint, settings, label)
         self.fixed = fixed or {}        # {decision node: float [N, K]}: rows its searches play there, not solve
+        self.root_beliefs = beliefs or self.beliefs     # (table, path, slots, board) -> float [P, N]
         self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
         self._solved: collections.OrderedDict = collections.OrderedDict()   # `_solve`'s key -> Solved
 
@@ -222,7 +228,7 @@ class SearchAgent(OverBlueprint):
         hand where it lists every deal."""
         s, bt = self.settings, table.betting
         path, slots = table.path(root)
-        beliefs = self.beliefs(table, path, slots, board)
+        beliefs = self.root_beliefs(table, path, slots, board)
         possible = table.possible(board)
         beliefs = beliefs + FLOOR * possible / possible.sum()
         who = table.deck.num_hands if listed else hand          # (no hand has that index)
