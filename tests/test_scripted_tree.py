@@ -33,7 +33,8 @@ def abstract():
 
 
 def _chips(tree, node: int, j: int) -> int:
-    """The real action of slot j at decision node: fold 0, call 1, else its raise-to chips."""
+    """The real action of slot j at decision node of the abstract tree: fold 0, call 1, else its raise-to
+    chips (`ScriptedTree.moves`, written out: the abstract tree is not a scripted one)."""
     a = int(tree.action[node, j])
     return a if a <= B.CALL else round(float(tree.spent[tree.child[node, j], tree.actor[node]]) * tree.rules.big_blind)
 
@@ -56,7 +57,7 @@ def test_counterparts_are_the_translation_of_the_real_history(abstract):
         a = node_of[B.sequences(game.rules, game.betting_state(apub))]
         assert decision_of[d] == ab.decision[a]
         for j in range(int(tree.num_actions[start])):
-            x = _chips(tree, start, j)
+            x = tree.moves(start)[j]
             nxt = translate_history(game, SIZES, pub + (x,))
             k = int(slot_of[d, j])
             if nxt is None:
@@ -122,7 +123,7 @@ def test_the_round_s_real_moves_added_to_the_abstraction(abstract):
         node, prefix = root, pub[:last + 1]
         for x in script[before:]:
             st = game.betting_state(prefix)
-            chips = sorted(_chips(tree, node, j) for j in range(int(tree.num_actions[node])))
+            chips = sorted(tree.moves(node))
             assert chips == sorted(set(abstract_actions(game.rules, st, SIZES)) | {x})
             node, prefix = tree.follow(node, (x,)), prefix + (x,)
         assert node == tree.follow(root, script[before:]) and tree.kind[node] == DECISION

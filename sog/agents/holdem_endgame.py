@@ -111,17 +111,13 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
         tree, start, probs = rows
         return self._in_game_slots(pub, tree, start, probs)
 
-    def _in_game_slots(self, pub, tree, node: int, probs: np.ndarray) -> np.ndarray:
-        """float [..., A]: distributions over the slots of decision `node` of a table betting tree (float
-        [..., >= its actions]) as distributions over the game's actions at `pub`: each slot's real
-        action (fold, call, its raise-to chips) played as the game's action nearest it."""
+    def _in_game_slots(self, pub, tree: ScriptedTree, node: int, probs: np.ndarray) -> np.ndarray:
+        """float [..., A]: distributions over the slots of decision `node` of a scripted betting tree
+        (float [..., >= its actions]) as distributions over the game's actions at `pub`: each slot's
+        real move (fold, call, its raise-to chips) played as the game's action nearest it."""
         out = np.zeros(probs.shape[:-1] + (self.game.spec.num_actions,))
-        actor = int(tree.actor[node])
-        for j in range(int(tree.num_actions[node])):
-            a = int(tree.action[node, j])
-            chips = a if a in (B.FOLD, B.CALL) else round(float(tree.spent[tree.child[node, j], actor])
-                                                          * self.table.big_blind)
-            out[..., self._game_action(pub, chips)] += probs[..., j]
+        for j, move in enumerate(tree.moves(node)):
+            out[..., self._game_action(pub, move)] += probs[..., j]
         return out
 
     def _rows(self, script: tuple, board: tuple, node: int) -> tuple | None:

@@ -104,10 +104,14 @@ class ScriptedTree(TableBettingTree):
         """The slot of real move x (fold 0, call 1, a raise-to in chips) at decision `node`, None if none."""
         if self.kind[node] != DECISION:
             return None
+        moves = self.moves(node)
+        return moves.index(int(x)) if int(x) in moves else None
+
+    def moves(self, node: int) -> list[int]:
+        """The real move of each action slot of decision `node`: fold 0, call 1, or its raise-to chips."""
         actor, bb = int(self.actor[node]), max(self.rules.blinds)
-        chips = [a if a <= B.CALL else round(float(self.spent[self.child[node, j], actor]) * bb)
-                 for j, a in enumerate(self.action[node, :int(self.num_actions[node])].tolist())]
-        return chips.index(int(x)) if int(x) in chips else None
+        return [a if a <= B.CALL else round(float(self.spent[self.child[node, j], actor]) * bb)
+                for j, a in enumerate(self.action[node, :int(self.num_actions[node])].tolist())]
 
 
 def abstract_counterparts(scripted, abstract) -> tuple[np.ndarray, np.ndarray]:
