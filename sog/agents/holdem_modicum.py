@@ -110,7 +110,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         return decision, node
 
     def _searched_at(self, pub) -> tuple | None:
-        """(table, node, search, top, in_game): where the depth-limited search plays `pub` (None: it does
+        """(table, node, search, in_game): where the depth-limited search plays `pub` (None: it does
         not), the `SearchAgent.decide` arguments and the map of its rows to the game's actions: at the
         blueprint's table and the decision the real history translates to, or off the abstraction
         (`off_tree` "search") at a table of the real moves (`_off_tree_spot`)."""
@@ -120,9 +120,9 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         decision, node = found
         spot = self._off_tree_spot(pub, decision) if self.searched_off_tree and off_tree(decision) else None
         if spot is None:
-            return self.table, node, self.modicum.search, -1, lambda p: self._in_game(pub, decision, p)
-        (table, root, search), at = spot
-        return table, at, search, root, lambda p: self._in_game_slots(pub, table.betting, at, p)
+            return self.table, node, self.modicum.search, lambda p: self._in_game(pub, decision, p)
+        (table, _, search), at = spot
+        return table, at, search, lambda p: self._in_game_slots(pub, table.betting, at, p)
 
     def _off_tree_spot(self, pub, decision: tuple) -> tuple | None:
         """((table, root, search), node): the search that plays the off-tree decision at `pub` (its
@@ -208,13 +208,13 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         found = self._searched_at(pub)
         if found is None:
             return None
-        table, node, search, top, in_game = found
+        table, node, search, in_game = found
         board = np.asarray(self._abstract_decision(pub)[4], dtype=np.int64)
         seat = int(table.betting.actor[node])
         cards = np.zeros(table.num_cards, np.int64)          # only its hole cards and the board are read
         cards[seat * table.hole:(seat + 1) * table.hole] = table.deck.hands[slot]
         cards[table.held:table.held + len(board)] = board
-        row = in_game(search.decide(table, node, cards, seat, top))
+        row = in_game(search.decide(table, node, cards, seat))
         self._row = (pub, slot, row)
         return row
 
@@ -225,8 +225,8 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         found = self._searched_at(history[-1])
         if found is None:
             return super().strategy_table(history)
-        table, node, search, top, in_game = found
-        every = search.every_hand(table, node, self._abstract_decision(history[-1])[4], top)
+        table, node, search, in_game = found
+        every = search.every_hand(table, node, self._abstract_decision(history[-1])[4])
         if every is None:
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)
         return in_game(every)

@@ -95,15 +95,14 @@ class SearchSettings:
             raise TableError(f"search: mix must be in [0, 1), got {self.mix}")
 
 
-def search_root(table, node: int, depth: int = 0, top: int = -1) -> int:
+def search_root(table, node: int, depth: int = 0) -> int:
     """The root of the search that plays decision `node` (Pluribus's nested search): the first
-    decision of node's betting round on its path (not above decision `top`, where a search of the
-    real moves starts: `sog.agents.holdem_modicum`), or with a depth limit (`depth` > 0) the
+    decision of node's betting round on its path, or with a depth limit (`depth` > 0) the
     decision on that path a multiple of `depth` actions below it nearest node (node itself when
     `depth` is 1)."""
     bt, parent = table.betting, table.parent
     chain = [int(node)]                # node, then its decision ancestors of the same round
-    while chain[-1] != top and parent[chain[-1]] >= 0 and bt.kind[parent[chain[-1]]] == DECISION and \
+    while parent[chain[-1]] >= 0 and bt.kind[parent[chain[-1]]] == DECISION and \
             bt.round[parent[chain[-1]]] == bt.round[node]:
         chain.append(int(parent[chain[-1]]))
     m = len(chain) - 1
@@ -152,15 +151,14 @@ class SearchAgent(OverBlueprint):
         self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
         self._solved: collections.OrderedDict = collections.OrderedDict()   # `_solve`'s key -> Solved
 
-    def decide(self, table, node: int, cards: np.ndarray, seat: int, top: int = -1) -> np.ndarray:
+    def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`): the row at
-        `node` of the search rooted at `search_root` (below `top`) for seat's hand, solved the first
-        time it is met."""
+        `node` of the search rooted at `search_root` for seat's hand, solved the first time it is met."""
         t0 = time.perf_counter()
         known = table.levels[max(int(table.node_level[node]), 0)]
         board = np.array(canonical(table, cards[table.held:table.held + known]), dtype=np.int64)
         hand = table.deck.hand_index(cards[seat * table.hole:(seat + 1) * table.hole].tolist())
-        solved = self._solve(table, search_root(table, node, self.settings.depth, top), board, seat, hand)
+        solved = self._solve(table, search_root(table, node, self.settings.depth), board, seat, hand)
         x = solved.at[node]
         row = solved.hand_row(x, hand)
         if row is None:
@@ -169,16 +167,16 @@ class SearchAgent(OverBlueprint):
         self.seconds += time.perf_counter() - t0
         return row
 
-    def every_hand(self, table, node: int, board, top: int = -1) -> np.ndarray | None:
+    def every_hand(self, table, node: int, board) -> np.ndarray | None:
         """float64 [N, K]: the strategy of decision node's actor for every hand of the deck from the search
         of node's round (the search each seat runs there; the blueprint's rows for hands none of its
         deals gives) where that search lists every deal, so that it is the same whatever the searcher
         holds; None where it samples deals or node is not in a searched round. board: the board cards
-        dealt at node; top: as `decide`'s."""
+        dealt at node."""
         s, bt = self.settings, table.betting
         if bt.round[node] < s.first_round:
             return None
-        root = search_root(table, node, s.depth, top)
+        root = search_root(table, node, s.depth)
         board = np.array(canonical(table, board), dtype=np.int64)
         if not self._listed(table, root, board):
             return None
