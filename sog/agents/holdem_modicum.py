@@ -37,11 +37,11 @@ translated 0.151 / 0.131 / 0.136; those of the searched round translated ("searc
 0.126 / 0.120 / 0.122; none ("search") 0.128 / 0.115 / 0.123. With one pot-sized bet and all-in
 in the abstraction (a blueprint of 2,000 iterations, 0.193): 0.129, 0.112, 0.114; with one
 pot-sized bet and no all-in (0.355), 100 / 400 iterations: 0.188 / 0.185, 0.155 / 0.149, 0.168 /
-0.174. So searching on the searched round is level with translating there or behind (a bet the
-solve's opponent never makes leaves the reply to it unsolved, the blueprint's, where translating
-plays the search's reply to the nearest bet), hence not the default; rooted at the real decision
-instead, from the blueprint's beliefs with nothing frozen, it was 0.278 (0.167 with the agent's
-beliefs). With the last round searched to the end of the game (`search.first_round=1`,
+0.174. So searching on the searched round is level with translating there or behind, hence not
+the default (why is open: starting the replies to the real bet from the translated search's rows
+rather than the blueprint's changed nothing, 0.128 -> 0.127 and 0.168 -> 0.172); rooted at the
+real decision instead, from the blueprint's beliefs with nothing frozen, it was 0.278 (0.167 with
+the agent's beliefs). With the last round searched to the end of the game (`search.first_round=1`,
 `endgame.first_round=2`: no end-game solver), searching its off-tree bets beats translating them:
 0.251 against 0.290. With the second round solved unsafely: 0.250, 0.261,
 0.281 (the end-game solver's beliefs read the first round along the translated path, by the
