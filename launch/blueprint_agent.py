@@ -7,7 +7,7 @@ its options as at a table, `launch.table`), played the same way, bets off the ab
 (default) or translated; and `modicum:CONFIG.yaml?search.KEY=V&endgame.KEY=V[&file=PATH]
 [&off_tree=search|search_endgame|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`:
 the depth-limited search on the flop, end-game solving from the turn on; bets off the abstraction
-searched on every round, from the turn on only (default), or translated).
+searched on every round (default), from the turn on only, or translated).
 
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
@@ -81,7 +81,7 @@ def _solving_agent(kind: str, game, arg: str | None, params: dict):
     if not isinstance(game, Holdem):
         raise AgentError(f"agent {kind!r} plays two-player hold'em games, not {game.spec.name}")
     params = dict(params)
-    off_tree = params.pop("off_tree", "search" if kind == "endgame" else "search_endgame")
+    off_tree = params.pop("off_tree", "search")
     values = OFF_TREE if kind == "endgame" else MODICUM_OFF_TREE
     if off_tree not in values:
         raise AgentError(f"agent {kind!r}: bad value {off_tree!r} for 'off_tree' (expected {' or '.join(values)})")

@@ -104,7 +104,7 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
         if node is None or not off_tree(decision):
             return None
         script = tuple(e for e in real if isinstance(e, int))
-        rows = self._rows(script, board, node)
+        rows = self._rows(script, board, node, pub)
         if rows is None:
             return None
         self.off_tree_decisions += 1
@@ -120,7 +120,7 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
             out[..., self._game_action(pub, move)] += probs[..., j]
         return out
 
-    def _rows(self, script: tuple, board: tuple, node: int) -> tuple | None:
+    def _rows(self, script: tuple, board: tuple, node: int, pub) -> tuple | None:
         """(the scripted betting tree, its decision at the script's end, float [N, K]: every hand's
         average policy there) of the real subgame's solve, cached; None if it is too large."""
         key = (script, canonical(self.table, board))
@@ -139,8 +139,7 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
         elif TableSubgame(table, start, known).public_tree_size() > self.endgame.settings.max_nodes:
             self.off_tree_too_large += 1
         else:
-            path, slots = self.table.path(node)
-            ranges = floored(table, self.endgame.beliefs(self.table, path, slots, board, seat), known)
+            ranges = floored(table, self._root_beliefs(pub, node, board, seat), known)
 
             def gadget(ct, lv) -> Gadget:
                 return Gadget(1 - seat, terminate, ranges[1 - seat], ranges[1 - seat] > 0, ALPHA)
@@ -154,6 +153,12 @@ class HoldemEndgameAgent(HoldemBlueprintAgent):
         while len(self._searched) > SOLVES_KEPT:
             self._searched.popitem(last=False)
         return out
+
+    def _root_beliefs(self, pub, node: int, board: tuple, seat: int) -> np.ndarray:
+        """float64 [2, N]: the ranges an off-tree solve at `pub` starts from: the end-game solver's beliefs
+        at the abstract decision `node` it is read as (`EndgameAgent.beliefs` along the translated path)."""
+        path, slots = self.table.path(node)
+        return self.endgame.beliefs(self.table, path, slots, board, seat)
 
     def stats(self) -> dict:
         return {**super().stats(), "off_tree_solves": self.off_tree_solves,

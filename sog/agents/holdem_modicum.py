@@ -13,9 +13,9 @@ the table Modicum's three parts by round:
   (`sog.agents.table_search.SearchAgent`) at the table's decision the real history translates
   to, on the real board, for the hand the agent holds: its row over the abstract actions,
   played as the nearest real actions. A decision whose real chips are off the abstraction (a
-  bet off it was made on the way) is translated so (`off_tree` "search_endgame", the default,
-  or "translate"), or searched (`off_tree="search"`), as Pluribus searches an off-tree bet and
-  Modicum handles it: the same search, rooted at the start of the
+  bet off it was made on the way) is searched (`off_tree="search"`, the default), as Pluribus
+  searches an off-tree bet and Modicum handles it (or translated so: `off_tree` "search_endgame"
+  or "translate"): the same search, rooted at the start of the
   round, at a table whose betting tree follows the real moves to the round, then offers the
   round's real moves beside the abstraction's actions (`sog.agents.scripted_tree.ScriptedTree`;
   the opponent's off-tree bet is one of its choices, its range there the solve's), then the
@@ -24,28 +24,28 @@ the table Modicum's three parts by round:
   own model along the translated path (`EndgameAgent.beliefs`: the searches' strategy where they
   list every deal, else the blueprint's); the agent's own earlier decisions in the round frozen
   at what it played (`_frozen`). Its solution plays the round on while the real moves stay in
-  its tree;
+  its tree. The end-game solves below such rounds start from Bayes' rule along the real history
+  with the agent's own strategy (`_root_beliefs`);
 * from `endgame.first_round` (the turn) on: full-range end-game solving, bets off the
   abstraction searched below the real decision (`off_tree` "search" or "search_endgame") or
   translated (`HoldemEndgameAgent`); at a decision on the abstract tree whose round's game is
   too large for the solver (`endgame.max_nodes`), the depth-limited search, as above.
 
 On the 8-card fullgame game of tests/test_holdem_modicum.py (every raise size legal), the first
-round searched and the second solved safely, exact exploitability in chips a hand, for 100
-iterations and 4 run-outs / 400 and 4 / 100 and 16: blueprint 0.305; every off-tree bet
-translated 0.151 / 0.131 / 0.136; those of the searched round translated ("search_endgame")
-0.126 / 0.120 / 0.122; none ("search") 0.128 / 0.115 / 0.123. With one pot-sized bet and all-in
-in the abstraction (a blueprint of 2,000 iterations, 0.193): 0.129, 0.112, 0.114; with one
-pot-sized bet and no all-in (0.355), 100 / 400 iterations: 0.188 / 0.185, 0.155 / 0.149, 0.168 /
-0.174. So searching on the searched round is level with translating there or behind, hence not
-the default (why is open: starting the replies to the real bet from the translated search's rows
-rather than the blueprint's changed nothing, 0.128 -> 0.127 and 0.168 -> 0.172); rooted at the
-real decision instead, from the blueprint's beliefs with nothing frozen, it was 0.278 (0.167 with
-the agent's beliefs). With the last round searched to the end of the game (`search.first_round=1`,
-`endgame.first_round=2`: no end-game solver), searching its off-tree bets beats translating them:
-0.251 against 0.290. With the second round solved unsafely: 0.250, 0.261,
-0.281 (the end-game solver's beliefs read the first round along the translated path, by the
-strategy of the abstract decisions rather than the one played; a safe solve's gadget bounds that).
+round searched and the second solved safely, exact exploitability in chips a hand (blueprint
+0.305), every off-tree bet translated / those of the searched round translated ("search_endgame")
+/ none ("search"): 100 iterations and 4 run-outs 0.151 / 0.126 / 0.127; 400 and 4 0.131 / 0.120 /
+0.115; 100 and 16 0.136 / 0.122 / 0.113; with one pot-sized bet and all-in in the abstraction (a
+blueprint of 2,000 iterations, 0.193) 0.129 / 0.112 / 0.112; with one pot-sized bet and no all-in
+(0.355), 100 and 400 iterations, 0.188 / 0.155 / 0.160 and 0.185 / 0.149 / 0.153. With the last
+round searched to the end of the game (`search.first_round=1`, `endgame.first_round=2`: no
+end-game solver): 0.290 translated, 0.251 searched. So searching is level with translating on a
+round an end-game solver follows and ahead on one that ends the game. Tried and not kept: rooted
+at the real decision from the blueprint's beliefs with nothing frozen, 0.278 (0.167 from the
+agent's beliefs); the end-game solves' beliefs along the translated path rather than the real one,
+0.128 / 0.115 / 0.123, 0.114, 0.168 and 0.174; the replies to the real bet started from the
+translated search's rows, 0.127 and 0.172. With the second round solved unsafely: 0.250 / 0.261 /
+0.285 (why is open).
 
 A search on sampled deals solves for the hand it holds, so on the searched rounds the agent has
 no strategy for every hand there: `strategy_table` is NaN (AIVAT then corrects only the other
@@ -81,7 +81,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
     name = "modicum"
 
     def __init__(self, game: Holdem, blueprint_game: Holdem, bet_sizes: BetSizes | None, table,
-                 modicum: ModicumAgent, label: str = "modicum", off_tree: str = "search_endgame"):
+                 modicum: ModicumAgent, label: str = "modicum", off_tree: str = "search"):
         if off_tree not in MODICUM_OFF_TREE:
             raise ValueError(f"modicum: off_tree must be one of {', '.join(MODICUM_OFF_TREE)}, got {off_tree!r}")
         super().__init__(game, blueprint_game, bet_sizes, table, modicum.endgame, label,
@@ -194,6 +194,26 @@ class HoldemModicumAgent(HoldemEndgameAgent):
                 out[node][:, k] = p
             node = bt.follow(node, (x,))
         return out
+
+    def _root_beliefs(self, pub, node: int, board: tuple, seat: int) -> np.ndarray:
+        """`HoldemEndgameAgent._root_beliefs`; with `off_tree` "search", Bayes' rule along the real history
+        with the agent's own strategy at each decision (`strategy_table`, its model of both seats; where
+        that is NaN, the translated end-game or blueprint rows), as the searches of the real moves played
+        the earlier rounds."""
+        if not self.searched_off_tree:
+            return super()._root_beliefs(pub, node, board, seat)
+        game = self.game
+        out = np.ones((2, game.spec.num_states))
+        for i, event in enumerate(pub):
+            pre = pub[:i]
+            if isinstance(event, int) and game.kind(pre) == DECISION:
+                rows = self.strategy_table([pre])
+                if not np.isfinite(rows).all():
+                    rows = HoldemEndgameAgent.strategy_table(self, [pre])
+                out[game.actor(pre)] *= rows[:, event]
+        out *= self.table.possible(np.asarray(board, np.int64))
+        total = out.sum(axis=1, keepdims=True)
+        return out / np.where(total > 0, total, 1.0)
 
     def _keep(self, key: tuple, spot: tuple | None) -> None:
         self._spots[key] = spot
