@@ -169,9 +169,9 @@ class HoldemModicumAgent(HoldemEndgameAgent):
     def _frozen(self, pub, table, blueprint, root: int, seat: int, in_round: int, board: np.ndarray) -> dict:
         """{node: float [N, K]}: at each of `seat`'s decisions in this round before `pub` (the nodes of
         `table`'s scripted tree from `root` on), every hand's probability of the action it took there as
-        the agent played it (`strategy_table`; where that is NaN, its model of itself: the blueprint
-        translated), the rest of each row the blueprint's other actions scaled to fill it: Pluribus's
-        frozen own strategy, so the search's model of the agent's range is what it played."""
+        the agent played it (`_played`), the rest of each row the blueprint's other actions scaled to
+        fill it: Pluribus's frozen own strategy, so the search's model of the agent's range is what it
+        played."""
         bt, game = table.betting, self.game
         where = [i for i, e in enumerate(pub) if not isinstance(e, B.Setup)]      # real[j] is pub[where[j]]
         real = self.real_history(pub)
@@ -180,10 +180,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         for j in range(len(real) - in_round, len(real)):
             pre, x = pub[:where[j]], int(real[j])
             if game.actor(pre) == seat:
-                played = self.strategy_table([pre])
-                if not np.isfinite(played).all():
-                    played = HoldemEndgameAgent.strategy_table(self, [pre])
-                p = played[:, pub[where[j]]]
+                p = self._played(pre)[:, pub[where[j]]]
                 rows = blueprint.hand_probs(table, node, codes)
                 k = bt.follow_slot(node, x)
                 rest = rows * (np.arange(rows.shape[1]) != k)
@@ -197,9 +194,8 @@ class HoldemModicumAgent(HoldemEndgameAgent):
 
     def _root_beliefs(self, pub, node: int, board: tuple, seat: int) -> np.ndarray:
         """`HoldemEndgameAgent._root_beliefs`; with `off_tree` "search", Bayes' rule along the real history
-        with the agent's own strategy at each decision (`strategy_table`, its model of both seats; where
-        that is NaN, the translated end-game or blueprint rows), as the searches of the real moves played
-        the earlier rounds."""
+        with the agent's own strategy at each decision (`_played`: its model of both seats), as the
+        searches of the real moves played the earlier rounds."""
         if not self.searched_off_tree:
             return super()._root_beliefs(pub, node, board, seat)
         game = self.game
@@ -207,13 +203,17 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         for i, event in enumerate(pub):
             pre = pub[:i]
             if isinstance(event, int) and game.kind(pre) == DECISION:
-                rows = self.strategy_table([pre])
-                if not np.isfinite(rows).all():
-                    rows = HoldemEndgameAgent.strategy_table(self, [pre])
-                out[game.actor(pre)] *= rows[:, event]
+                out[game.actor(pre)] *= self._played(pre)[:, event]
         out *= self.table.possible(np.asarray(board, np.int64))
         total = out.sum(axis=1, keepdims=True)
         return out / np.where(total > 0, total, 1.0)
+
+    def _played(self, pub) -> np.ndarray:
+        """float [N, A]: every hand's distribution at decision `pub` as the agent plays it (`strategy_table`),
+        or where that is NaN (a search on sampled deals) its model of it: the translated end-game or
+        blueprint rows (`HoldemEndgameAgent.strategy_table`)."""
+        rows = self.strategy_table([pub])
+        return rows if np.isfinite(rows).all() else HoldemEndgameAgent.strategy_table(self, [pub])
 
     def _keep(self, key: tuple, spot: tuple | None) -> None:
         self._spots[key] = spot
