@@ -196,7 +196,8 @@ class SearchAgent(OverBlueprint):
             known = board[:table.levels[max(int(table.node_level[node]), 0)]]
             rows = self.every_hand(table, node, known)
             if rows is None:
-                rows = self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(known, int(bt.round[node])))
+                codes = self.blueprint.cards.hand_codes(known, int(bt.round[node]))
+                rows = self.blueprint.hand_probs(table, node, codes)
             out[int(bt.actor[node])] *= rows[:, slot]
         out *= table.possible(board)
         total = out.sum(axis=1, keepdims=True)
