@@ -242,10 +242,12 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         """float [N, A]: `HoldemEndgameAgent.strategy_table`; on the searched rounds the search's
         strategy for every hand where it lists every deal (`SearchAgent.every_hand`), else NaN (a
         search on sampled deals has no strategy for the hands it does not hold)."""
-        found = self._searched_at(history[-1])
+        found = self._search_node(history[-1])
         if found is None:
             return super().strategy_table(history)
-        table, node, search, in_game = found
+        if not self.modicum.search.lists(self.table, found[1], found[0][4]):     # (the same at a table of real moves)
+            return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)
+        table, node, search, in_game = self._searched_at(history[-1])
         every = search.every_hand(table, node, self._abstract_decision(history[-1])[4])
         if every is None:
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)

@@ -173,15 +173,18 @@ class SearchAgent(OverBlueprint):
         deals gives) where that search lists every deal, so that it is the same whatever the searcher
         holds; None where it samples deals or node is not in a searched round. board: the board cards
         dealt at node."""
-        s, bt = self.settings, table.betting
-        if bt.round[node] < s.first_round:
+        bt = table.betting
+        if bt.round[node] < self.settings.first_round or not self.lists(table, node, board):
             return None
-        root = search_root(table, node, s.depth)
-        board = np.array(canonical(table, board), dtype=np.int64)
-        if not self._listed(table, root, board):
-            return None
-        solved = self._solve(table, root, board, int(bt.actor[root]), 0)
+        root = search_root(table, node, self.settings.depth)
+        solved = self._solve(table, root, np.array(canonical(table, board), dtype=np.int64), int(bt.actor[root]), 0)
         return solved.every_hand(solved.at[node], self.blueprint.hand_probs(table, node, solved.codes))
+
+    def lists(self, table, node: int, board) -> bool:
+        """Whether the search that plays decision `node` on `board` (the board cards dealt at node) lists
+        every deal (`every_hand` has its strategy for every hand), without running it."""
+        board = np.array(canonical(table, board), dtype=np.int64)
+        return self._listed(table, search_root(table, node, self.settings.depth), board)
 
     def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray) -> np.ndarray:
         """float64 [P, N]: `BlueprintAgent.beliefs` (each seat's range along the public path, by Bayes'
