@@ -265,10 +265,10 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
 def _search_settings(name: str, kind: str, params: dict):
     """The `SearchSettings` (`EndgameSettings`, `ModicumSettings`) of a search (endgame, modicum) spec's
     options (UserError naming a bad one); a modicum spec's options are the other two's, prefixed
-    `search.` and `endgame.`."""
+    `search.` and `endgame.`, and `too_large` (blueprint or search)."""
     from sog.agents.spec import take_params
     from sog.agents.table_endgame import RESOLVE, EndgameSettings
-    from sog.agents.table_modicum import ModicumSettings
+    from sog.agents.table_modicum import TOO_LARGE, ModicumSettings
     from sog.agents.table_search import SearchSettings
 
     types = {"float": float, float: float, "str": RESOLVE}       # (an endgame's one text option: resolve)
@@ -279,9 +279,10 @@ def _search_settings(name: str, kind: str, params: dict):
             return parts[kind](**take_params(kind, params, schema))
         schema = {f"{part}.{f.name}": types.get(f.type, int) for part, cls in parts.items()
                   for f in dataclasses.fields(cls)}
-        values = take_params(kind, params, schema)
+        values = take_params(kind, params, {**schema, "too_large": TOO_LARGE})
         return ModicumSettings(**{part: cls(**{k.partition(".")[2]: v for k, v in values.items()
-                                               if k.startswith(part + ".")}) for part, cls in parts.items()})
+                                               if k.startswith(part + ".")}) for part, cls in parts.items()},
+                               too_large=values.get("too_large", "blueprint"))
     except (AgentError, TableError) as e:
         raise UserError(f"agent {name!r}: {e}") from None
 

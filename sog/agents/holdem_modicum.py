@@ -29,7 +29,8 @@ the table Modicum's three parts by round:
 * from `endgame.first_round` (the turn) on: full-range end-game solving, bets off the
   abstraction searched below the real decision (`off_tree` "search" or "search_endgame") or
   translated (`HoldemEndgameAgent`); at a decision on the abstract tree whose round's game is
-  too large for the solver (`endgame.max_nodes`), the depth-limited search, as above.
+  too large for the solver (`endgame.max_nodes`), the blueprint, or with `too_large=search` the
+  depth-limited search, as above.
 
 On the 8-card fullgame game of tests/test_holdem_modicum.py (every raise size legal), the first
 round searched and the second solved safely, exact exploitability in chips a hand (blueprint
@@ -94,8 +95,8 @@ class HoldemModicumAgent(HoldemEndgameAgent):
 
     def _search_node(self, pub) -> tuple | None:
         """(`_abstract_decision(pub)`, the table's node) where the depth-limited search plays `pub`, else
-        None: in rounds [search.first_round, endgame.first_round), and after them at decisions on the
-        abstract tree whose round's game is too large for the end-game solver (`EndgameAgent.plays`)."""
+        None: in rounds [search.first_round, endgame.first_round), and after them with `too_large=search` at
+        decisions on the abstract tree whose round's game is too large for the solver (`EndgameAgent.plays`)."""
         decision = self._abstract_decision(pub)
         if decision is None:
             return None
@@ -105,7 +106,8 @@ class HoldemModicumAgent(HoldemEndgameAgent):
             return None
         node = self.node_of.get(B.sequences(self.blueprint_game.rules, st_abs))
         if node is None or (st_real.round >= s.endgame.first_round
-                            and (off_tree(decision) or self.modicum.endgame.plays(self.table, node, decision[4]))):
+                            and (s.too_large != "search" or off_tree(decision)
+                                 or self.modicum.endgame.plays(self.table, node, decision[4]))):
             return None
         return decision, node
 
