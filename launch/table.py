@@ -32,7 +32,8 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
                                                  # Modicum over that blueprint (sog.agents.table_modicum,
                                                  # two players): the search on the flop, end-game solving
                                                  # from the turn on; options: the search's and endgame's,
-                                                 # prefixed search. and endgame., and file=PATH
+                                                 # prefixed search. and endgame., too_large=blueprint|search
+                                                 # (who plays a round too large to solve), and file=PATH
     matches: [[blueprint, call], [call, blueprint]]   # [candidate, reference] pairs
     deals: 19200                                 # per match (whole batches)
     batch: 120                                   # deals per lockstep batch (a seeding unit; smaller for
