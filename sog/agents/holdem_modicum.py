@@ -111,12 +111,13 @@ class HoldemModicumAgent(HoldemEndgameAgent):
             return None
         return decision, node
 
-    def _searched_at(self, pub) -> tuple | None:
+    def _searched_at(self, pub, found: tuple | None = None) -> tuple | None:
         """(table, node, search, in_game): where the depth-limited search plays `pub` (None: it does
         not), the `SearchAgent.decide` arguments and the map of its rows to the game's actions: at the
         blueprint's table and the decision the real history translates to, or off the abstraction
-        (`off_tree` "search") at a table of the real moves (`_off_tree_spot`)."""
-        found = self._search_node(pub)
+        (`off_tree` "search") at a table of the real moves (`_off_tree_spot`). found: `_search_node(pub)`
+        where the caller has it."""
+        found = self._search_node(pub) if found is None else found
         if found is None:
             return None
         decision, node = found
@@ -249,7 +250,7 @@ class HoldemModicumAgent(HoldemEndgameAgent):
             return super().strategy_table(history)
         if not self.modicum.search.lists(self.table, found[1], found[0][4]):     # (the same at a table of real moves)
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)
-        table, node, search, in_game = self._searched_at(history[-1])
+        table, node, search, in_game = self._searched_at(history[-1], found)
         every = search.every_hand(table, node, self._abstract_decision(history[-1])[4])
         if every is None:
             return np.full((self.game.spec.num_states, self.game.spec.num_actions), np.nan)

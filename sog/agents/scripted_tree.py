@@ -2,8 +2,9 @@
 
 Where an opponent bets off the abstraction, Modicum (Appendix A) and Pluribus search the
 subgame below the real bet instead of reading it as an abstract one. That subgame's betting tree
-(`ScriptedTree`) follows the real moves to the real decision (`ScriptedState`: each of them the
-only action at its decision) and then the abstraction's bet sizes as fractions of the real pot.
+(`ScriptedTree`) follows the real moves (`ScriptedState`: each the only action at its decision, or
+those of the round searched added beside the abstraction's actions) and then the abstraction's bet
+sizes as fractions of the real pot.
 A search on it needs the blueprint there: for the beliefs along the real path and for the
 rollouts of the continuation strategies below its leaves. `abstract_counterparts` pairs each
 decision of the scripted tree with the abstract tree's decision it is read as, and each of its

@@ -104,7 +104,6 @@ class EndgameAgent(OverBlueprint):
         self.solves, self.seconds, self.nodes, self.decisions, self.too_large = 0, 0.0, 0, 0, 0
         self.before: Callable | None = None     # (table, node, board) -> float [N, K] or None: the play where
                                                 # no solve plays, for every hand, where not the blueprint's
-        self.searched_too_large = False         # whether `before` plays the rounds too large to solve too
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: its hand's row of `hand_probs` (`OverBlueprint.decide`)."""
@@ -116,15 +115,13 @@ class EndgameAgent(OverBlueprint):
         """float64 [N, K]: the agent's distribution over decision `node`'s slots for every hand of
         the deck, on `board` (the board cards dealt at node), as the agent in `seat` sees it (a safe
         re-solve is seat's own: the actor's for its play; the other seat's model of it otherwise);
-        zero rows for hands holding a board card. Where no solve plays node: before `first_round`, and in
-        a round too large to solve with `searched_too_large`, `before`'s rows where it is set and has
-        them; else the blueprint's."""
+        zero rows for hands holding a board card. Where no solve plays node (before `first_round`, or
+        its round's game too large): `before`'s rows where it is set and has them, else the blueprint's."""
         r = int(table.betting.round[node])
         board = np.asarray(canonical(table, board), dtype=np.int64)
         owner = self._owner(table, node, board) if r >= self.settings.first_round else None
         if owner is None:
-            before = self.before(table, node, board) if self.before and (r < self.settings.first_round
-                                                                         or self.searched_too_large) else None
+            before = self.before(table, node, board) if self.before else None
             return before if before is not None else \
                 self.blueprint.hand_probs(table, node, self.blueprint.cards.hand_codes(board, r))
         return self._solution(table, *owner, seat).policy(node, tuple(board.tolist()))

@@ -90,8 +90,14 @@ class ModicumAgent(OverBlueprint):
         super().__init__(blueprint, settings, label)
         self.search = SearchAgent(blueprint, settings.search, label)
         self.endgame = EndgameAgent(blueprint, settings.endgame, label)
-        self.endgame.before = self.search.every_hand
-        self.endgame.searched_too_large = settings.too_large == "search"
+        self.endgame.before = self._played_before
+
+    def _played_before(self, table, node: int, board) -> np.ndarray | None:
+        """The end-game solver's `before`: the search's rows for every hand where it plays node (before
+        the solver's first round, and in rounds too large to solve with `too_large` "search")."""
+        if self.settings.too_large != "search" and table.betting.round[node] >= self.settings.endgame.first_round:
+            return None
+        return self.search.every_hand(table, node, board)
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the search's row before the end-game solver's first round, and after it where
