@@ -63,7 +63,7 @@ import numpy as np
 
 from sog.agents.holdem_endgame import OFF_TREE, HoldemEndgameAgent, off_tree
 from sog.agents.scripted_tree import ScriptedBlueprint, ScriptedTree
-from sog.agents.table_agents import canonical
+from sog.agents.table_agents import bayes_ranges, canonical
 from sog.agents.table_modicum import ModicumAgent
 from sog.agents.table_search import SearchAgent
 from sog.games.api import DECISION
@@ -202,14 +202,9 @@ class HoldemModicumAgent(HoldemEndgameAgent):
         if not self.searched_off_tree:
             return super()._root_beliefs(pub, node, board, seat)
         game = self.game
-        out = np.ones((2, game.spec.num_states))
-        for i, event in enumerate(pub):
-            pre = pub[:i]
-            if isinstance(event, int) and game.kind(pre) == DECISION:
-                out[game.actor(pre)] *= self._played(pre)[:, event]
-        out *= self.table.possible(np.asarray(board, np.int64))
-        total = out.sum(axis=1, keepdims=True)
-        return out / np.where(total > 0, total, 1.0)
+        steps = ((game.actor(pub[:i]), self._played(pub[:i])[:, event]) for i, event in enumerate(pub)
+                 if isinstance(event, int) and game.kind(pub[:i]) == DECISION)
+        return bayes_ranges(2, self.table.possible(np.asarray(board, np.int64)), steps)
 
     def _played(self, pub) -> np.ndarray:
         """float [N, A]: every hand's distribution at decision `pub` as the agent plays it (`strategy_table`),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import abc
 import copy
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -173,24 +174,14 @@ class BlueprintAgent(TableAgent):
         the blueprint's probability of each action taken at the seat's decisions (module doc);
         hands holding a board card have zero weight. The same whichever `seat` asks (an agent
         whose model depends on its seat, `EndgameAgent.beliefs`, takes it)."""
-        bt, n = table.betting, table.players
-        hands = table.deck.num_hands
-        out = np.ones((n, hands))
         codes = {}
-        for t, node in enumerate(np.asarray(path, dtype=np.int64).tolist()):
-            if bt.kind[node] != DECISION:
-                continue
-            r = int(bt.round[node])
+
+        def rows_at(node: int, known: np.ndarray) -> np.ndarray:
+            r = int(table.betting.round[node])
             if r not in codes:
-                codes[r] = self.cards.hand_codes(board, r)
-            q = int(bt.actor[node])
-            out[q] *= self.hand_probs(table, node, codes[r])[:, int(slots[t])]
-        known = np.asarray(board, dtype=np.int64)
-        if len(known):
-            mask = table.deck.card_masks(known[None])[0]
-            out[:, (table.deck.hand_masks & mask) != 0] = 0.0
-        total = out.sum(axis=1, keepdims=True)
-        return out / np.where(total > 0, total, 1.0)
+                codes[r] = self.cards.hand_codes(known, r)
+            return self.hand_probs(table, node, codes[r])
+        return path_ranges(table, path, slots, board, rows_at)
 
     def stats(self) -> dict:
         return {"decisions": self.lookups, "unmet_information_states": self.misses,
@@ -221,6 +212,33 @@ class OverBlueprint(TableAgent):
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the distribution over node's slots for `seat` holding its cards in the deal
         `cards` (int64 [n h + b]; only its own hole cards and the board dealt at node are read)."""
+
+
+def bayes_ranges(players: int, possible: np.ndarray, steps: Iterable[tuple[int, np.ndarray]]) -> np.ndarray:
+    """float64 [P, N]: each of `players` seats' range over N hands by Bayes' rule from uniform: the product
+    of the likelihoods of its actions (steps: pairs (seat, float [N]: each hand's probability of the
+    action that seat took)) and `possible` (float [N]: 1 on the hands sharing no board card), normalised
+    per seat (a seat with no weight left stays zero)."""
+    out = np.ones((players, len(possible)))
+    for seat, likelihood in steps:
+        out[seat] *= likelihood
+    out *= possible
+    total = out.sum(axis=1, keepdims=True)
+    return out / np.where(total > 0, total, 1.0)
+
+
+def path_ranges(table, path: np.ndarray, slots: np.ndarray, board,
+                rows_at: Callable[[int, np.ndarray], np.ndarray]) -> np.ndarray:
+    """float64 [P, N]: `bayes_ranges` along the public betting path `path` (int64 [T]: the nodes from
+    the root; decisions among them took slots[t]) on `board` (the board dealt so far, in deal order):
+    at each decision the actor's per-hand distribution rows_at(node, known) (float [N, K]; known: the
+    board cards dealt at node) read at the slot taken."""
+    bt = table.betting
+    board = np.asarray(board, dtype=np.int64)
+    steps = ((int(bt.actor[node]), rows_at(node, board[:table.levels[max(int(table.node_level[node]), 0)]])[:, slot])
+             for node, slot in zip(np.asarray(path).tolist(), np.asarray(slots).tolist())
+             if bt.kind[node] == DECISION)
+    return bayes_ranges(table.players, table.possible(board), steps)
 
 
 def continuation_probs(probs: np.ndarray, actions: np.ndarray, bias: str, factor: float = BIAS) -> np.ndarray:

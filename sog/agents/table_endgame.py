@@ -54,7 +54,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError, canonical
+from sog.agents.table_agents import (
+    BlueprintAgent,
+    OverBlueprint,
+    TableError,
+    canonical,
+    path_ranges,
+)
 from sog.agents.table_search import FLOOR, search_root
 from sog.agents.table_subgame import TableSubgame, TableSubgameError, chain_end
 from sog.games.api import CHANCE, DECISION
@@ -163,16 +169,7 @@ class EndgameAgent(OverBlueprint):
         of the agent in `seat` (`hand_probs`: its own, and its model of the other seat's) at every
         decision, normalised; hands holding a board card have zero weight. board: the board dealt
         so far, in deal order."""
-        bt = table.betting
-        out = np.ones((2, table.deck.num_hands))
-        board = np.asarray(board, dtype=np.int64)
-        for node, slot in zip(np.asarray(path).tolist(), np.asarray(slots).tolist()):
-            if bt.kind[node] == DECISION:
-                known = board[:table.levels[max(int(table.node_level[node]), 0)]]
-                out[int(bt.actor[node])] *= self.hand_probs(table, node, known, seat)[:, slot]
-        out *= table.possible(board)
-        total = out.sum(axis=1, keepdims=True)
-        return out / np.where(total > 0, total, 1.0)
+        return path_ranges(table, path, slots, board, lambda node, known: self.hand_probs(table, node, known, seat))
 
     def _solution(self, table, start: int, board: tuple, seat: int) -> Solve:
         """The solve rooted at `start` on `board` (`canonical`) that plays `seat`'s decisions, cached:

@@ -53,7 +53,13 @@ import numpy as np
 
 from sog.agents.subgame_cfr import SubgameCFR, leaf_utilities, profiles
 from sog.agents.subgame_tree import SubgameTree, subgame_deals
-from sog.agents.table_agents import BlueprintAgent, OverBlueprint, TableError, canonical
+from sog.agents.table_agents import (
+    BlueprintAgent,
+    OverBlueprint,
+    TableError,
+    canonical,
+    path_ranges,
+)
 from sog.games.api import DECISION
 from sog.seeding import derive_seed
 
@@ -191,20 +197,13 @@ class SearchAgent(OverBlueprint):
         rule) with its own strategy at the decisions of searched rounds where it has one for every
         hand (`every_hand`: the searches that played them, as Pluribus updates its beliefs by the
         strategy it computed), the blueprint's at the others."""
-        bt = table.betting
-        out = np.ones((table.players, table.deck.num_hands))
-        for node, slot in zip(np.asarray(path).tolist(), np.asarray(slots).tolist()):
-            if bt.kind[node] != DECISION:
-                continue
-            known = board[:table.levels[max(int(table.node_level[node]), 0)]]
+        def rows_at(node: int, known: np.ndarray) -> np.ndarray:
             rows = self.every_hand(table, node, known)
             if rows is None:
-                codes = self.blueprint.cards.hand_codes(known, int(bt.round[node]))
+                codes = self.blueprint.cards.hand_codes(known, int(table.betting.round[node]))
                 rows = self.blueprint.hand_probs(table, node, codes)
-            out[int(bt.actor[node])] *= rows[:, slot]
-        out *= table.possible(board)
-        total = out.sum(axis=1, keepdims=True)
-        return out / np.where(total > 0, total, 1.0)
+            return rows
+        return path_ranges(table, path, slots, board, rows_at)
 
     def _listed(self, table, root: int, board: np.ndarray) -> bool:
         """Whether the search at `root` lists every deal (`subgame_deals` with `exact`: its floored
