@@ -32,13 +32,6 @@ def abstract():
     return game, table, node_of
 
 
-def _chips(tree, node: int, j: int) -> int:
-    """The real action of slot j at decision node of the abstract tree: fold 0, call 1, else its raise-to
-    chips (`ScriptedTree.moves`, written out: the abstract tree is not a scripted one)."""
-    a = int(tree.action[node, j])
-    return a if a <= B.CALL else round(float(tree.spent[tree.child[node, j], tree.actor[node]]) * tree.rules.big_blind)
-
-
 def test_counterparts_are_the_translation_of_the_real_history(abstract):
     game, table, node_of = abstract
     ab = table.betting
@@ -63,7 +56,7 @@ def test_counterparts_are_the_translation_of_the_real_history(abstract):
             if nxt is None:
                 assert k == -1
             else:
-                assert _chips(ab, a, k) == nxt[-1]
+                assert ab.moves(a)[k] == nxt[-1]
         checked += 1
     assert checked > 400 and lost > 100
 
@@ -78,7 +71,7 @@ def test_on_abstract_moves_it_is_the_blueprint(abstract, trained):  # noqa: F811
     ab = table.betting
     deep = max(node_of.values(), key=lambda n: (len(ab.history[ab.decision[n]]), n))
     apath, aslots = table.path(deep)
-    moves = [_chips(ab, int(n), int(j)) for n, j in zip(apath.tolist(), aslots.tolist()) if ab.kind[n] == DECISION]
+    moves = [ab.moves(int(n))[int(j)] for n, j in zip(apath.tolist(), aslots.tolist()) if ab.kind[n] == DECISION]
     script = tuple(moves[:1])
     tree = ScriptedTree(table.game, script)
     scripted = Table(table.game, betting=tree)

@@ -108,12 +108,6 @@ class ScriptedTree(TableBettingTree):
         moves = self.moves(node)
         return moves.index(int(x)) if int(x) in moves else None
 
-    def moves(self, node: int) -> list[int]:
-        """The real move of each action slot of decision `node`: fold 0, call 1, or its raise-to chips."""
-        actor, bb = int(self.actor[node]), max(self.rules.blinds)
-        return [a if a <= B.CALL else round(float(self.spent[self.child[node, j], actor]) * bb)
-                for j, a in enumerate(self.action[node, :int(self.num_actions[node])].tolist())]
-
 
 def abstract_counterparts(scripted, abstract) -> tuple[np.ndarray, np.ndarray]:
     """(decision_of int64 [Ds], slot_of int64 [Ds, Ks]): the abstract tree's decision (index into
@@ -154,8 +148,7 @@ def _slots(scripted, s: int, abstract, a: int, bb: float) -> np.ndarray:
     def fraction(tree, node: int, j: int) -> float:
         spent = np.rint(tree.spent[node] * bb)
         q = int(tree.actor[node])
-        raise_to = round(float(tree.spent[tree.child[node, j], q]) * bb)
-        return pot_fraction(float(spent.sum()), float(spent.max() - spent[q]), raise_to - float(spent.max()))
+        return pot_fraction(float(spent.sum()), float(spent.max() - spent[q]), tree.moves(node)[j] - float(spent.max()))
 
     theirs = abstract.action[a, :int(abstract.num_actions[a])].tolist()
     raises = [k for k, x in enumerate(theirs) if x >= B.BET]

@@ -11,6 +11,7 @@ rounds joined by '|' (raises written with their raise-to chips in no-limit).
 from __future__ import annotations
 
 from sog.games.api import CHANCE, DECISION, TERMINAL
+from sog.games.holdem import betting as B
 from sog.games.holdem.betting_tree import MAX_NODES, BettingTree, BettingTreeError
 from sog.multiplayer import api
 from sog.multiplayer.holdem import Holdem
@@ -37,3 +38,9 @@ class TableBettingTree(BettingTree):
                                for moves in st.moves[:st.round + 1])
             return k, cur, spent, folded, history, a, [st.child(x) for x in a]
         return k, 0, spent, folded, None, (), [st.child(st.deck[0])] if k == CHANCE else []
+
+    def moves(self, node: int) -> list[int]:
+        """The real move of each action slot of decision `node`: fold 0, call 1, or its raise-to chips."""
+        actor, bb = int(self.actor[node]), max(self.rules.blinds)
+        return [a if a <= B.CALL else round(float(self.spent[self.child[node, j], actor]) * bb)
+                for j, a in enumerate(self.action[node, :int(self.num_actions[node])].tolist())]
