@@ -52,8 +52,8 @@ configuration, a missing blueprint file) are one line on stderr and exit status 
 any hand is played.
 
 `run_lbr` is `sog lbr --config BLUEPRINT.yaml --agent SPEC`: the fold / call LBR at a two-player
-config's table against one of these agents (`sog.eval.table_lbr`; search and modicum agents refused:
-an end-game agent's strategy is defined for every hand, a search's only for the hand it holds).
+config's table against one of these agents (`sog.eval.table_lbr`: the range of a search or modicum agent
+whose searches sample deals is its own model of it, as a search's strategy is for the hand it holds).
 """
 from __future__ import annotations
 
@@ -396,10 +396,10 @@ def run(args) -> dict:
 def run_lbr(args) -> dict:
     """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--versus SPEC] [--hands N] [--seed S]`: the fold /
     call LBR at the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`:
-    a blueprint, end-game solving, call or random; a search or modicum agent is refused), LBR in both seats of
+    a blueprint, end-game solving, search, Modicum, call or random), LBR in both seats of
     every deal; with `--versus`, against both agents on the same deals, and the paired difference.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
-    or configuration, a missing blueprint file, a search or modicum agent) is a UserError before any hand."""
+    or configuration, a missing blueprint file) is a UserError before any hand."""
     from launch.blueprint import _table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.lbr import LBRError
@@ -443,7 +443,9 @@ def run_lbr(args) -> dict:
         lo, hi = res["ci95_mbb"]
         say(f"LBR (fold/call) against {spec} at the table of {args.config}: {res['mbb_per_hand']:+.1f} mbb/hand, "
             f"95% interval [{lo:+.1f}, {hi:+.1f}] over {res['hands']} hands ({res['seconds']:.1f} s, "
-            f"{res['hands_per_second']:.2f} hands/s, {res['seconds_per_lbr_decision']:.4f} s per LBR decision)")
+            f"{res['hands_per_second']:.2f} hands/s, {res['seconds_per_lbr_decision']:.4f} s per LBR decision)"
+            + ("; its range is the agent's model (its searches sample deals)" if res["opponent_range"] == "model"
+               else ""))
     if args.versus is None:
         return {**report, **out}
     diff = out["difference"]

@@ -64,7 +64,8 @@ def add_parser(subparsers):
                                       "or hold'em at full scale (hunl: the fold/call LBR over all hands)")
     where.add_argument("--config", help="a two-player blueprint config (configs/blueprints/hunl_small.yaml): the "
                                         "fold/call LBR at its table against a table agent (blueprint:CONFIG"
-                                        "[?file=PATH|policy=average], call, random; sog.eval.table_lbr)")
+                                        "[?file=PATH|policy=average], endgame:, search:, modicum:, call, random; "
+                                        "sog.eval.table_lbr)")
     lb.add_argument("--agent", required=True, help="agent spec, e.g. tabular:policy.json or sog:RUN?s=10&c=1; "
                                                    "with --config a table agent")
     lb.add_argument("--hands", type=int, default=1000, help="hands (rounded up to whole duplicate deals)")

@@ -179,9 +179,7 @@ def test_deterministic_for_a_seed(table):
 def test_paired_lbr_is_the_two_matches_on_the_same_deals(table):
     """`table_lbr_paired`: each side is `table_lbr_match` with the seed, bit for bit; the difference
     is the difference of their means, paired per deal (an agent against itself: exactly 0); an agent
-    LBR cannot measure is refused before any hand."""
-    from sog.agents.table_search import SearchAgent
-
+    LBR cannot measure (one with no range: another LBR) is refused before any hand."""
     a, b = random_blueprint(table, 4), random_blueprint(table, 5)
     out = table_lbr_paired(table, a, b, 400, seed=3)
     keys = ("mbb_per_hand", "ci95_mbb", "seat_mbb", "lbr_decisions", "aivat")
@@ -195,8 +193,8 @@ def test_paired_lbr_is_the_two_matches_on_the_same_deals(table):
         out["first"]["aivat"]["mbb_per_hand"] - out["second"]["aivat"]["mbb_per_hand"], abs=1e-9)
     same = table_lbr_paired(table, a, random_blueprint(table, 4), 80, seed=3)["difference"]
     assert same["mbb_per_hand"] == 0 and same["ci95_mbb"] == [0, 0] and same["aivat"]["ci95_mbb"] == [0, 0]
-    with pytest.raises(LBRError, match="solves for the hand it holds"):
-        table_lbr_paired(table, a, SearchAgent(b), 80, progress=lambda done, total: pytest.fail("played a hand"))
+    with pytest.raises(LBRError, match="range over every hand"):
+        table_lbr_paired(table, a, TableLBR(table, b), 80, progress=lambda done, total: pytest.fail("played a hand"))
 
 
 def test_same_decisions_and_values_as_holdem_lbr(table):
@@ -245,11 +243,10 @@ def _deal(table, seat, hand, board):
 
 
 def test_refuses_what_it_cannot_measure(table):
-    from sog.agents.table_search import SearchAgent
     from sog.multiplayer.holdem import Holdem
 
-    with pytest.raises(LBRError, match="solves for the hand it holds"):
-        TableLBR(table, SearchAgent(random_blueprint(table, 0)))
+    with pytest.raises(LBRError, match="range over every hand"):
+        TableLBR(table, TableLBR(table, CallAgent()))
     with pytest.raises(LBRError, match="heads-up"):
         TableLBR(Table(Holdem(3, betting="limit", numRounds=1, blind="10 5 0", raiseSize="10", firstPlayer="3",
                               maxRaises="1", numRanks=4, numSuits=2, numHoleCards=1, numBoardCards="0")), CallAgent())
@@ -308,10 +305,12 @@ def test_cli_against_a_trained_blueprint(tmp_path, capsys, table, deals):
     for spec in ("call", "random"):
         rc, out = _lbr(capsys, "--config", bp, "--agent", spec, "--hands", "40")
         assert rc == 0 and json.loads(out.out)["hands"] == 40
+    rc, out = _lbr(capsys, "--config", bp, "--agent", f"search:{bp}?iterations=5", "--hands", "40")
+    assert rc == 0 and json.loads(out.out)["opponent_range"] == "strategy"       # it lists every deal here
     for argv, needle in (
             (["--agent", f"blueprint:{bp}?file={tmp_path / 'other' / 'blueprint.npz'}"], "another configuration"),
             (["--agent", f"blueprint:{bp}?file={tmp_path / 'none.npz'}"], "no blueprint file"),
-            (["--agent", f"search:{bp}?iterations=5"], "search agent"),
+            (["--agent", f"search:{bp}?deals=0"], "deals must be at least 1"),
             (["--agent", "blueprint:configs/blueprints/lhe_uct.yaml"], "plays"),
             (["--agent", "tabular:x.json"], "unknown agent kind"),
             (["--agent", "call", "--bets", "raise"], "fold/call"),

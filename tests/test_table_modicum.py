@@ -5,6 +5,8 @@ agents' decisions), the composed agent is less exploitable than its blueprint by
 best response, and its bad settings are one line and exit status 2."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,13 +14,12 @@ from sog.agents.table_agents import TableError
 from sog.agents.table_endgame import EndgameAgent, EndgameSettings, board_at
 from sog.agents.table_modicum import ModicumAgent, ModicumSettings
 from sog.agents.table_search import SearchAgent, SearchSettings
-from sog.eval.lbr import LBRError
 from sog.eval.table import Table
-from sog.eval.table_lbr import TableLBR
+from sog.eval.table_lbr import TableLBR, range_kind, table_lbr_match
 from sog.games.api import DECISION
 from sog.multiplayer import load_game
 from test_table_endgame import exploitability
-from test_table_lbr import GAME, _config, _lbr, random_blueprint
+from test_table_lbr import GAME, _config, _lbr, check_ranges, random_blueprint
 from test_table_lbr import deals as deals     # noqa: F401 - the enumerated deals fixture
 
 SEARCH = SearchSettings(iterations=30, deals=64, first_round=0)
@@ -98,7 +99,30 @@ def test_bad_settings_are_one_line(tmp_path, capsys):
         ModicumSettings(SearchSettings(first_round=2), EndgameSettings(first_round=2))
 
 
-def test_lbr_refuses_it(table):
-    """LBR reads an agent's strategy for every hand; a search's is only for the hand it holds."""
-    with pytest.raises(LBRError, match="Modicum's too"):
-        TableLBR(table, ModicumAgent(random_blueprint(table, 4), ModicumSettings(SEARCH, ENDGAME)))
+def test_lbr_range_is_its_strategy_for_every_hand(table):
+    """Where its search lists every deal (here), LBR's range against Modicum is Bayes' rule with the
+    agent's own play, hand by hand (`check_ranges`: its `probs` on the deal giving the opponent each
+    hand), in both rounds: the search's and the end-game solver's."""
+    agent = ModicumAgent(random_blueprint(table, 4), ModicumSettings(SEARCH, ENDGAME))
+    assert range_kind(table, agent) == "strategy"
+    assert check_ranges(table, agent) > 20
+
+
+def test_lbr_range_is_its_model_where_the_search_samples_deals(table):
+    """Where the search samples deals, LBR's range is the agent's model (the blueprint's rows at the
+    searched decisions, then the end-game solves', floored as its solves floor it): the range against
+    the end-game solver alone, at every LBR decision of a short match, and the report says so."""
+    bp = random_blueprint(table, 4)
+    sampling = dataclasses.replace(SEARCH, exact=0)
+    agent = ModicumAgent(bp, ModicumSettings(sampling, ENDGAME))
+    assert range_kind(table, agent) == "model" and range_kind(table, SearchAgent(bp, sampling)) == "model"
+    lbr, alone = TableLBR(table, agent), TableLBR(table, EndgameAgent(bp, ENDGAME))
+    out = table_lbr_match(table, agent, 40, seed=2, lbr=lbr)
+    assert out["opponent_range"] == "model" and out["opponent"]["search"]["searches"] > 0
+    compared = 0
+    for (node, hand, board) in list(lbr._memo):
+        seat = int(table.betting.actor[node])
+        got, want = lbr.opponent_range(node, seat, hand, board), alone.opponent_range(node, seat, hand, board)
+        assert np.allclose(got / got.sum(), want / want.sum(), rtol=0, atol=1e-5)     # (floored at 1e-6)
+        compared += 1
+    assert compared > 10

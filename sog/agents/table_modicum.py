@@ -36,8 +36,9 @@ tests/test_holdem_modicum.py with a trained blueprint (exact exploitability, mbb
 blueprint 269.9, the end-game solver alone 145.4, Modicum 101.6 with the search's beliefs and
 244.9 with the blueprint's (16 run-outs a deal). With `endgame.resolve=safe` (the default) the
 first end-game solve keeps the opponent's counterfactual values under the blueprint as its
-Terminate values. LBR refuses this agent, as it refuses the search agent (`sog.eval.table_lbr`:
-where deals are sampled the searched rounds have no strategy for the hands not held).
+Terminate values. LBR measures it (`sog.eval.table_lbr`) with its range by `beliefs`: its strategy
+for every hand where the search lists every deal, its own model of it where the search samples
+deals (the searched rounds have no strategy for the hands not held).
 
 Options are the two agents' settings, prefixed with the part they set: `search.iterations`,
 `search.deals`, `search.profiles`, `search.sample`, `search.runouts`, `search.seconds`, ... and
@@ -98,6 +99,13 @@ class ModicumAgent(OverBlueprint):
         if self.settings.too_large != "search" and table.betting.round[node] >= self.settings.endgame.first_round:
             return None
         return self.search.every_hand(table, node, board)
+
+    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board, seat: int) -> np.ndarray:
+        """float64 [2, N]: the end-game solver's beliefs (`EndgameAgent.beliefs`: Bayes' rule along the
+        public path with the agent in `seat`'s per-hand strategy), whose rows at the searched rounds'
+        decisions are the search's for every hand where it lists every deal, else the blueprint's (the
+        agent's model there: a search on sampled deals has no strategy for the hands it does not hold)."""
+        return self.endgame.beliefs(table, path, slots, board, seat)
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the search's row before the end-game solver's first round, and after it where

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 import time
 from collections.abc import Callable
 
@@ -192,11 +193,21 @@ class SearchAgent(OverBlueprint):
         board = np.array(canonical(table, board), dtype=np.int64)
         return self._listed(table, search_root(table, node, self.settings.depth), board)
 
-    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray) -> np.ndarray:
+    def lists_everywhere(self, table) -> bool:
+        """Whether every search it runs at a table of all players still in lists every deal (`lists`): its
+        first searched round's, with the fewest board cards, does. Then `beliefs` is its range."""
+        r = min(self.settings.first_round, len(table.game.board_due) - 1)
+        hands = math.comb(table.deck.size - int(table.game.board_due[r]), table.hole)
+        return float(hands) ** table.players <= self.settings.exact
+
+    def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray, seat: int | None = None
+                ) -> np.ndarray:
         """float64 [P, N]: `BlueprintAgent.beliefs` (each seat's range along the public path, by Bayes'
         rule) with its own strategy at the decisions of searched rounds where it has one for every
         hand (`every_hand`: the searches that played them, as Pluribus updates its beliefs by the
-        strategy it computed), the blueprint's at the others."""
+        strategy it computed), the blueprint's at the others. The same whichever `seat` asks. Where
+        the searches sample deals this is the agent's model of its range, not its range (its
+        strategy for a hand it does not hold is another search)."""
         def rows_at(node: int, known: np.ndarray) -> np.ndarray:
             rows = self.every_hand(table, node, known)
             if rows is None:

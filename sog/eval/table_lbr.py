@@ -1,4 +1,4 @@
-"""The fold / call LBR at a two-player table (`sog.eval.table`), against table agents: the blueprint, end-game solving.
+"""The fold / call LBR at a two-player table (`sog.eval.table`), against table agents: the blueprint, search, Modicum.
 
 `sog.eval.holdem_lbr.HoldemLBR` exploits agents of the game API; a blueprint
 (`sog.agents.table_agents.BlueprintAgent`, a `sog blueprint` file, MCCFR or the greedy /
@@ -30,14 +30,19 @@ nodes). LBR is deterministic: its Monte Carlo runouts are seeded by `seed` and t
 so its decision is a function of its information state (memoised per (node, hand, board)), and
 a seed gives the same match bit for bit.
 
-Agents without a per-hand policy are refused (`LBRError`). Pluribus's real-time search
-(`sog.agents.table_search.SearchAgent`) is one: its strategy at a node is the solution of a
-subgame solved on deals sampled for the hand it holds (a share of them give it that hand, and
-its random numbers are seeded by that hand), so its strategy for another hand y is another
-search, conditioned on y; the range would need a search per hand at each of its decisions
-(1326 searches of about a second each per decision on HUNL), and one search's solution read
-for every hand is not the strategy the agent plays. Nor does its strategy along a path depend
-only on the blueprint it starts from, so the blueprint's beliefs are not its range either.
+The opponent's range is its strategy for every hand (Bayes' rule above) for a blueprint, end-game
+solving, call and random. Pluribus's real-time search (`sog.agents.table_search.SearchAgent`) and
+Modicum (`sog.agents.table_modicum.ModicumAgent`, whose end-game solves are over every hand) have
+one where their searches list every deal (small games: one search serves every hand). Where the
+searches sample deals (HUNL's flop) a search's strategy for a hand y it does not hold is another
+search, conditioned on y: the range would need 1326 searches of about a second at each of its
+decisions. There LBR takes the agent's own model of its range, as its searches and solves start
+from it (`beliefs`: the blueprint's rows at those decisions, then the solves' for every hand;
+`floored`: a search may take an action its blueprint never takes, with any hand), and the report
+says `opponent_range: model`.
+LBR with a modelled range is still a strategy that plays the hands out, so its win rate is still
+a lower bound on the agent's exploitability, only a looser one. Other agents are refused
+(`LBRError`).
 
 `table_lbr_match` plays `hands` hands (whole duplicate deals, whole lockstep batches) and reports
 LBR's win rate in mbb/hand over duplicate deals with a Student-t 95% interval
@@ -81,7 +86,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sog.agents.table_agents import BlueprintAgent, CallAgent, TableAgent, UniformAgent
-from sog.agents.table_endgame import EndgameAgent
+from sog.agents.table_endgame import EndgameAgent, floored
 from sog.agents.table_modicum import ModicumAgent
 from sog.agents.table_search import SearchAgent
 from sog.eval.holdem_lbr import FoldCallLBR
@@ -95,18 +100,21 @@ __all__ = ["TableLBR", "table_lbr_match", "table_lbr_paired"]
 EQUITY_CACHE = 4096      # (hand, board) equity vectors (N floats each) kept: a lockstep batch has many hands in flight
 MEMO = 1 << 16           # information states whose decision is kept
 BATCH = 20               # deals per lockstep batch (a seeding unit; small: LBR decides one at a time anyway)
-RANGED = (BlueprintAgent, EndgameAgent)   # agents whose `beliefs` give their range over every hand
+RANGED = (BlueprintAgent, EndgameAgent, SearchAgent, ModicumAgent)   # agents whose `beliefs` give a range
 
 
 def refuse(opponent: TableAgent) -> None:
-    """LBRError unless LBR can read `opponent`'s strategy for every hand (module doc)."""
-    if isinstance(opponent, (SearchAgent, ModicumAgent)):
-        raise LBRError(f"{opponent.name}: LBR needs the opponent's strategy for every hand at a node; a search "
-                       "agent (Modicum's too) solves for the hand it holds (one search per hand), so it cannot "
-                       "be measured")
+    """LBRError unless LBR can read `opponent`'s range over every hand (module doc)."""
     if not isinstance(opponent, (*RANGED, CallAgent, UniformAgent)):
-        raise LBRError(f"{opponent.name}: LBR needs the opponent's strategy for every hand at a node (a blueprint, "
-                       f"end-game solving, call or random), not a {type(opponent).__name__}")
+        raise LBRError(f"{opponent.name}: LBR needs the opponent's range over every hand at a node (a blueprint, "
+                       f"end-game solving, search, Modicum, call or random), not a {type(opponent).__name__}")
+
+
+def range_kind(table: Table, opponent: TableAgent) -> str:
+    """"strategy" where `opponent`'s range is Bayes' rule with its strategy for every hand, "model" where it
+    is the agent's model of it (a search on sampled deals; module doc)."""
+    search = opponent.search if isinstance(opponent, ModicumAgent) else opponent
+    return "model" if isinstance(search, SearchAgent) and not search.lists_everywhere(table) else "strategy"
 
 
 class TableLBR(FoldCallLBR, TableAgent):
@@ -126,6 +134,7 @@ class TableLBR(FoldCallLBR, TableAgent):
         refuse(opponent)
         super().__init__(table.deck, table.board, exact_runouts, samples, seed, cache=EQUITY_CACHE)
         self.table, self.opponent = table, opponent
+        self.modelled = range_kind(table, opponent) == "model"
         self._memo: dict = {}
         self.decisions = self.computed = 0
         self.seconds = 0.0
@@ -153,12 +162,15 @@ class TableLBR(FoldCallLBR, TableAgent):
 
     def opponent_range(self, node: int, seat: int, hand: int, board: tuple[int, ...]) -> np.ndarray:
         """float [N]: the opponent's range at decision `node` (unnormalised), LBR in `seat` holding
-        `hand` on `board`: card removal, and Bayes' rule over the path for a blueprint."""
+        `hand` on `board`: card removal, and Bayes' rule over the path (`RANGED` agents' `beliefs`)."""
         t = self.table
         out = t.possible(np.array([*t.deck.hands[hand].tolist(), *board], dtype=np.int64))
         if isinstance(self.opponent, RANGED):
             path, slots = t.path(node)
-            out = out * self.opponent.beliefs(t, path, slots, np.array(board, dtype=np.int64), 1 - seat)[1 - seat]
+            ranges = self.opponent.beliefs(t, path, slots, np.array(board, dtype=np.int64), 1 - seat)
+            if self.modelled:                   # floored as the agent's searches and solves floor it
+                ranges = floored(t, ranges, board)
+            out = out * ranges[1 - seat]
         return out
 
     def action_values(self, node: int, hand: int, board: tuple[int, ...], opponent_range: np.ndarray,
@@ -203,7 +215,7 @@ def table_lbr_match(table: Table, opponent: TableAgent, hands: int, seed: int = 
     Returns dict(mbb_per_hand, ci95_mbb (Student t over deals), stderr_mbb, seat_mbb [LBR in
     seat 0, in seat 1], hands, deals, chips_per_hand (big blinds), seconds, hands_per_second,
     lbr_decisions, seconds_per_lbr_decision, bets [], aivat (the AIVAT estimate: mbb_per_hand,
-    ci95_mbb; None without `aivat`), opponent (its stats)).
+    ci95_mbb; None without `aivat`), opponent_range (`range_kind`), opponent (its stats)).
     """
     return _summary(table, opponent, *_play(table, opponent, hands, seed, batch, aivat, progress, lbr), aivat)
 
@@ -273,5 +285,5 @@ def _summary(table: Table, opponent: TableAgent, result, lbr: TableLBR, batch: i
            "seconds_per_lbr_decision": stats["seconds"] / stats["decisions"] if stats["decisions"] else float("nan"),
            "aivat": ({"mbb_per_hand": est["duplicate_aivat"]["mbb_per_hand"], "ci95_mbb": est["duplicate_aivat"]["ci95"]}
                      if aivat else None),
-           "opponent": opponent.stats()}
+           "opponent_range": range_kind(table, opponent), "opponent": opponent.stats()}
     return out
