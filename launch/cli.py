@@ -36,7 +36,10 @@ from launch.console import UserError, say
 from launch.games import named_game
 from launch.values import fresh_cvpn, make_value_function, register_sog_agent
 from sog import threads
+from sog.agents.api import AgentError
+from sog.agents.spec import make_agent
 from sog.config import ConfigError, load_config
+from sog.eval.exact_agents import AgentPolicyError, agent_policy, head_to_head
 from sog.eval.search_policy import decision_state_count, search_exploitability
 from sog.policy import PolicyError
 from sog.policy.files import load_policy, save_policy
@@ -45,6 +48,7 @@ from sog.search.full_tree import (
     best_response_values,
     exploitability,
     full_tree,
+    policy_array,
     policy_value,
     refuse_too_large,
     tabular_from_array,
@@ -110,8 +114,12 @@ def _seed_paths(path: str, seeds: int) -> list[str]:
 def cmd_exploitability(args) -> dict:
 
     game = named_game(args.game)
-    if args.agent is not None:
+    if args.agent == "sog":
+        if args.versus is not None:
+            raise UserError("--versus takes --agent SPEC or --policy FILE, not the SoG search")
         return _search_agent_exploitability(game, args)
+    if args.agent is not None or args.versus is not None:
+        return _agent_exploitability(game, args)
     if args.policy is None:
         raise UserError("give --policy FILE, or --agent sog --search S,C --value oracle|PATH")
     if args.out is not None:
@@ -126,6 +134,43 @@ def cmd_exploitability(args) -> dict:
     return dict(game=game.spec.name, policy=args.policy, exploitability=expl,
                 exploitability_mbb=1000 * expl, best_response_values=br.tolist(),
                 game_value=policy_value(game, policy), seconds=time.perf_counter() - t0)
+
+
+def _agent_exploitability(game, args) -> dict:
+    """`sog exploitability --agent SPEC|--policy FILE [--versus SPEC]`: the exact exploitability of an agent
+    stating its strategy for every hand (`sog.eval.exact_agents`), and with --versus the other's and the
+    exact head to head. UserError for a game too large, a bad spec or file, an agent with no such strategy."""
+    if (args.agent is None) == (args.policy is None):
+        raise UserError("--versus measures --agent SPEC or --policy FILE against it: give one of them")
+    if args.out is not None:
+        raise UserError("--out writes a search agent's policy: use it with --agent sog")
+    try:
+        refuse_too_large(game)
+    except TreeTooLarge as e:
+        raise UserError(str(e)) from None
+    t0 = time.perf_counter()
+    names = [args.agent or args.policy] + ([args.versus] if args.versus is not None else [])
+    policies = []
+    for i, name in enumerate(names):
+        try:
+            if i == 0 and args.policy is not None:
+                policies.append(policy_array(game, load_policy(args.policy, game)))
+            else:
+                policies.append(agent_policy(game, make_agent(name, game)))
+        except (PolicyError, AgentPolicyError, AgentError) as e:
+            raise UserError(str(e)) from None
+    out = {"game": game.spec.name, "agent": names[0], "seconds": 0.0}
+    for name, policy, key in zip(names, policies, ("", "versus_")):
+        br = best_response_values(game, policy)
+        out.update({f"{key}exploitability": float(br.sum() / 2), f"{key}exploitability_mbb": 500 * float(br.sum()),
+                    f"{key}best_response_values": br.tolist()})
+        say(f"{name}: exploitability {float(br.sum() / 2):.6f} a hand ({500 * float(br.sum()):.2f} mbb/h)")
+    if args.versus is not None:
+        h2h = head_to_head(game, *policies)
+        out.update({"versus": args.versus, "head_to_head": h2h, "head_to_head_mbb": 1000 * h2h})
+        say(f"{names[0]} against {args.versus}: {h2h:+.6f} a hand, both seats ({1000 * h2h:+.2f} mbb/h)")
+    out["seconds"] = time.perf_counter() - t0
+    return out
 
 
 def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_tolerance: float | None = None):
@@ -260,7 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("exploitability", help="exact exploitability of a policy")
     e.add_argument("--game", required=True)
     e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
-    e.add_argument("--agent", choices=["sog"], help="measure a search agent instead of a policy file")
+    e.add_argument("--agent", help="measure an agent instead of a policy file: 'sog' (SoG's search, with "
+                                   "--search and --value) or an agent spec stating its strategy for every hand "
+                                   "(blueprint:, endgame:, modicum: on a small hold'em game, tabular:FILE, random)")
+    e.add_argument("--versus", metavar="SPEC",
+                   help="with --agent SPEC or --policy: also the exact head to head against this agent spec "
+                        "(both seats, averaged) and its exploitability")
     e.add_argument("--search", default="100,1", help="S,C of SoG(S, C), or S,C,EPS with off-support smoothing EPS")
     e.add_argument("--value", default="oracle", help="'oracle' or a run directory / checkpoint")
     e.add_argument("--seeds", type=int, default=1)
