@@ -112,8 +112,9 @@ class ModicumAgent(OverBlueprint):
         the round's game is too large for the solver with `too_large` "search"; else the solver's (the
         blueprint's where too large)."""
         r = int(table.betting.round[node])
-        if r < self.settings.endgame.first_round or (self.settings.too_large == "search"
-                                                     and not self.endgame.plays(table, node, board_at(table, node, cards))):
+        searched = self.settings.too_large == "search" and \
+            not self.endgame.plays(table, node, board_at(table, node, cards))
+        if r < self.settings.endgame.first_round or searched:
             return self.search.decide(table, node, cards, seat)
         return self.endgame.decide(table, node, cards, seat)
 
