@@ -24,7 +24,8 @@ the counterfactual regret of (decision x, actor q's hand h, slot a) is
 simultaneous updates of all players, linear weighting (iteration t's regrets and average
 strategy contributions weighted by t, Pluribus's linear CFR), regret matching with the
 blueprint where no regret is positive (so 0 iterations play the blueprint). Hands are
-compacted per seat to those appearing in the deals (H <= D).
+compacted per seat to those appearing in the deals (H <= D), or to the information-state `keys`
+given for them (a search's bucketed hands).
 
 Monte Carlo linear CFR (`sample` = k, 0 < k < D, for large subgames): each iteration samples k
 of the D deals uniformly without replacement (chance sampled per iteration, seeded) and runs
@@ -107,13 +108,21 @@ def regret_match(regrets: np.ndarray, default: np.ndarray) -> np.ndarray:
     return np.where(total > 0, pos / np.where(total > 0, total, 1.0), default)
 
 
-def others(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """The product of every other entry along `axis` (exclusive products: no division)."""
-    x = np.moveaxis(x, axis, -1)
-    ones = np.ones(x.shape[:-1] + (1,))
-    before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
-    after = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    return np.moveaxis(before * after, -1, axis)
+def per_pick(mine: np.ndarray, cont: np.ndarray) -> list:
+    """Per chooser i, float64 [Lc, D, 4, n]: every seat's leaf utility when chooser i picks k and the
+    other choosers pick by their distributions mine (float [Lc, c, D, 4]), from the utilities of all
+    4^c profiles cont (float [Lc, D, 4^c, n], `profiles`' product order): cont read as a tensor with
+    one axis of 4 per chooser, the others' axes contracted with their distributions."""
+    lc, c, d = mine.shape[:3]
+    tensor = cont.reshape((lc, d) + (PICKS,) * c + cont.shape[-1:])
+    out = []
+    for i in range(c):
+        x = tensor
+        for j in reversed(range(c)):          # the last axes first, so chooser j's stays at 2 + j
+            if j != i:
+                x = (x * mine[:, j].reshape((lc, d) + (1,) * j + (PICKS,) + (1,) * (x.ndim - 3 - j))).sum(axis=2 + j)
+        out.append(x)
+    return out
 
 
 class SubgameCFR:
@@ -123,27 +132,30 @@ class SubgameCFR:
     `term`, `cont`: `leaf_utilities`; `choosers` int64 [c]: the seats picking continuations;
     `picks` int64 [S, c]: the profiles; `sample`: deals an iteration (0: all; module doc), drawn
     from `seed`; `frozen` bool [Dn]: decisions that play their `blueprint` rows throughout (a
-    searcher's own earlier actions in the round, Pluribus's frozen strategy)."""
+    searcher's own earlier actions in the round, Pluribus's frozen strategy); `keys` int64 [D, n]:
+    each deal's information state per seat where it is not the hand (-1 for seats not in; hands
+    sharing a key share their rows, which start from the blueprint's row of the first hand met with
+    it; None: the hands)."""
 
     def __init__(self, tree, hands: np.ndarray, weights: np.ndarray, blueprint: np.ndarray, term: np.ndarray,
                  cont: np.ndarray, choosers: np.ndarray, picks: np.ndarray, sample: int = 0, seed: int = 0,
-                 frozen: np.ndarray | None = None):
+                 frozen: np.ndarray | None = None, keys: np.ndarray | None = None):
         self.tree, self.weights = tree, np.asarray(weights, dtype=np.float64)
         self.sample = int(sample) if 0 < sample < len(hands) else 0
         self.rng = np.random.default_rng(seed)
         n = hands.shape[1]
-        self.uniq = [np.unique(hands[:, p]) for p in range(n)]
-        self.loc = np.stack([np.searchsorted(u, hands[:, p]) for p, u in enumerate(self.uniq)], axis=1)   # [D, n]
+        keys = hands if keys is None else keys
+        self.uniq, first = zip(*(np.unique(keys[:, p], return_index=True) for p in range(n)))
+        self.loc = np.stack([np.searchsorted(u, keys[:, p]) for p, u in enumerate(self.uniq)], axis=1)    # [D, n]
         self.width = h = max(len(u) for u in self.uniq)
         actor = tree.actor[tree.dec]
-        pad = np.stack([np.pad(u, (0, h - len(u)), mode="edge") for u in self.uniq])                      # [n, H]
+        pad = np.stack([np.pad(hands[i, p], (0, h - len(i)), mode="edge") for p, i in enumerate(first)])  # [n, H]
         self.default = blueprint[np.arange(len(tree.dec))[:, None], np.maximum(pad[actor], 0)]          # [Dn, H, K]
         k = blueprint.shape[2]
         self.regrets, self.average = np.zeros((len(tree.dec), h, k)), np.zeros((len(tree.dec), h, k))
         self.term, self.cont = term, cont
         self.choosers, self.picks = np.asarray(choosers, np.int64), np.asarray(picks, np.int64)
-        self.joint = len(self.picks) == PICKS ** len(self.choosers)
-        self.onehot = np.eye(PICKS)[self.picks]                                                          # [S, c, 4]
+        self.joint = np.array_equal(self.picks, profiles(len(self.choosers), PICKS ** len(self.choosers)))
         self.leaf_regrets = np.zeros((len(self.choosers), len(tree.cont), h, PICKS))
         self.leaf_default = np.zeros(PICKS)
         self.leaf_default[CONTINUATIONS.index("blueprint")] = 1.0
@@ -227,9 +239,8 @@ class SubgameCFR:
         tau = regret_match(self.leaf_regrets, self.leaf_default)                                # [c, Lc, H, 4]
         mine = np.stack([tau[i][:, loc[:, p]] for i, p in enumerate(self.choosers)], axis=1)     # [Lc, c, D, 4]
         if self.joint:
-            each = np.einsum("lidk,sik->lids", mine, self.onehot)                               # [Lc, c, D, S]
-            excl = others(each, axis=1)
-            value = np.einsum("lds,ldsn->ldn", each.prod(axis=1), cont)
+            full = per_pick(mine, cont)                                                         # c x [Lc, D, 4, n]
+            value = (mine[:, 0, :, :, None] * full[0]).sum(axis=2)
         else:
             base = cont[:, :, 0]                                                                # [Lc, D, n]
             lc, d = base.shape[:2]
@@ -239,7 +250,7 @@ class SubgameCFR:
             value = base + shift.sum(axis=2)
         for i, p in enumerate(self.choosers):
             if self.joint:
-                q = np.einsum("lds,lds,sk->ldk", excl[:, i], cont[..., p], self.onehot[:, i])
+                q = full[i][..., p]
             else:
                 q = (value[:, :, p] - shift[:, :, i, p])[..., None] + delta[:, :, i, :, p]
             gain = (q - value[:, :, p, None]) * rest[:, :, i, None]
