@@ -129,17 +129,23 @@ def cmd_exploitability(args) -> dict:
     except PolicyError as e:
         raise UserError(str(e)) from None
     t0 = time.perf_counter()
-    br = best_response_values(game, policy)
-    expl = float(br.sum() / 2)
-    return dict(game=game.spec.name, policy=args.policy, exploitability=expl,
-                exploitability_mbb=1000 * expl, best_response_values=br.tolist(),
+    return dict(game=game.spec.name, policy=args.policy, **_exploitability(game, policy),
                 game_value=policy_value(game, policy), seconds=time.perf_counter() - t0)
+
+
+def _exploitability(game, policy, key: str = "") -> dict:
+    """{key + exploitability, exploitability_mbb, best_response_values}: a policy's (tabular or
+    `agent_policy` array) exact best-response values and their mean, NashConv / 2."""
+    br = best_response_values(game, policy)
+    return {f"{key}exploitability": float(br.sum() / 2), f"{key}exploitability_mbb": 500 * float(br.sum()),
+            f"{key}best_response_values": br.tolist()}
 
 
 def _agent_exploitability(game, args) -> dict:
     """`sog exploitability --agent SPEC|--policy FILE [--versus SPEC]`: the exact exploitability of an agent
-    stating its strategy for every hand (`sog.eval.exact_agents`), and with --versus the other's and the
-    exact head to head. UserError for a game too large, a bad spec or file, an agent with no such strategy."""
+    (`sog.eval.exact_agents`: its strategy for every hand, hand by hand where a search samples deals), and
+    with --versus the other's and the exact head to head. UserError for a game too large, a bad spec or
+    file, an agent with no strategy."""
     if (args.agent is None) == (args.policy is None):
         raise UserError("--versus measures --agent SPEC or --policy FILE against it: give one of them")
     if args.out is not None:
@@ -161,10 +167,9 @@ def _agent_exploitability(game, args) -> dict:
             raise UserError(str(e)) from None
     out = {"game": game.spec.name, "agent": names[0], "seconds": 0.0}
     for name, policy, key in zip(names, policies, ("", "versus_")):
-        br = best_response_values(game, policy)
-        out.update({f"{key}exploitability": float(br.sum() / 2), f"{key}exploitability_mbb": 500 * float(br.sum()),
-                    f"{key}best_response_values": br.tolist()})
-        say(f"{name}: exploitability {float(br.sum() / 2):.6f} a hand ({500 * float(br.sum()):.2f} mbb/h)")
+        out.update(_exploitability(game, policy, key))
+        say(f"{name}: exploitability {out[key + 'exploitability']:.6f} a hand "
+            f"({out[key + 'exploitability_mbb']:.2f} mbb/h)")
     if args.versus is not None:
         h2h = head_to_head(game, *policies)
         out.update({"versus": args.versus, "head_to_head": h2h, "head_to_head_mbb": 1000 * h2h})
@@ -306,8 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--game", required=True)
     e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
     e.add_argument("--agent", help="measure an agent instead of a policy file: 'sog' (SoG's search, with "
-                                   "--search and --value) or an agent spec stating its strategy for every hand "
-                                   "(blueprint:, endgame:, modicum: on a small hold'em game, tabular:FILE, random)")
+                                   "--search and --value) or an agent spec (blueprint:, endgame:, modicum: on a small hold'em "
+                                   "game, tabular:FILE, random; searches on sampled deals asked hand by hand)")
     e.add_argument("--versus", metavar="SPEC",
                    help="with --agent SPEC or --policy: also the exact head to head against this agent spec "
                         "(both seats, averaged) and its exploitability")

@@ -5,7 +5,10 @@ the blueprint, end-game solving, Modicum where its searches list every deal; tab
 random agents slot by slot, `sog.eval.aivat.probe_strategy_table`) has a whole policy on the
 game's full public tree (`agent_policy`: float [D, N, A], one table per decision of
 `sog.search.full_tree.full_tree`), asked at each decision with the history [pub] (the agents
-measured here read only the decision itself). From two such policies:
+measured here read only the decision itself). Where its table is NaN for a hand (a search on
+sampled deals solves for the hand it holds) the agent is asked for that hand alone
+(`Agent.strategy`): the row is the search it runs holding that hand, so the policy is what it
+plays, one search per hand and decision. From two such policies:
 
 * `exploitability`: NashConv / 2 by exact best response (`sog.search.full_tree`);
 * `head_to_head`: the first agent's expected utility against the second, each in both seats
@@ -37,8 +40,8 @@ def agent_policy(game: Game, agent: Agent) -> np.ndarray:
     """float64 [D, N, A]: the agent's strategy at every decision of the game's full tree
     (`full_tree(game).decision_pubs` order), each row a distribution over the legal actions of a
     possible private state; the agent is reset (`Agent.reset(seat, 0)`) before its decisions in each
-    seat. AgentPolicyError where it states none, or none for every hand (NaN: a search on sampled
-    deals solves for the hand it holds)."""
+    seat. Rows NaN in its table are asked hand by hand (module doc). AgentPolicyError where it
+    states none."""
     pubs = full_tree(game).decision_pubs
     out: list = [None] * len(pubs)
     for seat in (0, 1):
@@ -52,15 +55,18 @@ def agent_policy(game: Game, agent: Agent) -> np.ndarray:
 def _table(agent: Agent, pub) -> np.ndarray:
     """float64 [N, A]: `agent_policy`'s table at decision `pub`."""
     if hasattr(agent, "strategy_table"):
-        table = np.asarray(agent.strategy_table([pub]), dtype=np.float64)
+        table = np.array(agent.strategy_table([pub]), dtype=np.float64)
     else:
         table = probe_strategy_table(agent, [pub])
     if table is None:
         raise AgentPolicyError(f"{agent!r} states no strategy at its decisions")
-    if not np.isfinite(table).all():
-        raise AgentPolicyError(f"{agent!r} has no strategy for every hand at {pub!r} (a search on sampled "
-                               "deals solves for the hand it holds)")
-    return table
+    game = agent.game
+    for s in np.flatnonzero(~np.isfinite(table).all(axis=1) & game.cached("possible_mask", pub)[game.actor(pub)]):
+        row = agent.strategy([pub], int(s))        # hand by hand: a search on sampled deals for the hand held
+        if row is None or not np.isfinite(row).all():
+            raise AgentPolicyError(f"{agent!r} has no strategy for hand {s} at {pub!r}")
+        table[s] = row
+    return np.nan_to_num(table)
 
 
 def head_to_head(game: Game, first: np.ndarray, second: np.ndarray) -> float:
