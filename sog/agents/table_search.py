@@ -68,7 +68,7 @@ FLOOR = 1e-6
 SEARCH_TAG = 4
 SOLVES_KEPT = 64       # searches kept (by `SearchAgent._solve`'s key), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
-           "sample": 0, "runouts": 1, "seed": 0}
+           "sample": 0, "runouts": 1, "grid": 0, "bucketed": 0, "seed": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +80,10 @@ class SearchSettings:
     the share of deals giving the searcher its own hand, `sample` the deals each iteration draws from
     them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `runouts` the
     run-outs (rest of the board, rollouts) per joint hand where the subgame has continuation
-    leaves, `seed`."""
+    leaves, `grid` > 0 in place of `deals` the hands drawn per seat, solved on every card-disjoint
+    combination of them (`subgame_deals`), `bucketed` 1 where the deals are drawn: every hand
+    but the one it holds plays by its blueprint bucket in the subgame (one row per bucket code of the
+    root's round and seat: a hand met on few deals is not seen by the other players), `seed`."""
 
     iterations: int = 100
     seconds: float = 0.0
@@ -92,12 +95,16 @@ class SearchSettings:
     mix: float = 0.25
     sample: int = 0
     runouts: int = 1
+    grid: int = 0
+    bucketed: int = 0
     seed: int = 0
 
     def __post_init__(self):
         for key, low in MINIMUM.items():
             if getattr(self, key) < low:
                 raise TableError(f"search: {key} must be at least {low}, got {getattr(self, key)}")
+        if self.bucketed not in (0, 1):
+            raise TableError(f"search: bucketed must be 0 or 1, got {self.bucketed}")
         if not 0.0 <= self.mix < 1.0:
             raise TableError(f"search: mix must be in [0, 1), got {self.mix}")
 
@@ -251,15 +258,20 @@ class SearchAgent(OverBlueprint):
         choosers = np.flatnonzero(~bt.folded[root] & stack)
         runouts = s.runouts if len(tree.cont) else 1          # terminal leaves only: every run-out the same
         hands, weights, deal_cards = subgame_deals(table, beliefs, inside, board, seat, hand, s.deals, s.exact,
-                                                   s.mix, rng, runouts)
+                                                   s.mix, rng, runouts, s.grid)
         picks = profiles(len(choosers), s.profiles)
         term, cont = leaf_utilities(table, tree, deal_cards, self.blueprint, choosers, picks,
                                     int(rng.integers(1 << 62)))
         codes = self.blueprint.cards.hand_codes(board, int(bt.round[root]))
         at = tree.nodes[tree.dec].tolist()
         bp = np.stack([self.fixed[x] if x in self.fixed else self.blueprint.hand_probs(table, x, codes) for x in at])
+        keys = None
+        if s.bucketed and not listed:
+            keys = np.where(hands >= 0, table.deck.num_hands + codes[np.maximum(hands, 0)], -1)
+            keys[hands[:, seat] == hand, seat] = hand
         solver = SubgameCFR(tree, hands, weights, bp, term, cont, choosers, picks, s.sample,
-                            int(rng.integers(1 << 62)) if s.sample else 0, np.array([x in self.fixed for x in at]))
+                            int(rng.integers(1 << 62)) if s.sample else 0, np.array([x in self.fixed for x in at]),
+                            keys)
         self.iterations += solver.run(s.iterations, s.seconds)
         self.searches, self.nodes = self.searches + 1, self.nodes + tree.size
         return Solved(tree, solver, codes)
