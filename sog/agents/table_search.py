@@ -204,8 +204,7 @@ class SearchAgent(OverBlueprint):
         """Whether every search it runs at a table of all players still in lists every deal (`lists`): its
         first searched round's, with the fewest board cards, does. Then `beliefs` is its range."""
         r = min(self.settings.first_round, len(table.game.board_due) - 1)
-        hands = math.comb(table.deck.size - int(table.game.board_due[r]), table.hole)
-        return float(hands) ** table.players <= self.settings.exact
+        return self._fits(math.comb(table.deck.size - int(table.game.board_due[r]), table.hole), table.players)
 
     def beliefs(self, table, path: np.ndarray, slots: np.ndarray, board: np.ndarray, seat: int | None = None
                 ) -> np.ndarray:
@@ -226,8 +225,11 @@ class SearchAgent(OverBlueprint):
     def _listed(self, table, root: int, board: np.ndarray) -> bool:
         """Whether the search at `root` lists every deal (`subgame_deals` with `exact`: its floored
         beliefs are positive on every hand sharing no board card)."""
-        inside = int((~table.betting.folded[root]).sum())
-        return float(table.possible(board).sum()) ** inside <= self.settings.exact
+        return self._fits(int(table.possible(board).sum()), int((~table.betting.folded[root]).sum()))
+
+    def _fits(self, hands: int, players: int) -> bool:
+        """Whether `players` ranges of `hands` hands each have at most `exact` combinations (listed)."""
+        return float(hands) ** players <= self.settings.exact
 
     def _solve(self, table, root: int, board: np.ndarray, seat: int, hand: int) -> Solved:
         """The search rooted at `root` on `board` for `seat` holding `hand`, kept: one per (root, board)

@@ -27,9 +27,8 @@ import numpy as np
 
 from sog.agents.api import Agent
 from sog.eval.aivat import probe_strategy_table
-from sog.eval.match import policy_pair_value
 from sog.games.api import Game
-from sog.search.full_tree import full_tree, tabular_from_array
+from sog.search.full_tree import full_tree, pair_value
 
 
 class AgentPolicyError(ValueError):
@@ -72,6 +71,5 @@ def _table(agent: Agent, pub) -> np.ndarray:
 def head_to_head(game: Game, first: np.ndarray, second: np.ndarray) -> float:
     """The expected utility (game units) of policy `first` against policy `second` (`agent_policy`
     arrays of one two-player zero-sum game), the mean of first in seat 0 and first in seat 1
-    (`sog.eval.match.policy_pair_value`)."""
-    a, b = tabular_from_array(game, first), tabular_from_array(game, second)
-    return 0.5 * (policy_pair_value(game, a, b) - policy_pair_value(game, b, a))
+    (`sog.search.full_tree.pair_value`)."""
+    return 0.5 * (pair_value(game, first, second) - pair_value(game, second, first))

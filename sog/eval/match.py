@@ -25,7 +25,7 @@ from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
 from sog.policy import TabularPolicy
-from sog.search.full_tree import full_tree, policy_value
+from sog.search.full_tree import pair_value
 from sog.seeding import derive_seed
 
 __all__ = ["Z95", "IllegalActionError", "game_seeds", "play_game", "play_match", "policy_pair_value"]
@@ -132,11 +132,6 @@ def play_match(game: Game, a: Agent, b: Agent, games: int, seed: int = 0) -> dic
 
 
 def policy_pair_value(game: Game, policy0: TabularPolicy, policy1: TabularPolicy) -> float:
-    """Player 0's exact expected return when player i follows policy_i (full public tree)."""
-
-    ft = full_tree(game)
-    lv = ft.levels
-    rows = [(policy0 if int(actor) == 0 else policy1).probs(pub)
-            for pub, actor in zip(ft.decision_pubs, lv.dec_actor)]
-    sigma = np.stack(rows) if rows else np.zeros((0, game.spec.num_states, game.spec.num_actions))
-    return policy_value(game, sigma)
+    """Player 0's exact expected return when player i follows policy_i (full public tree;
+    `sog.search.full_tree.pair_value`)."""
+    return pair_value(game, policy0, policy1)

@@ -117,6 +117,14 @@ def policy_value(game: Game, policy: TabularPolicy | np.ndarray) -> float:
     return float(init[0] @ values[ft.ct.roots[0], 0])
 
 
+def pair_value(game: Game, policy0: TabularPolicy | np.ndarray, policy1: TabularPolicy | np.ndarray) -> float:
+    """Player 0's expected utility when player i follows policy_i (each a TabularPolicy or a
+    float [m, N, A] over the full tree's decisions, of which only player i's decisions are read)."""
+    actor = full_tree(game).levels.dec_actor
+    mixed = np.where((np.asarray(actor) == 0)[:, None, None], policy_array(game, policy0), policy_array(game, policy1))
+    return policy_value(game, mixed)
+
+
 def exploitability(game: Game, policy: TabularPolicy | np.ndarray) -> float:
     """NashConv / 2 of `policy` (both players' parts) in the game's units."""
     return float(best_response_values(game, policy).sum() / 2)
