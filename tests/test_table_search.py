@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sog.agents.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
-from sog.agents.subgame_tree import SubgameTree, grid_hands, subgame_deals
+from sog.agents.subgame_tree import SubgameTree, subgame_deals
 from sog.agents.table_agents import canonical
 from sog.agents.table_search import SearchAgent, SearchSettings, search_root
 from sog.eval.table import CallAgent, Table, TableError, play_match
@@ -173,36 +173,6 @@ def test_deals_follow_the_beliefs(small):
     assert all(len(set(row)) == len(row) for row in three[2].tolist())
 
 
-def test_grid_deals_cross_each_seats_drawn_hands(small):
-    """`grid`: each seat's drawn hands (the searcher's own among them) in every card-disjoint
-    combination, so each hand meets a range of the others'; the hands' masses estimate each range
-    without bias (the held hand's its belief), and the deals' weights are their products."""
-    table, _ = small
-    rng = np.random.default_rng(1)
-    beliefs = rng.random((table.players, table.deck.num_hands))
-    board = np.array([3], np.int64)
-    beliefs[:, (table.deck.hand_masks & table.deck.card_masks(board[None])[0]) != 0] = 0.0
-    seats = np.array([0, 2, 3])
-    b = beliefs[seats] / beliefs[seats].sum(axis=1, keepdims=True)
-    hands, w, cards = subgame_deals(table, beliefs, seats, board, 2, 4, 64, 0, 0.25, rng, grid=3)
-    drawn = [np.unique(hands[:, p]) for p in seats.tolist()]
-    assert 4 in drawn[1] and all(len(u) <= 3 for u in drawn)
-    masks = table.deck.hand_masks
-    want = {c for c in itertools.product(*drawn)
-            if not (masks[c[0]] & masks[c[1]] or masks[c[0]] & masks[c[2]] or masks[c[1]] & masks[c[2]])}
-    assert {tuple(h) for h in hands[:, seats].tolist()} == want and len(hands) == len(want)
-    assert np.isclose(w.sum(), 1.0) and all(len(set(row)) == len(row) for row in cards.tolist())
-    total = [np.zeros(table.deck.num_hands) for _ in seats]
-    for _ in range(3000):
-        got, mass = grid_hands(b, 1, 4, 3, rng)
-        assert got[1][np.searchsorted(got[1], 4)] == 4 and np.isclose(mass[1][np.searchsorted(got[1], 4)], b[1, 4])
-        for t, u, m in zip(total, got, mass):
-            t[u] += m
-    assert np.abs(np.stack(total) / 3000 - b).max() < 0.01
-    with pytest.raises(TableError, match="41\\^3 deals"):
-        subgame_deals(table, beliefs, seats, board, 2, 4, 64, 0, 0.25, rng, grid=41)
-
-
 def test_continuation_leaf_values_are_the_expectation_over_profiles(small):
     """At depth-1 leaves with three choosers, the leaf value under the choosers' current pick
     strategies is sum over all 4^3 profiles of prod_i tau_i(pick_i) x the profile's rollout value;
@@ -300,8 +270,7 @@ def test_bad_search_settings(tmp_path, capsys):
 
     for kw, needle in (({"iterations": -1}, "iterations must be at least 0"), ({"deals": 0}, "deals"),
                        ({"mix": 1.0}, "mix"), ({"sample": -2}, "sample must be at least 0"),
-                       ({"runouts": 0}, "runouts must be at least 1"), ({"bucketed": 2}, "bucketed must be 0 or 1"),
-                       ({"grid": -1}, "grid must be at least 0")):
+                       ({"runouts": 0}, "runouts must be at least 1"), ({"bucketed": 2}, "bucketed must be 0 or 1")):
         with pytest.raises(TableError, match=needle):
             SearchSettings(**kw)
     for spec, needle in (("search:nowhere.yaml?iterations=-1", "iterations must be at least 0"),

@@ -29,8 +29,6 @@ import numpy as np
 from sog.agents.table_agents import TableError, sample_hands
 from sog.games.api import DECISION, TERMINAL
 
-MAX_GRID_DEALS = 1 << 16      # a grid's joint hands at most (G^k for k players still in)
-
 
 class SubgameTree:
     """The subgame below betting-tree node `root` (a decision) to the end of its round, or
@@ -73,7 +71,7 @@ class SubgameTree:
 
 
 def subgame_deals(table, beliefs: np.ndarray, seats: np.ndarray, board: np.ndarray, searcher: int, hand: int,
-                  deals: int, exact: int, mix: float, rng: np.random.Generator, runouts: int = 1, grid: int = 0
+                  deals: int, exact: int, mix: float, rng: np.random.Generator, runouts: int = 1
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(hands int64 [D, n]: each seat's hand (a row of `Deck.hands`; -1 for seats not in),
     weights float64 [D]: each deal's chance weight (summing to 1 in expectation),
@@ -86,36 +84,20 @@ def subgame_deals(table, beliefs: np.ndarray, seats: np.ndarray, board: np.ndarr
     deals, each deal weighted by belief / proposal (importance sampling: unbiased) / D. With
     `runouts` R > 1 each joint hand is listed R times, each with its own run-out (the rest of the
     board, the folded seats' cards; and its own rollouts at the leaves), its weight divided by R:
-    less noise in the leaf values for R times the deals.
-
-    With `grid` G > 0 (in place of `deals`), the deals are a grid (`grid_hands`): G hands drawn
-    for each seat, the searcher's own among them, and every card-disjoint combination of them,
-    so that each hand in the subgame meets a range of G hands of every other seat (G^k deals for k
-    players, at most `MAX_GRID_DEALS`, else TableError). Independent
-    joint draws give each hand one deal, so each player's hand is known to the others in the
-    subgame: a hand's strategy is solved against opponents who see it."""
+    less noise in the leaf values for R times the deals."""
     deck = table.deck
     b = np.asarray(beliefs, dtype=np.float64)[seats]
     b = b / b.sum(axis=1, keepdims=True)
     nonzero = [np.flatnonzero(row > 0) for row in b]
-    listed = np.prod([float(len(z)) for z in nonzero]) <= exact
-    if listed or grid > 0:
-        mass = [row[z] for row, z in zip(b, nonzero)]          # each listed hand's weight, per seat
-        if not listed:
-            if float(grid) ** len(seats) > MAX_GRID_DEALS:
-                raise TableError(f"search: grid {grid} for {len(seats)} players: {grid}^{len(seats)} deals, "
-                                 f"more than {MAX_GRID_DEALS}")
-            nonzero, mass = grid_hands(b, int(np.flatnonzero(seats == searcher)[0]), hand, grid, rng)
-        at = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(len(z)) for z in nonzero], indexing="ij")],
-                      axis=1)                                                                # [M, k]
-        combos = np.stack([z[at[:, i]] for i, z in enumerate(nonzero)], axis=1)
-        masks = deck.hand_masks[combos]
-        ok, acc = np.ones(len(combos), bool), np.zeros(len(combos), np.uint64)
+    if np.prod([float(len(z)) for z in nonzero]) <= exact:
+        grid = np.stack([g.ravel() for g in np.meshgrid(*nonzero, indexing="ij")], axis=1)     # [M, k]
+        masks = deck.hand_masks[grid]
+        ok, acc = np.ones(len(grid), bool), np.zeros(len(grid), np.uint64)
         for i in range(len(seats)):
             ok &= (acc & masks[:, i]) == 0
             acc |= masks[:, i]
-        joint = combos[ok]
-        weights = np.prod(np.stack([m[at[ok, i]] for i, m in enumerate(mass)], axis=1), axis=1)
+        joint = grid[ok]
+        weights = np.prod(b[np.arange(len(seats))[None, :], joint], axis=1)
         weights = weights / weights.sum()
     else:
         i = int(np.flatnonzero(seats == searcher)[0])
@@ -129,34 +111,6 @@ def subgame_deals(table, beliefs: np.ndarray, seats: np.ndarray, board: np.ndarr
     if runouts > 1:
         hands, weights = np.tile(hands, (runouts, 1)), np.tile(weights, runouts) / runouts
     return hands, weights, complete_deals(table, hands, board, rng)
-
-
-def grid_hands(beliefs: np.ndarray, searcher: int, hand: int, size: int, rng: np.random.Generator
-               ) -> tuple[list, list]:
-    """(hands: per seat int64 [G_i], distinct rows of `Deck.hands`, sorted; mass: per seat float64
-    [G_i], their weights) for `subgame_deals`' grid: each seat's `size` draws from its range (beliefs
-    float [k, N], each row normalised), the searcher's (index `searcher`) its `hand` with its belief
-    and `size` - 1 draws of its other hands sharing the rest of its range. A hand's mass is the
-    range's mass it stands for (its draws' share of them times the range drawn from), so each seat's
-    masses estimate its range without bias (stratified on the held hand) and a joint hand's weight is
-    their product."""
-    hands, mass = [], []
-    for i, row in enumerate(beliefs):
-        row = np.array(row, dtype=np.float64)
-        own = row[hand] if i == searcher else 0.0
-        if i == searcher:
-            row[hand] = 0.0
-        draws, total = size - (i == searcher), row.sum()
-        got = rng.choice(len(row), draws, p=row / total) if draws > 0 and total > 0 else np.zeros(0, np.int64)
-        u, count = np.unique(got, return_counts=True)
-        m = count * (total / max(draws, 1))
-        if i == searcher:
-            u, m = np.concatenate([[hand], u]), np.concatenate([[own], m])
-            order = np.argsort(u, kind="stable")
-            u, m = u[order], m[order]
-        hands.append(u.astype(np.int64))
-        mass.append(m)
-    return hands, mass
 
 
 def complete_deals(table, hands: np.ndarray, board: np.ndarray, rng: np.random.Generator) -> np.ndarray:

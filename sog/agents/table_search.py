@@ -68,7 +68,7 @@ FLOOR = 1e-6
 SEARCH_TAG = 4
 SOLVES_KEPT = 64       # searches kept (by `SearchAgent._solve`'s key), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
-           "sample": 0, "runouts": 1, "grid": 0, "bucketed": 0, "seed": 0}
+           "sample": 0, "runouts": 1, "bucketed": 0, "seed": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,8 +80,7 @@ class SearchSettings:
     the share of deals giving the searcher its own hand, `sample` the deals each iteration draws from
     them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `runouts` the
     run-outs (rest of the board, rollouts) per joint hand where the subgame has continuation
-    leaves, `grid` > 0 in place of `deals` the hands drawn per seat, solved on every card-disjoint
-    combination of them (`subgame_deals`), `bucketed` 1 where the deals are drawn: every hand
+    leaves, `bucketed` 1 where the deals are drawn: every hand
     but the one it holds plays by its blueprint bucket in the subgame (one row per bucket code of the
     root's round and seat: a hand met on few deals is not seen by the other players), `seed`."""
 
@@ -95,7 +94,6 @@ class SearchSettings:
     mix: float = 0.25
     sample: int = 0
     runouts: int = 1
-    grid: int = 0
     bucketed: int = 0
     seed: int = 0
 
@@ -260,7 +258,7 @@ class SearchAgent(OverBlueprint):
         choosers = np.flatnonzero(~bt.folded[root] & stack)
         runouts = s.runouts if len(tree.cont) else 1          # terminal leaves only: every run-out the same
         hands, weights, deal_cards = subgame_deals(table, beliefs, inside, board, seat, hand, s.deals, s.exact,
-                                                   s.mix, rng, runouts, s.grid)
+                                                   s.mix, rng, runouts)
         picks = profiles(len(choosers), s.profiles)
         term, cont = leaf_utilities(table, tree, deal_cards, self.blueprint, choosers, picks,
                                     int(rng.integers(1 << 62)))
