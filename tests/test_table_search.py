@@ -373,7 +373,7 @@ def test_bucketed_search_shares_rows_by_bucket_but_the_held_hand(small):
     assert np.allclose(solved.hand_row(x, hand).sum(), 1.0)
     assert any(len(k) < len(u) for u, k in zip(plain.uniq, solved.uniq))       # some bucket holds two hands
     heads_up = Table(load_game(HEADS_UP, 2))
-    tree, args = _whole_game(heads_up, _first_decision(heads_up.betting), np.random.default_rng(0))
+    _, args = _whole_game(heads_up, _first_decision(heads_up.betting), np.random.default_rng(0))
     a, b = SubgameCFR(*args), SubgameCFR(*args, keys=args[1].copy())
     a.run(20)
     b.run(20)
