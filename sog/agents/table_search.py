@@ -87,9 +87,10 @@ class SearchSettings:
     the share of deals giving the searcher its own hand, `sample` the deals each iteration draws from
     them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `runouts` the
     run-outs (rest of the board, rollouts) per joint hand where the subgame has continuation
-    leaves, `bucketed` 1 where the deals are drawn: every hand
-    but the one it holds plays by its blueprint bucket in the subgame (one row per bucket code of the
-    root's round and seat: a hand met on few deals is not seen by the other players), `seed`."""
+    leaves, `bucketed` 1 where the deals are drawn: every hand but the one it holds plays by its
+    blueprint bucket in the subgame (one row per bucket code of the root's round and seat, starting
+    from, or frozen at, the row of one of its hands: a hand met on few deals is not seen by the
+    other players), `seed`."""
 
     iterations: int = 100
     seconds: float = 0.0
@@ -130,7 +131,8 @@ def search_root(table, node: int, depth: int = 0) -> int:
 
 class Solved:
     """One search's solution: `at` {decision node: x} over the subgame's decisions, `actor` int64 [Dn],
-    `uniq` per seat int64 [H_p] the hands (rows of `Deck.hands`) its deals give that seat, `average`
+    `uniq` per seat int64 [H_p] the hands (rows of `Deck.hands`) its deals give that seat (with
+    `bucketed`, N + the bucket code of each but the searcher's held hand), `average`
     float64 [Dn, H, K] the average strategy of x's actor holding uniq[actor][h], `codes` int64 [N]
     the hands' bucket codes on the root's round (the blueprint's rows where a hand has no deal)."""
 
