@@ -311,8 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--game", required=True)
     e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
     e.add_argument("--agent", help="measure an agent instead of a policy file: 'sog' (SoG's search, with "
-                                   "--search and --value) or an agent spec (blueprint:, endgame:, modicum: on a small hold'em "
-                                   "game, tabular:FILE, random; searches on sampled deals asked hand by hand)")
+                                   "--search and --value) or an agent spec (blueprint:, endgame:, modicum: on a "
+                                   "small hold'em game, tabular:FILE, random; searches on sampled deals asked hand "
+                                   "by hand)")
     e.add_argument("--versus", metavar="SPEC",
                    help="with --agent SPEC or --policy: also the exact head to head against this agent spec "
                         "(both seats, averaged) and its exploitability")
