@@ -270,13 +270,16 @@ def test_bad_search_settings(tmp_path, capsys):
 
     for kw, needle in (({"iterations": -1}, "iterations must be at least 0"), ({"deals": 0}, "deals"),
                        ({"mix": 1.0}, "mix"), ({"sample": -2}, "sample must be at least 0"),
-                       ({"runouts": 0}, "runouts must be at least 1"), ({"bucketed": 2}, "bucketed must be 0 or 1")):
+                       ({"runouts": 0}, "runouts must be at least 1"), ({"bucketed": 2}, "bucketed must be 0 or 1"),
+                       ({"ranges": -1}, "ranges must be at least 0")):
         with pytest.raises(TableError, match=needle):
             SearchSettings(**kw)
     for spec, needle in (("search:nowhere.yaml?iterations=-1", "iterations must be at least 0"),
                          ("search:nowhere.yaml?mix=1.5", "mix must be in [0, 1)"),
                          ("search:nowhere.yaml?sample=-1", "sample must be at least 0"),
                          ("search:nowhere.yaml?runouts=0", "runouts must be at least 1"),
+                         ("search:nowhere.yaml?bucketed=2", "bucketed must be 0 or 1"),
+                         ("search:nowhere.yaml?ranges=-5", "ranges must be at least 0"),
                          ("search:nowhere.yaml?deals=many", "bad value 'many' for 'deals'"),
                          ("search:nowhere.yaml?speed=3", "unknown option 'speed'"),
                          ("search?iterations=5", "search:CONFIG.yaml[?file=PATH] names a blueprint config"),

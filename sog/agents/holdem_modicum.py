@@ -51,7 +51,8 @@ translated search's rows, 0.127 and 0.172. With the second round solved unsafely
 A search on sampled deals solves for the hand it holds, so on the searched rounds the agent has
 no strategy for every hand there: `strategy_table` is NaN (AIVAT then corrects only the other
 rounds' and the other player's actions, and LBR asks the agent hand by hand); where the search
-lists every deal (small games) it is the same for every hand held and the table is its strategy.
+lists every deal (small games) it is the same for every hand held and the table is its strategy,
+and so for a range search (`search.ranges`, `sog.agents.range_search`) at any size.
 """
 from __future__ import annotations
 
@@ -238,8 +239,8 @@ class HoldemModicumAgent(HoldemEndgameAgent):
 
     def strategy_table(self, history: Sequence[Hashable]) -> np.ndarray:
         """float [N, A]: `HoldemEndgameAgent.strategy_table`; on the searched rounds the search's
-        strategy for every hand where it lists every deal (`SearchAgent.every_hand`), else NaN (a
-        search on sampled deals has no strategy for the hands it does not hold)."""
+        strategy for every hand where it lists every deal or is a range search (`SearchAgent.every_hand`),
+        else NaN (a search on sampled deals has no strategy for the hands it does not hold)."""
         found = self._search_node(history[-1])
         if found is None:
             return super().strategy_table(history)

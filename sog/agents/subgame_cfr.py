@@ -71,34 +71,35 @@ def profiles(choosers: int, limit: int) -> np.ndarray:
     return out
 
 
+def profile_rollouts(table, nodes: np.ndarray, cards: np.ndarray, blueprint: TableAgent, choosers: np.ndarray,
+                     picks: np.ndarray, seed: int) -> np.ndarray:
+    """float64 [L, D, S, n]: every seat's chips (big blinds) from the table's nodes `nodes` (int64 [L])
+    played out (`Table.rollout`) on deals `cards` (int64 [D, ...]) by the blueprint, seat choosers[i]
+    biased by picks[s, i] in profile s (one rollout per (node, deal, profile); the same random
+    numbers for every profile)."""
+    n, d = table.players, len(cards)
+    out = np.zeros((len(nodes), d, len(picks), n))
+    if not len(nodes):
+        return out
+    codes = blueprint.prepare(table, cards)
+    ctx = None if codes is None else np.tile(codes, (len(nodes),) + (1,) * (codes.ndim - 1))
+    base, rows, start = _Prepared(blueprint, ctx), np.tile(cards, (len(nodes), 1)), np.repeat(nodes, d)
+    for s in range(len(picks)):
+        agents = [base] * n
+        for i, seat in enumerate(choosers):
+            agents[seat] = ContinuationAgent(base, CONTINUATIONS[picks[s, i]])
+        out[:, :, s] = table.rollout(agents, rows, start, np.random.default_rng(seed)).reshape(len(nodes), d, n)
+    return out
+
+
 def leaf_utilities(table, tree, cards: np.ndarray, blueprint: TableAgent, choosers: np.ndarray, picks: np.ndarray,
                    seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(term float64 [Lt, D, n], cont float64 [Lc, D, S, n]): every seat's chips (big blinds) at
-    the terminal leaves, and from the continuation leaves played out (`Table.rollout`) on deals
-    `cards` (int64 [D, ...]) by the blueprint, seat choosers[i] biased by picks[s, i] in profile s
-    (one rollout per (leaf, deal, profile); the same random numbers for every profile)."""
-    n, d = table.players, len(cards)
-    codes = blueprint.prepare(table, cards)
-
-    def rollout(leaves, agents_of):
-        rows = np.tile(cards, (len(leaves), 1))
-        ctx = None if codes is None else np.tile(codes, (len(leaves),) + (1,) * (codes.ndim - 1))
-        base = _Prepared(blueprint, ctx)
-        return lambda s: table.rollout(agents_of(base, s), rows, np.repeat(tree.nodes[leaves], d),
-                                       np.random.default_rng(seed)).reshape(len(leaves), d, n)
-
-    term = rollout(tree.term, lambda base, s: [base] * n)(0)
-    cont = np.zeros((len(tree.cont), d, len(picks), n))
-    if len(tree.cont):
-        def agents(base, s):
-            out = [base] * n
-            for i, seat in enumerate(choosers):
-                out[seat] = ContinuationAgent(base, CONTINUATIONS[picks[s, i]])
-            return out
-        play = rollout(tree.cont, agents)
-        for s in range(len(picks)):
-            cont[:, :, s] = play(s)
-    return term, cont
+    the terminal leaves, and from the continuation leaves played out on deals `cards` (int64
+    [D, ...]) under every profile of `picks` (`profile_rollouts`)."""
+    term = profile_rollouts(table, tree.nodes[tree.term], cards, blueprint, np.zeros(0, np.int64),
+                            np.zeros((1, 0), np.int64), seed)[:, :, 0]
+    return term, profile_rollouts(table, tree.nodes[tree.cont], cards, blueprint, choosers, picks, seed)
 
 
 def regret_match(regrets: np.ndarray, default: np.ndarray) -> np.ndarray:

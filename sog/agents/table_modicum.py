@@ -40,8 +40,11 @@ Terminate values. LBR measures it (`sog.eval.table_lbr`) with its range by `beli
 for every hand where the search lists every deal, its own model of it where the search samples
 deals (the searched rounds have no strategy for the hands not held).
 
+Where the search is a range search (`search.ranges`) its strategy is defined for every hand at any
+size, so "where the search lists every deal" above holds for it too.
+
 Options are the two agents' settings, prefixed with the part they set: `search.iterations`,
-`search.deals`, `search.profiles`, `search.sample`, `search.runouts`, `search.seconds`, ... and
+`search.deals`, `search.profiles`, `search.sample`, `search.runouts`, `search.ranges`, `search.seconds`, ... and
 `endgame.iterations`, `endgame.first_round`, `endgame.resolve`, `endgame.max_nodes`.
 `stats()` reports both parts' counts.
 """

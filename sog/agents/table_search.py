@@ -30,7 +30,12 @@ every player's hand is known to the others: on the 8-card game of tests/test_hol
 Modicum with 8 sampled joint hands loses 0.032 chips a hand to its blueprint on average, exactly,
 where listing every deal wins 0.012 (README, session 34). With `bucketed` every hand but the one
 the searcher holds plays its blueprint bucket's row in the subgame, so an opponent's row meets
-several of the searcher's hands; it is not measurably better at hunl_small yet.
+several of the searcher's hands; it is not measurably better at hunl_small yet. With `ranges` > 0
+(two players) the search is instead Modicum's over every hand of both players
+(`sog.agents.range_search`): one subgame a (root, board, seat), the opponent's continuation choice
+per hand at the leaves, leaf values from rollouts over hand pairs (or bucket pairs); on that 8-card
+game, search seed 0, Modicum's exact exploitability 87.2 mbb/hand, +17.3 against its blueprint
+(305.1), where listing every deal gave 144.0 and -1.5 (README, session 35, for more seeds).
 
 Before `first_round` it plays the blueprint. Every agent at the table plays inside its abstract
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after
@@ -39,7 +44,8 @@ and the cards the searcher sees (its hand, the board with each round's cards sor
 decisions are reproducible and do not depend on the batch they come in. Where the search lists
 every deal (small games) it does not depend on the searcher's seat or hand at all: one search
 per (root, board) serves every hand, and `every_hand` gives its strategy for every hand (the
-beliefs Modicum's end-game solver starts from, `sog.agents.table_modicum`). `stats()` reports
+beliefs Modicum's end-game solver starts from, `sog.agents.table_modicum`); a range search serves
+every hand of its seat, and `every_hand` is the node's actor's. `stats()` reports
 the searches, decisions, wall seconds per search, iterations and subgame nodes per search, and
 the rollouts' blueprint lookups.
 
@@ -59,6 +65,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sog.agents.range_search import range_search
 from sog.agents.subgame_cfr import SubgameCFR, leaf_utilities, profiles
 from sog.agents.subgame_tree import SubgameTree, subgame_deals
 from sog.agents.table_agents import (
@@ -75,7 +82,7 @@ FLOOR = 1e-6
 SEARCH_TAG = 4
 SOLVES_KEPT = 64       # searches kept (by `SearchAgent._solve`'s key), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
-           "sample": 0, "runouts": 1, "bucketed": 0, "seed": 0}
+           "sample": 0, "runouts": 1, "bucketed": 0, "ranges": 0, "seed": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +97,10 @@ class SearchSettings:
     leaves, `bucketed` 1 where the deals are drawn: every hand but the one it holds plays by its
     blueprint bucket in the subgame (one row per bucket code of the root's round and seat, starting
     from, or frozen at, the row of one of its hands: a hand met on few deals is not seen by the
-    other players), `seed`."""
+    other players), `ranges` > 0 two players: the search over every hand of both (`sog.agents.range_search`,
+    that many rollouts a leaf and continuation, every hand pair listed where there are at most `exact`;
+    `deals`, `mix`, `profiles`, `sample`, `runouts` and `bucketed` are the sampled search's; 0: the deals
+    above), `seed`."""
 
     iterations: int = 100
     seconds: float = 0.0
@@ -103,6 +113,7 @@ class SearchSettings:
     sample: int = 0
     runouts: int = 1
     bucketed: int = 0
+    ranges: int = 0
     seed: int = 0
 
     def __post_init__(self):
@@ -171,6 +182,7 @@ class SearchAgent(OverBlueprint):
         self.root_beliefs = beliefs or self.beliefs     # (table, path, slots, board) -> float [P, N]
         self.searches, self.seconds, self.iterations, self.nodes, self.decisions = 0, 0.0, 0, 0, 0
         self._solved: collections.OrderedDict = collections.OrderedDict()   # `_solve`'s key -> Solved
+        self._showdowns: collections.OrderedDict = collections.OrderedDict()   # range searches' showdown values
 
     def decide(self, table, node: int, cards: np.ndarray, seat: int) -> np.ndarray:
         """float64 [K]: the searched distribution over node's slots (`OverBlueprint.decide`): the row at
@@ -198,7 +210,7 @@ class SearchAgent(OverBlueprint):
         if bt.round[node] < self.settings.first_round or not self.lists(table, node, board):
             return None
         root = search_root(table, node, self.settings.depth)
-        solved = self._solve(table, root, np.array(canonical(table, board), dtype=np.int64), int(bt.actor[root]), 0)
+        solved = self._solve(table, root, np.array(canonical(table, board), dtype=np.int64), int(bt.actor[node]), 0)
         return solved.every_hand(solved.at[node], self.blueprint.hand_probs(table, node, solved.codes))
 
     def lists(self, table, node: int, board) -> bool:
@@ -230,19 +242,23 @@ class SearchAgent(OverBlueprint):
         return path_ranges(table, path, slots, board, rows_at)
 
     def _listed(self, table, root: int, board: np.ndarray) -> bool:
-        """Whether the search at `root` lists every deal (`subgame_deals` with `exact`: its floored
-        beliefs are positive on every hand sharing no board card)."""
+        """Whether the search at `root` has a strategy for every hand: a range search (`ranges`), or one
+        that lists every deal (`subgame_deals` with `exact`: its floored beliefs are positive on every
+        hand sharing no board card)."""
         return self._fits(int(table.possible(board).sum()), int((~table.betting.folded[root]).sum()))
 
     def _fits(self, hands: int, players: int) -> bool:
-        """Whether `players` ranges of `hands` hands each have at most `exact` combinations (listed)."""
-        return float(hands) ** players <= self.settings.exact
+        """Whether `players` ranges of `hands` hands each have at most `exact` combinations (listed), or
+        the searches are range searches."""
+        return self.settings.ranges > 0 or float(hands) ** players <= self.settings.exact
 
     def _solve(self, table, root: int, board: np.ndarray, seat: int, hand: int) -> Solved:
         """The search rooted at `root` on `board` for `seat` holding `hand`, kept: one per (root, board)
-        where it lists every deal (the same for every seat and hand), else per (root, seat, hand, board)."""
+        where it lists every deal (the same for every seat and hand), one per (root, seat, board) for a
+        range search (`ranges`), else per (root, seat, hand, board)."""
         listed = self._listed(table, root, board)
-        key = (root, *board.tolist()) if listed else (root, seat, hand, *board.tolist())
+        key = (root, seat, -1, *board.tolist()) if self.settings.ranges else \
+            (root, *board.tolist()) if listed else (root, seat, hand, *board.tolist())
         if key in self._solved:
             self._solved.move_to_end(key)
         else:
@@ -253,7 +269,7 @@ class SearchAgent(OverBlueprint):
 
     def _search(self, table, root: int, board: np.ndarray, seat: int, hand: int, listed: bool) -> Solved:
         """The search rooted at `root` (module doc); its random numbers are the same for every seat and
-        hand where it lists every deal."""
+        hand where it lists every deal or is a range search."""
         s, bt = self.settings, table.betting
         path, slots = table.path(root)
         beliefs = self.root_beliefs(table, path, slots, board)
@@ -261,6 +277,12 @@ class SearchAgent(OverBlueprint):
         beliefs = beliefs + FLOOR * possible / possible.sum()
         who = table.deck.num_hands if listed else hand          # (no hand has that index)
         rng = np.random.default_rng(derive_seed(s.seed, SEARCH_TAG, root, who, *board.tolist()))
+        if s.ranges:
+            solved = range_search(table, self.blueprint, root, board, beliefs, seat, s, self.fixed, rng,
+                                  self._showdowns)
+            self.searches, self.nodes, self.iterations = (self.searches + 1, self.nodes + solved.nodes,
+                                                          self.iterations + solved.iterations)
+            return solved
         tree = SubgameTree(bt, root, s.depth)
         stack = bt.spent[root] * table.big_blind < np.asarray(table.rules.stacks, dtype=np.float64)
         inside = np.flatnonzero(~bt.folded[root])

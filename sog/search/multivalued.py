@@ -216,12 +216,23 @@ def bias_continuations(game: Game, blueprint: np.ndarray, searcher: int, k: int,
 
 
 # ---- the depth-limited subgame solve -----------------------------------------------------
-def _choice_values(U: np.ndarray, ranges: np.ndarray, p: np.ndarray, opponent: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _choice_values(U, ranges: np.ndarray, p: np.ndarray, opponent: int) -> tuple[np.ndarray, np.ndarray]:
     """(values [F, 2, N], the opponent's per-continuation values q [F, N, k]) at the leaves
-    for ranges [F, 2, N] when the opponent mixes its continuations with p [F, N, k]."""
+    for ranges [F, 2, N] when the opponent mixes its continuations with p [F, N, k]. U: the
+    payoff matrices float [F, k, N, N], or an object that applies them without holding them
+    (`shape` (F, k, N, N), `pair_sums(y, transpose, summed)`: float [F, k, N], sum_b U[f, c, a, b]
+    y[f, c, b] for y float [F, k or 1, N], or with `transpose` sum_a U[f, c, a, b] y[f, c, a], with
+    `summed` its sum over c, float [F, N]; `sog.agents.range_search.PairLeaves`)."""
     r0, r1 = ranges[:, 0], ranges[:, 1]
     out = np.zeros_like(ranges)
+    if not isinstance(U, np.ndarray):
+        mine, other = (r0, r1) if opponent == 1 else (r1, r0)
+        q = U.pair_sums(mine[:, None], transpose=opponent == 1)                            # [F, k, N]
+        q = np.transpose(-q if opponent == 1 else q, (0, 2, 1))                             # [F, N, k]
+        out[:, opponent] = (p * q).sum(-1)
+        mixed = U.pair_sums(other[:, None] * np.transpose(p, (0, 2, 1)), transpose=opponent == 0, summed=True)
+        out[:, 1 - opponent] = mixed if opponent == 1 else -mixed
+        return out, q
     if opponent == 1:
         q = -np.einsum("fcab,fa->fbc", U, r0)
         out[:, 1] = (p * q).sum(-1)
@@ -311,6 +322,26 @@ class _TrunkSolver(CFRSolver):
             self.choice.update(t, self.config)
 
 
+class _FrozenTrunkSolver(_TrunkSolver):
+    """`_TrunkSolver` whose decisions in `fixed` {decision pub: float [N, A]} play those rows
+    throughout (a searcher's own earlier actions, frozen)."""
+
+    def __init__(self, ct, root_ranges, choice: _LeafChoice | None, config: CFRConfig, gadget: Gadget | None,
+                 fixed: dict):
+        super().__init__(ct, root_ranges, choice, config, gadget)
+        lv = self.levels
+        dense = np.full((len(lv.dec), ct.num_states, ct.num_actions), -1.0)
+        for i, pos in enumerate(lv.dec.tolist()):
+            rows = fixed.get(ct.pub(pos))
+            if rows is not None:
+                dense[i, :, :rows.shape[1]] = rows
+        entries = lv.to_entries(dense)
+        self._fixed, self._rows = entries >= 0, np.maximum(entries, 0.0)
+
+    def current_entries(self) -> np.ndarray:
+        return np.where(self._fixed, self._rows, super().current_entries())
+
+
 @dataclasses.dataclass
 class DepthLimitedSolution:
     """A solved depth-limited subgame: the trunk, its average policy (both players; the
@@ -369,12 +400,15 @@ class DepthLimitedSolution:
 def solve_depth_limited(game: Game, root, root_ranges: np.ndarray, continuations: Continuations | None,
                         iterations: int = 500, config: CFRConfig = DEFAULT_CONFIG,
                         stop: Callable[[Hashable], bool] | None = None,
-                        gadget: Gadget | None = None) -> DepthLimitedSolution:
+                        gadget: Gadget | None = None, fixed: dict | None = None,
+                        seconds: float = 0.0) -> DepthLimitedSolution:
     """Solve the subgame rooted at `root` (ranges [2, N]) down to the depth limit (public
-    chance nodes by default, `stop` otherwise) with the opponent's k-way choice at its leaves.
+    chance nodes by default, `stop` otherwise) with the opponent's k-way choice at its leaves,
+    for `iterations` iterations (stopping after `seconds` where > 0).
 
     `continuations` may be None only when the subgame has no leaves (the last round).
-    With `gadget` (safe re-solving) the gadget's player's root range is the gadget's."""
+    With `gadget` (safe re-solving) the gadget's player's root range is the gadget's; `fixed`
+    {decision pub: float [N, A]}: rows those decisions play throughout (`_FrozenTrunkSolver`)."""
     t0 = time.perf_counter()
     tree = PublicTree(game, [root]).expand_all(stop=stop or at_chance(game, root))
     ct = compile_tree(tree)
@@ -385,8 +419,10 @@ def solve_depth_limited(game: Game, root, root_ranges: np.ndarray, continuations
             raise ValueError("the subgame has depth-limit leaves but no continuation strategies")
         choice = _LeafChoice(leaf_pubs, continuations.matrices(leaf_pubs), continuations.opponent)
     rr = np.asarray(root_ranges, dtype=np.float64).reshape(1, 2, game.spec.num_states)
-    solver = _TrunkSolver(ct, rr.copy(), choice, config, gadget)
-    solver.iterate(iterations)
+    solver = _FrozenTrunkSolver(ct, rr.copy(), choice, config, gadget, fixed) if fixed else \
+        _TrunkSolver(ct, rr.copy(), choice, config, gadget)
+    while solver.iterations < iterations and not (seconds > 0 and time.perf_counter() - t0 >= seconds):
+        solver.iterate(1)
     return DepthLimitedSolution(
         game=game, searcher=-1 if continuations is None else continuations.searcher, ct=ct,
         levels=solver.levels, root_ranges=solver.root_ranges, policy=solver.average_policy(),
