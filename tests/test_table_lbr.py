@@ -307,6 +307,9 @@ def test_cli_against_a_trained_blueprint(tmp_path, capsys, table, deals):
         assert rc == 0 and json.loads(out.out)["hands"] == 40
     rc, out = _lbr(capsys, "--config", bp, "--agent", f"search:{bp}?iterations=5", "--hands", "40")
     assert rc == 0 and json.loads(out.out)["opponent_range"] == "strategy"       # it lists every deal here
+    for options, kind in (("exact=0", "model"), ("exact=0&ranges=64", "strategy")):      # a range search's is defined
+        rc, out = _lbr(capsys, "--config", bp, "--agent", f"search:{bp}?iterations=5&{options}", "--hands", "20")
+        assert rc == 0 and json.loads(out.out)["opponent_range"] == kind, out.err
     for argv, needle in (
             (["--agent", f"blueprint:{bp}?file={tmp_path / 'other' / 'blueprint.npz'}"], "another configuration"),
             (["--agent", f"blueprint:{bp}?file={tmp_path / 'none.npz'}"], "no blueprint file"),

@@ -49,7 +49,8 @@ from sog.games.api import DECISION
 from sog.search.multivalued import solve_depth_limited
 
 MAX_RUNOUTS = 20_000     # an all-in's run-outs valued exactly up to this many, else this many drawn
-SHOWDOWNS_KEPT = 8       # showdown matrices kept (per board and cards to come), least recently used dropped
+SHOWDOWNS_KEPT = 48      # showdown matrices kept (per board and cards to come; 7 MB each on 52 cards, float32),
+                         # least recently used dropped: a tournament's lockstep batch has its hands' boards in flight
 
 
 class PairLeaves:
@@ -100,13 +101,14 @@ class ShowdownLeaves:
         self.shape = (len(self.stakes), k) + showdown.shape
 
     def pair_sums(self, y: np.ndarray, transpose: bool = False, summed: bool = False) -> np.ndarray:
-        """`PairLeaves.pair_sums`: with `summed` or y [F, 1, N], one product a leaf."""
+        """`PairLeaves.pair_sums`: with `summed` or y [F, 1, N], one product a leaf (in the matrix's
+        type: float32 from `showdown_matrix`)."""
         f, k, n = self.shape[:3]
         m = self.showdown if transpose else self.showdown.T
         if summed or y.shape[1] == 1:
-            out = self.stakes[:, None] * (y.sum(axis=1) @ m)
+            out = self.stakes[:, None] * (y.sum(axis=1).astype(m.dtype) @ m)
             return out if summed else np.broadcast_to(out[:, None], (f, k, n))
-        return self.stakes[:, None, None] * (y.reshape(f * k, n) @ m).reshape(f, k, n)
+        return self.stakes[:, None, None] * (y.reshape(f * k, n).astype(m.dtype) @ m).reshape(f, k, n)
 
 
 class StackedLeaves:
@@ -152,7 +154,7 @@ def _showdown_sums(strengths, hand_masks, board_masks, sums, counts):
 
 
 def showdown_matrix(deck, board: np.ndarray, k: int, weight: float, rng: np.random.Generator) -> np.ndarray:
-    """float64 [N, N]: weight x the mean over the run-outs of k cards (every one, or MAX_RUNOUTS drawn
+    """float32 [N, N]: weight x the mean over the run-outs of k cards (every one, or MAX_RUNOUTS drawn
     where there are more) of sign(strength of a - strength of b), for hands a, b sharing no card with
     each other or `board`; 0 elsewhere: player 0's chips a unit of stake at an all-in's showdown."""
     board = [int(c) for c in board]
@@ -167,7 +169,7 @@ def showdown_matrix(deck, board: np.ndarray, k: int, weight: float, rng: np.rand
     full = np.concatenate([np.tile(np.array(board, dtype=np.int64), (len(runouts), 1)), runouts], axis=1)
     _showdown_sums(strengths, deck.hand_masks, deck.card_masks(full), sums, counts)
     mean = sums / np.maximum(counts, 1)
-    return weight * (mean - mean.T)
+    return (weight * (mean - mean.T)).astype(np.float32)
 
 
 class RolloutContinuations:
