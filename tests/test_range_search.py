@@ -9,11 +9,10 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from test_holdem_blueprint_agent import GAME, write_config
+from test_holdem_blueprint_agent import GAME
+from test_holdem_modicum import config as config
 from test_table_endgame import exploitability
 
-from launch.blueprint_agent import register_blueprint_agent
-from launch.cli import main
 from sog.agents.range_search import (
     PairLeaves,
     ShowdownLeaves,
@@ -29,15 +28,6 @@ from sog.games.api import DECISION
 from sog.games.holdem.cards import Deck
 from sog.multiplayer import load_game as load_table_game
 from sog.search.multivalued import _choice_values
-
-
-@pytest.fixture(scope="module")
-def config(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ranges")
-    config = write_config(tmp, tmp / "out")
-    assert main(["blueprint", "--config", config]) == 0
-    register_blueprint_agent()
-    return config
 
 
 def _dense(leaves: PairLeaves, values, keys, masks) -> np.ndarray:

@@ -34,8 +34,9 @@ several of the searcher's hands; it is not measurably better at hunl_small yet. 
 (two players) the search is instead Modicum's over every hand of both players
 (`sog.agents.range_search`): one subgame a (root, board, seat), the opponent's continuation choice
 per hand at the leaves, leaf values from rollouts over hand pairs (or bucket pairs); on that 8-card
-game, search seed 0, Modicum's exact exploitability 87.2 mbb/hand, +17.3 against its blueprint
-(305.1), where listing every deal gave 144.0 and -1.5 (README, session 35, for more seeds).
+game, both rounds searched, over search seeds 0 to 3, Modicum's exact exploitability 129 mbb/hand on
+average and +14.6 against its blueprint (305 exploitable), 186 and +12.2 with drawn pairs by bucket,
+where listing every deal gave 215 and -0.8 (README, session 35).
 
 Before `first_round` it plays the blueprint. Every agent at the table plays inside its abstract
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after
