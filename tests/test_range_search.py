@@ -10,7 +10,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from test_holdem_blueprint_agent import GAME
-from test_holdem_modicum import config as config
+from test_holdem_modicum import config  # noqa: F401 - the trained blueprint config fixture
 from test_table_endgame import exploitability
 
 from sog.agents.range_search import (
