@@ -9,8 +9,8 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import test_holdem_modicum
 from test_holdem_blueprint_agent import GAME
-from test_holdem_modicum import config  # noqa: F401 - the trained blueprint config fixture
 from test_table_endgame import exploitability
 
 from sog.agents.range_search import (
@@ -28,6 +28,8 @@ from sog.games.api import DECISION
 from sog.games.holdem.cards import Deck
 from sog.multiplayer import load_game as load_table_game
 from sog.search.multivalued import _choice_values
+
+config = test_holdem_modicum.config          # the fixture: a blueprint config of GAME, trained
 
 
 def _dense(leaves: PairLeaves, values, keys, masks) -> np.ndarray:
