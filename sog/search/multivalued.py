@@ -355,7 +355,8 @@ class DepthLimitedSolution:
     policy: np.ndarray               # [m_trunk, N, A] average policy at the trunk's decisions
     leaf_pubs: tuple                 # the frontier public states (depth-limit leaves)
     leaf_choice: np.ndarray | None   # [F, N, k] the opponent's average choice per leaf and slot
-    leaf_matrices: np.ndarray | None  # [F, k, N, N] player 0's payoff per leaf, continuation, slots
+    leaf_matrices: object | None     # [F, k, N, N] player 0's payoff per leaf, continuation, slots
+                                     # (or an operator applying them: `_choice_values`)
     opponent: int
     labels: tuple                    # the continuations' labels
     iterations: int
@@ -421,8 +422,11 @@ def solve_depth_limited(game: Game, root, root_ranges: np.ndarray, continuations
     rr = np.asarray(root_ranges, dtype=np.float64).reshape(1, 2, game.spec.num_states)
     solver = _FrozenTrunkSolver(ct, rr.copy(), choice, config, gadget, fixed) if fixed else \
         _TrunkSolver(ct, rr.copy(), choice, config, gadget)
-    while solver.iterations < iterations and not (seconds > 0 and time.perf_counter() - t0 >= seconds):
-        solver.iterate(1)
+    if seconds > 0:
+        while solver.iterations < iterations and time.perf_counter() - t0 < seconds:
+            solver.iterate(1)
+    else:
+        solver.iterate(iterations)
     return DepthLimitedSolution(
         game=game, searcher=-1 if continuations is None else continuations.searcher, ct=ct,
         levels=solver.levels, root_ranges=solver.root_ranges, policy=solver.average_policy(),
