@@ -177,22 +177,22 @@ class RolloutContinuations:
     `solve_depth_limited` asks for them (`k`, `searcher`, `opponent`, `labels`, `matrices(pubs)`:
     rollout means where the next round's betting starts, `PairLeaves`; exact showdown values where
     an all-in's run-out follows, `ShowdownLeaves`; module doc). showdowns: {(board, cards to come):
-    `showdown_matrix`}, kept between searches."""
+    `showdown_matrix`}, kept between searches; weight: the subgame's deal weight."""
 
     def __init__(self, table, blueprint, board: np.ndarray, root: int, seat: int, rollouts: int, exact: int,
-                 rng: np.random.Generator, showdowns: collections.OrderedDict):
+                 rng: np.random.Generator, showdowns: collections.OrderedDict, weight: float):
         self.table, self.blueprint, self.board = table, blueprint, np.asarray(board, np.int64)
+        self.weight = weight            # the deal weight of two disjoint hands (`TableSubgame.deal_weight`)
         self.searcher, self.opponent = int(seat), 1 - int(seat)
         self.labels, self.k = list(CONTINUATIONS), len(CONTINUATIONS)
         self.rollouts, self.exact, self.rng, self.showdowns = rollouts, exact, rng, showdowns
         self.round = int(table.betting.round[root])
 
     def matrices(self, pubs) -> StackedLeaves:
-        bt, deck, hole = self.table.betting, self.table.deck, self.table.hole
+        bt, deck, weight = self.table.betting, self.table.deck, self.weight
         ends = [chain_end(bt, int(pub[0])) for pub in pubs]
         dealt = np.array([k for _, k in ends], dtype=np.int64)
         betting = np.array([bt.kind[end] == DECISION for end, _ in ends], dtype=bool)
-        weight = math.comb(deck.size, hole) / math.comb(deck.size - hole, hole)
         rows = np.flatnonzero(betting)
         parts = [(rows, self._rollout_leaves(np.array([pubs[i][0] for i in rows], dtype=np.int64), weight))]
         for k in sorted(set(dealt[~betting].tolist())):
@@ -273,7 +273,8 @@ def range_search(table, blueprint, root: int, board: np.ndarray, ranges: np.ndar
         game = TableSubgame(table, root, tuple(board.tolist()))
     except TableSubgameError as e:
         raise TableError(str(e)) from None
-    conts = RolloutContinuations(table, blueprint, board, root, seat, settings.ranges, settings.exact, rng, showdowns)
+    conts = RolloutContinuations(table, blueprint, board, root, seat, settings.ranges, settings.exact, rng, showdowns,
+                                 game.deal_weight)
     key = tuple(board.tolist())
     solution = solve_depth_limited(game, game.root(), ranges, conts, settings.iterations,
                                    fixed={(node, key): rows for node, rows in fixed.items()},
