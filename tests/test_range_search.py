@@ -18,6 +18,7 @@ from sog.agents.range_search import (
     ShowdownLeaves,
     StackedLeaves,
     showdown_matrix,
+    showdown_runouts,
 )
 from sog.agents.registry import make_agent
 from sog.agents.table_agents import TableError
@@ -71,26 +72,38 @@ def test_pair_leaves_apply_the_matrices_they_stand_for():
         assert np.allclose(got, want) and np.allclose(got_q, want_q)
 
 
+def _brute_showdown(deck, board: tuple, runouts, weight: float) -> np.ndarray:
+    """The showdown matrix by its definition, pair by pair."""
+    strengths = [(set(r), deck.strengths(board + tuple(r))) for r in runouts]      # drawn ones may repeat
+    want = np.zeros((deck.num_hands, deck.num_hands))
+    for a, b in itertools.product(range(deck.num_hands), repeat=2):
+        cards = set(deck.hands[a].tolist()) | set(deck.hands[b].tolist())
+        if len(cards) < 2 * deck.hole or cards & set(board):
+            continue
+        signs = [np.sign(s[a] - s[b]) for r, s in strengths if not cards & r]
+        want[a, b] = weight * np.mean(signs) if signs else 0.0
+    return want
+
+
 def test_showdown_matrix_is_the_mean_over_the_runouts():
     """Every pair of two-card hands from 12 cards, two on the board and two to come: the showdown
     matrix is the weight x the mean sign of the strengths over the run-outs holding neither hand's
     cards (brute force), antisymmetric, 0 where the hands or the board collide; drawn run-outs
-    (MAX_RUNOUTS smaller) estimate it."""
+    (MAX_RUNOUTS smaller) give the mean over the drawn ones (counted per pair), which estimates it."""
     deck, board = Deck(4, 3, 2), np.array([0, 5])
     got = showdown_matrix(deck, board, 2, 1.5, np.random.default_rng(0))
     left = [c for c in range(deck.size) if c not in board.tolist()]
-    strengths = {r: deck.strengths((0, 5) + r) for r in itertools.combinations(left, 2)}
-    want = np.zeros_like(got)
-    for a, b in itertools.product(range(deck.num_hands), repeat=2):
-        cards = set(deck.hands[a].tolist()) | set(deck.hands[b].tolist())
-        if len(cards) < 4 or cards & {0, 5}:
-            continue
-        signs = [np.sign(s[a] - s[b]) for r, s in strengths.items() if not cards & set(r)]
-        want[a, b] = 1.5 * np.mean(signs)
+    want = _brute_showdown(deck, (0, 5), itertools.combinations(left, 2), 1.5)
     assert np.allclose(got, want) and np.allclose(got, -got.T) and np.abs(want).sum() > 0
     with mock.patch("sog.agents.range_search.MAX_RUNOUTS", 40):         # of 45
+        runouts, every = showdown_runouts(deck, board, 2, np.random.default_rng(0))
         drawn = showdown_matrix(deck, board, 2, 1.5, np.random.default_rng(0))
+    assert not every and len(runouts) == 40
+    assert np.allclose(drawn, _brute_showdown(deck, (0, 5), runouts.tolist(), 1.5))
     assert not np.allclose(drawn, want) and np.corrcoef(drawn.ravel(), want.ravel())[0, 1] > 0.7
+    river = showdown_matrix(deck, np.array([0, 5, 7]), 1, 1.0, np.random.default_rng(0))    # one card to come
+    left = [c for c in range(deck.size) if c not in (0, 5, 7)]
+    assert np.allclose(river, _brute_showdown(deck, (0, 5, 7), [(c,) for c in left], 1.0))
 
 
 def _modicum(config, options: str):
