@@ -70,6 +70,12 @@ def test_pair_leaves_apply_the_matrices_they_stand_for():
         want, want_q = _choice_values(dense, ranges, p, opponent)
         got, got_q = _choice_values(stacked, ranges, p, opponent)
         assert np.allclose(got, want) and np.allclose(got_q, want_q)
+        for op in (dense, stacked):        # one player's pass: its values only, q in the opponent's
+            mine, q = _choice_values(op, ranges, p, opponent, (opponent,))
+            assert np.allclose(mine[:, opponent], want[:, opponent]) and np.allclose(q, want_q)
+            assert not mine[:, 1 - opponent].any()
+            theirs, q = _choice_values(op, ranges, p, opponent, (1 - opponent,))
+            assert np.allclose(theirs[:, 1 - opponent], want[:, 1 - opponent]) and q is None
 
 
 def _brute_showdown(deck, board: tuple, runouts, weight: float) -> np.ndarray:

@@ -216,31 +216,37 @@ def bias_continuations(game: Game, blueprint: np.ndarray, searcher: int, k: int,
 
 
 # ---- the depth-limited subgame solve -----------------------------------------------------
-def _choice_values(U, ranges: np.ndarray, p: np.ndarray, opponent: int) -> tuple[np.ndarray, np.ndarray]:
+def _choice_values(U, ranges: np.ndarray, p: np.ndarray, opponent: int, players: tuple[int, ...] = (0, 1)
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
     """(values [F, 2, N], the opponent's per-continuation values q [F, N, k]) at the leaves
-    for ranges [F, 2, N] when the opponent mixes its continuations with p [F, N, k]. U: the
-    payoff matrices float [F, k, N, N], or an object that applies them without holding them
-    (`shape` (F, k, N, N), `pair_sums(y, transpose, summed)`: float [F, k, N], sum_b U[f, c, a, b]
-    y[f, c, b] for y float [F, k or 1, N], or with `transpose` sum_a U[f, c, a, b] y[f, c, a], with
-    `summed` its sum over c, float [F, N]; `sog.agents.range_search.PairLeaves`)."""
+    for ranges [F, 2, N] when the opponent mixes its continuations with p [F, N, k]; only
+    `players`' values are computed (the others' rows are 0, and q is None where the opponent
+    is not among them). U: the payoff matrices float [F, k, N, N], or an object that applies
+    them without holding them (`shape` (F, k, N, N), `pair_sums(y, transpose, summed)`: float
+    [F, k, N], sum_b U[f, c, a, b] y[f, c, b] for y float [F, k or 1, N], or with `transpose`
+    sum_a U[f, c, a, b] y[f, c, a], with `summed` its sum over c, float [F, N];
+    `sog.agents.range_search.PairLeaves`)."""
     r0, r1 = ranges[:, 0], ranges[:, 1]
     out = np.zeros_like(ranges)
+    q = None
     if not isinstance(U, np.ndarray):
         mine, other = (r0, r1) if opponent == 1 else (r1, r0)
-        q = U.pair_sums(mine[:, None], transpose=opponent == 1)                            # [F, k, N]
-        q = np.transpose(-q if opponent == 1 else q, (0, 2, 1))                             # [F, N, k]
-        out[:, opponent] = (p * q).sum(-1)
-        mixed = U.pair_sums(other[:, None] * np.transpose(p, (0, 2, 1)), transpose=opponent == 0, summed=True)
-        out[:, 1 - opponent] = mixed if opponent == 1 else -mixed
+        if opponent in players:
+            q = U.pair_sums(mine[:, None], transpose=opponent == 1)                        # [F, k, N]
+            q = np.transpose(-q if opponent == 1 else q, (0, 2, 1))                         # [F, N, k]
+            out[:, opponent] = (p * q).sum(-1)
+        if 1 - opponent in players:
+            mixed = U.pair_sums(other[:, None] * np.transpose(p, (0, 2, 1)), transpose=opponent == 0, summed=True)
+            out[:, 1 - opponent] = mixed if opponent == 1 else -mixed
         return out, q
-    if opponent == 1:
-        q = -np.einsum("fcab,fa->fbc", U, r0)
-        out[:, 1] = (p * q).sum(-1)
-        out[:, 0] = np.einsum("fcab,fb,fbc->fa", U, r1, p)
-    else:
-        q = np.einsum("fcab,fb->fac", U, r1)
-        out[:, 0] = (p * q).sum(-1)
-        out[:, 1] = -np.einsum("fcab,fa,fac->fb", U, r0, p)
+    if opponent in players:
+        q = -np.einsum("fcab,fa->fbc", U, r0) if opponent == 1 else np.einsum("fcab,fb->fac", U, r1)
+        out[:, opponent] = (p * q).sum(-1)
+    if 1 - opponent in players:
+        if opponent == 1:
+            out[:, 0] = np.einsum("fcab,fb,fbc->fa", U, r1, p)
+        else:
+            out[:, 1] = -np.einsum("fcab,fa,fac->fb", U, r0, p)
     return out, q
 
 
@@ -260,6 +266,7 @@ class _LeafChoice:
         self.regrets = np.zeros((F, N, k))
         self.avg = np.zeros((F, N, k))
         self._last = None
+        self.players = (0, 1)       # the players whose values the next pass needs (`_TrunkSolver._update`)
 
     def current(self) -> np.ndarray:
         return _uniform_rm(self.regrets)
@@ -271,8 +278,9 @@ class _LeafChoice:
         if tuple(pubs) != self.pubs:
             raise ValueError("the leaf choice was built for other frontier public states")
         p = self.current()
-        out, q = _choice_values(self.U, ranges, p, self.opponent)
-        self._last = (p, q, out[:, self.opponent], ranges[:, self.opponent])
+        out, q = _choice_values(self.U, ranges, p, self.opponent, self.players)
+        if q is not None:
+            self._last = (p, q, out[:, self.opponent], ranges[:, self.opponent])
         return out
 
     def update(self, t: int, cfg: CFRConfig) -> None:
@@ -317,6 +325,11 @@ class _TrunkSolver(CFRSolver):
         self.choice = choice
 
     def _update(self, t: int, players: tuple[int, ...]) -> None:
+        """The pass of `players` (the frontier's values of theirs only: a pass updates them alone, and
+        the other player's values of the latest pass are stale, as `CFRSolver.last_pass` says), then the
+        leaf choice's update in the opponent's passes."""
+        if self.choice is not None:
+            self.choice.players = players
         super()._update(t, players)
         if self.choice is not None and self.choice.opponent in players:
             self.choice.update(t, self.config)
