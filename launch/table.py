@@ -272,7 +272,7 @@ def _search_settings(name: str, kind: str, params: dict):
     from sog.agents.table_modicum import TOO_LARGE, ModicumSettings
     from sog.agents.table_search import SearchSettings
 
-    types = {"float": float, float: float, "str": RESOLVE}       # (an endgame's one text option: resolve)
+    types = {"float": float, float: float, "bool": bool, "str": RESOLVE}   # (an endgame's one text option: resolve)
     parts = {"search": SearchSettings, "endgame": EndgameSettings}
     try:
         if kind != "modicum":

@@ -270,7 +270,8 @@ def test_bad_search_settings(tmp_path, capsys):
 
     for kw, needle in (({"iterations": -1}, "iterations must be at least 0"), ({"deals": 0}, "deals"),
                        ({"mix": 1.0}, "mix"), ({"sample": -2}, "sample must be at least 0"),
-                       ({"runouts": 0}, "runouts must be at least 1"), ({"bucketed": 2}, "bucketed must be 0 or 1"),
+                       ({"runouts": 0}, "runouts must be at least 1"),
+                       ({"bucketed": 2}, "bucketed must be true or false"),
                        ({"ranges": -1}, "ranges must be at least 0")):
         with pytest.raises(TableError, match=needle):
             SearchSettings(**kw)
@@ -278,7 +279,7 @@ def test_bad_search_settings(tmp_path, capsys):
                          ("search:nowhere.yaml?mix=1.5", "mix must be in [0, 1)"),
                          ("search:nowhere.yaml?sample=-1", "sample must be at least 0"),
                          ("search:nowhere.yaml?runouts=0", "runouts must be at least 1"),
-                         ("search:nowhere.yaml?bucketed=2", "bucketed must be 0 or 1"),
+                         ("search:nowhere.yaml?bucketed=2", "bad value '2' for 'bucketed' (expected true or false)"),
                          ("search:nowhere.yaml?ranges=-5", "ranges must be at least 0"),
                          ("search:nowhere.yaml?deals=many", "bad value 'many' for 'deals'"),
                          ("search:nowhere.yaml?speed=3", "unknown option 'speed'"),
@@ -365,7 +366,7 @@ def test_bucketed_search_shares_rows_by_bucket_but_the_held_hand(small):
     board = np.array(canonical(table, row[table.held:table.held + table.levels[int(table.node_level[root])]]))
     plain = SearchAgent(agent, SearchSettings(iterations=30, deals=24, exact=0, seed=4))._solve(
         table, root, board, seat, hand)
-    solved = SearchAgent(agent, SearchSettings(iterations=30, deals=24, exact=0, seed=4, bucketed=1))._solve(
+    solved = SearchAgent(agent, SearchSettings(iterations=30, deals=24, exact=0, seed=4, bucketed=True))._solve(
         table, root, board, seat, hand)
     n, codes = table.deck.num_hands, plain.codes
     for p, (u, keys) in enumerate(zip(plain.uniq, solved.uniq)):

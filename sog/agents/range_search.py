@@ -250,13 +250,14 @@ class RolloutContinuations:
         picks = np.arange(self.k, dtype=np.int64)[:, None]
         chips = profile_rollouts(table, nodes, cards, self.blueprint, np.array([self.opponent]), picks,
                                  int(self.rng.integers(1 << 62)))[..., 0]                 # [F, D, k]
-        cell = keys[deals[:, 0]] * width + keys[deals[:, 1]]
-        count = np.bincount(cell, minlength=width * width)
-        values = np.empty((len(nodes), self.k, width * width))
-        for f in range(len(nodes)):
-            for c in range(self.k):
-                sums = np.bincount(cell, weights=chips[f, :, c], minlength=width * width)
-                values[f, c] = np.where(count > 0, sums / np.maximum(count, 1), chips[f, :, c].mean())
+        cells = width * width
+        cell = keys[deals[:, 0]] * width + keys[deals[:, 1]]                                      # [D]
+        count = np.bincount(cell, minlength=cells)
+        chips = np.swapaxes(chips, 1, 2)                                                          # [F, k, D]
+        lanes = np.arange(len(nodes) * self.k)[:, None] * cells                          # one bincount for all
+        sums = np.bincount((lanes + cell).ravel(), weights=chips.ravel(), minlength=len(lanes) * cells)
+        values = np.where(count > 0, sums.reshape(len(nodes), self.k, cells) / np.maximum(count, 1),
+                          chips.mean(axis=-1, keepdims=True))
         return PairLeaves(values.reshape(len(nodes), self.k, width, width), keys, deck.hands, deck.size, weight)
 
 
@@ -273,7 +274,8 @@ class RangeSolved:
     def hand_row(self, x: int, hand: int) -> np.ndarray:
         return self.rows[x][hand]
 
-    def every_hand(self, x: int, blueprint: np.ndarray) -> np.ndarray:
+    def every_hand(self, x: int, blueprint) -> np.ndarray:
+        """Its rows at x for every hand (`blueprint`, the rows for hands without a strategy, unused)."""
         return self.rows[x]
 
 

@@ -83,7 +83,7 @@ FLOOR = 1e-6
 SEARCH_TAG = 4
 SOLVES_KEPT = 64       # searches kept (by `SearchAgent._solve`'s key), least recently used dropped beyond
 MINIMUM = {"iterations": 0, "seconds": 0, "deals": 1, "exact": 0, "profiles": 1, "depth": 0, "first_round": 0,
-           "sample": 0, "runouts": 1, "bucketed": 0, "ranges": 0, "seed": 0}
+           "sample": 0, "runouts": 1, "ranges": 0, "seed": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +95,7 @@ class SearchSettings:
     the share of deals giving the searcher its own hand, `sample` the deals each iteration draws from
     them (Monte Carlo linear CFR for large subgames; 0: every deal every iteration), `runouts` the
     run-outs (rest of the board, rollouts) per joint hand where the subgame has continuation
-    leaves, `bucketed` 1 where the deals are drawn: every hand but the one it holds plays by its
+    leaves, `bucketed` (true) where the deals are drawn: every hand but the one it holds plays by its
     blueprint bucket in the subgame (one row per bucket code of the root's round and seat, starting
     from, or frozen at, the row of one of its hands: a hand met on few deals is not seen by the
     other players), `ranges` > 0 two players: the search over every hand of both (`sog.agents.range_search`,
@@ -113,7 +113,7 @@ class SearchSettings:
     mix: float = 0.25
     sample: int = 0
     runouts: int = 1
-    bucketed: int = 0
+    bucketed: bool = False
     ranges: int = 0
     seed: int = 0
 
@@ -121,8 +121,8 @@ class SearchSettings:
         for key, low in MINIMUM.items():
             if getattr(self, key) < low:
                 raise TableError(f"search: {key} must be at least {low}, got {getattr(self, key)}")
-        if self.bucketed not in (0, 1):
-            raise TableError(f"search: bucketed must be 0 or 1, got {self.bucketed}")
+        if not isinstance(self.bucketed, bool):
+            raise TableError(f"search: bucketed must be true or false, got {self.bucketed!r}")
         if not 0.0 <= self.mix < 1.0:
             raise TableError(f"search: mix must be in [0, 1), got {self.mix}")
 
@@ -159,11 +159,11 @@ class Solved:
         j = int(np.searchsorted(u, hand))
         return self.average[x, j] if j < len(u) and u[j] == hand else None
 
-    def every_hand(self, x: int, blueprint: np.ndarray) -> np.ndarray:
-        """float64 [N, K]: decision x's average strategy for every hand of its actor, `blueprint`'s rows
-        (float [N, K]) for hands no deal gives it."""
+    def every_hand(self, x: int, blueprint: Callable[[], np.ndarray]) -> np.ndarray:
+        """float64 [N, K]: decision x's average strategy for every hand of its actor, the blueprint's rows
+        (`blueprint()`: float [N, K]) for hands no deal gives it."""
         u = self.uniq[int(self.actor[x])]
-        out = np.array(blueprint, dtype=np.float64)
+        out = np.array(blueprint(), dtype=np.float64)
         ok = u >= 0
         out[u[ok]] = self.average[x, :len(u)][ok]
         return out
@@ -212,7 +212,7 @@ class SearchAgent(OverBlueprint):
             return None
         root = search_root(table, node, self.settings.depth)
         solved = self._solve(table, root, np.array(canonical(table, board), dtype=np.int64), int(bt.actor[node]), 0)
-        return solved.every_hand(solved.at[node], self.blueprint.hand_probs(table, node, solved.codes))
+        return solved.every_hand(solved.at[node], lambda: self.blueprint.hand_probs(table, node, solved.codes))
 
     def lists(self, table, node: int, board) -> bool:
         """Whether the search that plays decision `node` on `board` (the board cards dealt at node) lists
