@@ -41,7 +41,7 @@ from sog.multiplayer.policy import completed
 def add_arguments(parser) -> None:
     parser.add_argument("--players", type=int, default=3, help="multiplayer: number of players (2..6)")
     parser.add_argument("--checkpoints", type=int, default=4, help="multiplayer: NashConv measurements")
-    parser.add_argument("--seed", type=int, default=0, help="multiplayer: solver seed")
+    parser.add_argument("--seed", type=int, default=0, help="multiplayer: solver seed; modicum: the deals' seed")
 
 
 class _Ours:

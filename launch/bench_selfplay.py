@@ -232,7 +232,7 @@ def draw_split(result: dict, path: Path) -> None:
 def add_arguments(parser) -> None:
     """`sog bench selfplay`'s options on the `sog bench` parser."""
     parser.add_argument("--config", help="selfplay, network, search (its network for --value fresh): a config "
-                        "file or a shipped config name (e.g. leduc)")
+                        "file or a shipped config name (e.g. leduc); modicum: a two-player blueprint config")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="selfplay, network: override a config value (repeatable), as `sog train --set`")
     parser.add_argument("--seconds", type=float, default=None,

@@ -19,6 +19,7 @@ from launch import (
     bench,
     bench_holdem,
     bench_mccfr,
+    bench_modicum,
     bench_multiplayer,
     bench_network,
     bench_rules,
@@ -270,6 +271,8 @@ def cmd_bench(args) -> dict:
         return bench_network.run_command(args, log=say)
     if args.what == "multiplayer":
         return bench_multiplayer.run(args)
+    if args.what == "modicum":
+        return bench_modicum.run(args)
     raise UserError(f"unknown benchmark {args.what!r}")
 
 
@@ -339,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer"])
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer", "modicum"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
@@ -348,13 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--value", default="fresh",
                    help="search: the CVPN, 'fresh' (initialised, untrained; the network of --config "
                         "if given) or a checkpoint")
-    b.add_argument("--searches", type=int, default=20, help="search: searches per setting")
+    b.add_argument("--searches", type=int, default=20, help="search: searches per setting; modicum: spots")
     b.add_argument("--value-cache", choices=["auto", "on", "off"], default="auto",
                    help="search: the searches' evaluation cache (search.value_cache; auto: on for "
                         "perfect-information games)")
     bench_holdem.add_arguments(b)
     bench_selfplay.add_arguments(b)
     bench_multiplayer.add_arguments(b)
+    bench_modicum.add_arguments(b)
     b.add_argument("--batches", help="network: batch sizes, comma-separated (default 1,8,64,512,4096)")
     b.set_defaults(func=cmd_bench)
 

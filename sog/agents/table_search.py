@@ -47,8 +47,8 @@ every deal (small games) it does not depend on the searcher's seat or hand at al
 per (root, board) serves every hand, and `every_hand` gives its strategy for every hand (the
 beliefs Modicum's end-game solver starts from, `sog.agents.table_modicum`); a range search serves
 every hand of its seat, and `every_hand` is the node's actor's. `stats()` reports
-the searches, decisions, wall seconds per search, iterations and subgame nodes per search, and
-the rollouts' blueprint lookups.
+the searches, decisions, wall seconds per search, iterations and subgame nodes per search, the
+rollouts' blueprint lookups, and for a range search the megabytes of showdown matrices it keeps.
 
 Measured with the searches then rooted at every decision (configs/tournaments/sixmax_search.yaml
 on the sixmax_small blueprint after 600 s of
@@ -312,4 +312,6 @@ class SearchAgent(OverBlueprint):
         return {"searches": self.searches, "decisions": self.decisions,
                 "seconds_per_search": self.seconds / max(self.searches, 1),
                 "iterations_per_search": self.iterations / max(self.searches, 1),
-                "subgame_nodes_per_search": self.nodes / max(self.searches, 1), "blueprint": self.blueprint.stats()}
+                "subgame_nodes_per_search": self.nodes / max(self.searches, 1), "blueprint": self.blueprint.stats(),
+                **({"showdown_matrices_mb": sum(m.nbytes for m in self._showdowns.values()) / 2 ** 20}
+                   if self.settings.ranges else {})}
