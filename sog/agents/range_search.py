@@ -182,11 +182,10 @@ def showdown_matrix(deck, board: np.ndarray, k: int, weight: float, rng: np.rand
     sums, counts = np.empty((n, n), np.int32), np.empty((n, n), np.int32)
     _showdown_sums(np.where(blocked, BLOCKED, strengths).astype(np.int32),
                    np.where(blocked, -BLOCKED, strengths).astype(np.int32), blocked, not every, sums, counts)
-    if every:
-        counts = np.full((n, n), math.comb(deck.size - len(board) - 2 * deck.hole, k))
+    met = max(math.comb(deck.size - len(board) - 2 * deck.hole, k), 1) if every else np.maximum(counts, 1)
     off_board = (deck.hand_masks & deck.card_masks(np.array([board], dtype=np.int64).reshape(1, -1))[0]) == 0
     disjoint = ((deck.hand_masks[:, None] & deck.hand_masks[None, :]) == 0) & off_board[:, None] & off_board
-    return np.where(disjoint, weight * sums / np.maximum(counts, 1), 0.0).astype(np.float32)
+    return np.where(disjoint, weight * sums / met, 0.0).astype(np.float32)
 
 
 class RolloutContinuations:
