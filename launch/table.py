@@ -281,9 +281,10 @@ def _search_settings(name: str, kind: str, params: dict):
         schema = {f"{part}.{f.name}": types.get(f.type, int) for part, cls in parts.items()
                   for f in dataclasses.fields(cls)}
         values = take_params(kind, params, {**schema, "too_large": TOO_LARGE})
-        return ModicumSettings(**{part: cls(**{k.partition(".")[2]: v for k, v in values.items()
-                                               if k.startswith(part + ".")}) for part, cls in parts.items()},
-                               too_large=values.get("too_large", "blueprint"))
+        defaults = ModicumSettings()            # (its search: the range search)
+        return ModicumSettings(**{part: dataclasses.replace(getattr(defaults, part), **{
+            k.partition(".")[2]: v for k, v in values.items() if k.startswith(part + ".")}) for part in parts},
+                               too_large=values.get("too_large", defaults.too_large))
     except (AgentError, TableError) as e:
         raise UserError(f"agent {name!r}: {e}") from None
 

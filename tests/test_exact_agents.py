@@ -74,8 +74,8 @@ def test_a_search_on_sampled_deals_is_asked_hand_by_hand(config, capsys, tmp_pat
     its policy is each hand's own search's row (what it plays holding that hand), and the exact
     measures take that policy."""
     path, _ = config
-    spec = (f"modicum:{path}?search.first_round=0&endgame.first_round=1&search.exact=0&search.deals=4&"
-            "search.iterations=4&endgame.iterations=2")
+    spec = (f"modicum:{path}?search.first_round=0&endgame.first_round=1&search.ranges=0&search.exact=0&"
+            "search.deals=4&search.iterations=4&endgame.iterations=2")
     game = load_game(GAME)
     policy = agent_policy(game, make_agent(spec, game))
     pubs = full_tree(game).decision_pubs

@@ -23,7 +23,7 @@ from sog.agents.holdem_endgame import HoldemEndgameAgent, off_tree
 from sog.agents.holdem_modicum import HoldemModicumAgent
 from sog.agents.registry import make_agent
 from sog.agents.table_endgame import EndgameAgent, EndgameSettings, round_start
-from sog.agents.table_modicum import ModicumAgent, ModicumSettings
+from sog.agents.table_modicum import RANGES, ModicumAgent, ModicumSettings
 from sog.agents.table_search import SearchAgent, SearchSettings, search_root
 from sog.games import load_game
 from sog.games.api import DECISION
@@ -121,7 +121,7 @@ def test_a_round_too_large_for_the_endgame_solver_is_searched(config):
     agent = _modicum(config, options + "&endgame.max_nodes=1&too_large=search")
     default = _modicum(config, options + "&endgame.max_nodes=1")
     table, bp = agent.table, agent.modicum.blueprint
-    search = SearchAgent(bp, SearchSettings(iterations=20, first_round=0))
+    search = SearchAgent(bp, SearchSettings(iterations=20, first_round=0, ranges=RANGES))     # Modicum's default
     bt = table.betting
     deals = np.array(list(itertools.permutations(range(table.deck.size), 3)), dtype=np.int64)[::5]
     second = np.flatnonzero((bt.kind == DECISION) & (bt.round == 1))[::3]
@@ -170,7 +170,8 @@ def test_each_round_is_played_by_its_part(config):
     np.testing.assert_array_equal(_rows(searched, game, first), _rows(blueprint, game, first))
     on = [p for p in second if searched._search_node(p) is not None and not off_tree(searched._abstract_decision(p))]
     assert len(on) > 12
-    sampled = _modicum(config, "search.first_round=1&endgame.first_round=9&search.iterations=20&search.exact=0")
+    sampled = _modicum(config, "search.first_round=1&endgame.first_round=9&search.iterations=20&search.exact=0"
+                       "&search.ranges=0")
     for pub in on[:12]:
         assert np.isnan(sampled.strategy_table([pub])).all()
         decision, node = searched._search_node(pub)
@@ -292,10 +293,10 @@ def test_bad_options_are_one_error(config, tmp_path, capsys):
 def test_lbr_refuses_it_where_its_searches_sample_deals(config, capsys):
     """LBR ranges its opponent by the strategy of every hand; a search on sampled deals has one only for
     the hand it holds (asking it hand by hand would be a search per hand): one line, exit status 2.
-    Where the search lists every deal LBR plays it."""
+    Where the search lists every deal, or is the range search (the default), LBR plays it."""
     spec = f"modicum:{config}?search.first_round=0&search.iterations=5&endgame.iterations=20"
     capsys.readouterr()
-    assert main(["lbr", "--game", TWIN, "--agent", spec + "&search.exact=0", "--hands", "4"]) == 2
+    assert main(["lbr", "--game", TWIN, "--agent", spec + "&search.exact=0&search.ranges=0", "--hands", "4"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "has none" in err[0], err
     assert main(["lbr", "--game", TWIN, "--agent", spec, "--hands", "4"]) == 0

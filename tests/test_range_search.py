@@ -176,7 +176,7 @@ def test_bench_modicum_times_both_searches_on_the_same_spots(config, capsys):
     capsys.readouterr()
     assert main(["bench", "modicum", "--config", config, "--searches", "2",
                  "--options", "search.ranges=896&search.iterations=20&search.first_round=0",
-                 "--reference", "search.iterations=20&search.first_round=0"]) == 0
+                 "--reference", "search.ranges=0&search.iterations=20&search.first_round=0"]) == 0
     out = json.loads(capsys.readouterr().out)
     for name in ("candidate", "reference"):
         assert out[name]["searches"] == 2 and out[name]["iterations_per_search"] == 20
@@ -189,3 +189,13 @@ def test_bench_modicum_times_both_searches_on_the_same_spots(config, capsys):
         assert main(["bench", "modicum", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0], err
+
+
+def test_modicum_searches_ranges_by_default(config):
+    """`modicum:` (spec and settings) searches with the range search unless `search.ranges=0`."""
+    from sog.agents.table_modicum import RANGES, ModicumSettings
+
+    assert ModicumSettings().search.ranges == RANGES
+    assert _modicum(config, "search.iterations=5").modicum.settings.search.ranges == RANGES
+    sampled = _modicum(config, "search.ranges=0&search.deals=8").modicum.settings.search
+    assert sampled.ranges == 0 and sampled.deals == 8
