@@ -56,17 +56,22 @@ def _agent(config: str, file: str | None, options: str, game):
 def spots(table, blueprint, first_round: int, count: int, seed: int) -> list[tuple[int, np.ndarray, int]]:
     """[(root, the deal's cards int64 [n h + b], seat)]: up to `count` spots, one a deal, where the
     blueprint playing itself first reaches a decision of round `first_round` (the round's first
-    decision: a search's root)."""
+    decision: a search's root), no two with the same root, canonical board and seat (a search
+    there would be the one kept)."""
     rng = np.random.default_rng(seed)
     cards = table.deal(rng, 8 * count)
     paths, _ = table.play(blueprint, blueprint, cards, np.arange(len(cards)), np.zeros(len(cards), np.int64), rng)
-    bt, out = table.betting, []
+    bt, out, seen = table.betting, [], set()
     for h in range(len(cards)):
         at = np.flatnonzero((bt.kind[paths[:, h]] == DECISION) & (bt.round[paths[:, h]] == first_round))
-        if len(at):
-            node = int(paths[at[0], h])
-            if search_root(table, node) == node:
-                out.append((node, cards[h], int(bt.actor[node])))
+        if not len(at):
+            continue
+        node = int(paths[at[0], h])
+        known = table.levels[max(int(table.node_level[node]), 0)]
+        key = (node, int(bt.actor[node]), *canonical(table, cards[h, table.held:table.held + known]))
+        if search_root(table, node) == node and key not in seen:
+            seen.add(key)
+            out.append((node, cards[h], int(bt.actor[node])))
         if len(out) == count:
             break
     return out
