@@ -274,6 +274,17 @@ def test_fast_rank_is_rank_cardsets():
     fast_rank.ihr_boards(fast_rank.tables(), deck.hand_suits, deck.hand_masks.astype(np.int64),
                          deck.suit_masks(board), deck.card_masks(board).astype(np.int64), free[None], out)
     assert np.allclose(out[0], board_equities(deck, board)[0, free])
+    boards = np.array([[3, 17, 22, 40], [3, 17, 22, 40], [3, 17, 22, 51], [3, 17, 22, 51], [5, 9, 30, 44]])
+    heroes = np.array([[0, 1300], [700, 8], [0, 1300], [2, 3], [100, 200]])     # runs of equal boards:
+    masks = deck.card_masks(boards).astype(np.int64)                            # ranked once a run
+    runs = np.empty((5, 2))
+    fast_rank.ihr_boards(fast_rank.tables(), deck.hand_suits, deck.hand_masks.astype(np.int64),
+                         deck.suit_masks(boards), masks, heroes, runs)
+    for b in range(5):
+        one = np.empty((1, 2))
+        fast_rank.ihr_boards(fast_rank.tables(), deck.hand_suits, deck.hand_masks.astype(np.int64),
+                             deck.suit_masks(boards[b:b + 1]), masks[b:b + 1], heroes[b:b + 1], one)
+        assert np.array_equal(runs[b], one[0])
 
 
 def test_hunl_betting_tree_and_strength_buckets():

@@ -117,11 +117,12 @@ class DealBuckets:
     def _strength(self, cards: np.ndarray, r: int) -> np.ndarray:
         """float64 [n, P]: the players' immediate hand ranks on round r's board."""
         board = cards[:, self.held:self.held + int(self.board_ends[r])]
-        suits = self.deck.suit_masks(board)
         masks = self.deck.card_masks(board).astype(np.int64)
+        order = np.argsort(masks, kind="stable")         # equal boards side by side: ranked once
         out = np.empty((len(cards), self.players))
-        fast_rank.ihr_boards(fast_rank.tables(), self.deck.hand_suits, self._hand_masks, suits, masks,
-                             self._hand_rows(cards), out)
+        fast_rank.ihr_boards(fast_rank.tables(), self.deck.hand_suits, self._hand_masks,
+                             self.deck.suit_masks(board[order]), masks[order], self._hand_rows(cards[order]), out)
+        out[order] = out.copy()
         return out
 
     def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

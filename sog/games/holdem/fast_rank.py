@@ -91,10 +91,13 @@ def rank_sets(t, suits):
 @numba.njit(cache=True)
 def ihr_boards(t, hand_suits, hand_masks, board_suits, board_masks, heroes, out):
     """`ihr` of each board b (board_suits int64 [B, 4], board_masks int64 [B]) for its heroes
-    (int64 [B, H]) into out (float64 [B, H])."""
+    (int64 [B, H]) into out (float64 [B, H]); the hands are ranked once for a run of equal boards
+    (callers sort their boards so: `DealBuckets._strength`)."""
     ranks = np.empty(len(hand_masks), np.int64)
     for b in range(len(board_masks)):
-        ihr(t, hand_suits, hand_masks, board_suits[b], board_masks[b], heroes[b], out[b], ranks)
+        if b == 0 or board_masks[b] != board_masks[b - 1]:
+            _board_ranks(t, hand_suits, hand_masks, board_suits[b], board_masks[b], ranks)
+        _hero_ihr(hand_masks, ranks, heroes[b], out[b])
 
 
 @numba.njit(cache=True)
@@ -103,13 +106,26 @@ def ihr(t, hand_suits, hand_masks, board_suits, board_mask, heroes, out, ranks):
     board: hand_suits int64 [N, 4] and hand_masks int64 [N] (card bit masks) of every hand,
     board_suits int64 [4], board_mask int64 (the heroes share no card with the board);
     ranks int64 [N] is scratch."""
-    n = len(hand_masks)
-    for i in range(n):
+    _board_ranks(t, hand_suits, hand_masks, board_suits, board_mask, ranks)
+    _hero_ihr(hand_masks, ranks, heroes, out)
+
+
+@numba.njit(cache=True)
+def _board_ranks(t, hand_suits, hand_masks, board_suits, board_mask, ranks):
+    """ranks[i] = hand i's rank with the board (int64 [N]; -1 where it holds a board card)."""
+    for i in range(len(hand_masks)):
         if hand_masks[i] & board_mask:
             ranks[i] = -1
         else:
             ranks[i] = rank_one(t, hand_suits[i, 0] | board_suits[0], hand_suits[i, 1] | board_suits[1],
                                 hand_suits[i, 2] | board_suits[2], hand_suits[i, 3] | board_suits[3])
+
+
+@numba.njit(cache=True)
+def _hero_ihr(hand_masks, ranks, heroes, out):
+    """out[j]: P(win) + P(tie) / 2 of hand heroes[j] against the hands sharing no card with it,
+    by `_board_ranks`' ranks."""
+    n = len(hand_masks)
     for j in range(len(heroes)):
         h = heroes[j]
         mine, mask = ranks[h], hand_masks[h]
