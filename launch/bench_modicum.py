@@ -28,6 +28,7 @@ from sog.agents.api import AgentError
 from sog.agents.range_search import showdown_matrix
 from sog.agents.registry import make_agent
 from sog.agents.table_agents import canonical
+from sog.agents.table_endgame import board_at
 from sog.agents.table_search import search_root
 from sog.games.api import DECISION
 
@@ -67,8 +68,7 @@ def spots(table, blueprint, first_round: int, count: int, seed: int) -> list[tup
         if not len(at):
             continue
         node = int(paths[at[0], h])
-        known = table.levels[max(int(table.node_level[node]), 0)]
-        key = (node, int(bt.actor[node]), *canonical(table, cards[h, table.held:table.held + known]))
+        key = (node, int(bt.actor[node]), *canonical(table, board_at(table, node, cards[h])))
         if search_root(table, node) == node and key not in seen:
             seen.add(key)
             out.append((node, cards[h], int(bt.actor[node])))
@@ -122,8 +122,7 @@ def run(args) -> dict:
     search = agents["candidate"].modicum.search
     if search.settings.ranges:
         node, cards, _ = found[0]
-        known = table.levels[max(int(table.node_level[node]), 0)]
-        board = np.array(canonical(table, cards[table.held:table.held + known]), dtype=np.int64)
+        board = np.array(canonical(table, board_at(table, node, cards)), dtype=np.int64)
         to_come = int(table.game.board_due[-1]) - len(board)
         if to_come > 0:
             t0 = time.perf_counter()
