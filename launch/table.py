@@ -41,6 +41,10 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
     cpu_seconds: 0                               # > 0: a match stops after the batch passing this CPU time
     seed: 0
     aivat: true
+    aivat_values: checkdown                      # AIVAT's value function: checkdown (nobody bets again), or
+                                                 # an agent's name (blueprint, call, random): its self-play
+                                                 # from the node, by aivat_rollouts (256) rollouts
+                                                 # (sog.eval.table_rollout_values; hunl_small: hands / 4-8)
     target_width: 50
     out: tournaments/sixmax                      # report.json, report.txt, chips.npz
 
@@ -57,7 +61,9 @@ whose searches sample deals is its own model of it, as a search's strategy is fo
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -80,11 +86,13 @@ from sog.eval.table import (
     estimates,
     play_match,
 )
+from sog.eval.table_rollout_values import ROLLOUTS, rollout_values
 from sog.files import atomic_write, load_yaml
 from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 
 KEYS = ("game", "players", "bet_sizes", "agents", "matches", "deals", "batch", "cpu_seconds", "seed", "aivat",
-        "target_width", "out")
+        "aivat_values", "aivat_rollouts", "target_width", "out")
+ROLLING = ("blueprint", "call", "random")         # the kinds whose rollouts can value AIVAT's terms (cheap)
 KINDS = ("blueprint", "search", "endgame", "modicum", "call", "random")
 SEARCHING = ("search", "endgame", "modicum")     # the kinds with settings of their own
 POLICY_FILES = {"greedy": "blueprint.npz", "average": "blueprint_average.npz"}   # a uct config's policies
@@ -115,6 +123,8 @@ class TableConfig:
     target_width: float
     out: str | None
     blueprint_config: object = None     # the BlueprintConfig `game` named, if any
+    aivat_values: str = "checkdown"     # or an agent's name: its self-play rollouts value AIVAT's terms
+    aivat_rollouts: int = ROLLOUTS      # rollouts per (deal, node) then
 
 
 def _int(raw, key, where, lo, default=None):
@@ -201,6 +211,12 @@ def parse_config(path: str) -> TableConfig:
     aivat = raw.get("aivat", True)
     if not isinstance(aivat, bool):
         raise UserError(f"{path}: aivat: {aivat!r} must be true or false")
+    values = raw.get("aivat_values", "checkdown")
+    if values != "checkdown" and (not isinstance(values, str) or values not in agents
+                                  or parse_spec(agents[values])[0] not in ROLLING):
+        raise UserError(f"{path}: aivat_values: {values!r} must be checkdown or the name of a "
+                        f"{', '.join(ROLLING)} agent (its self-play rollouts value the terms)")
+    rollouts = _int(raw, "aivat_rollouts", path, 1, ROLLOUTS)
     cpu = raw.get("cpu_seconds", 0)
     if isinstance(cpu, bool) or not isinstance(cpu, (int, float)) or cpu < 0:
         raise UserError(f"{path}: cpu_seconds: {cpu!r} must be a number >= 0")
@@ -209,7 +225,7 @@ def parse_config(path: str) -> TableConfig:
         raise UserError(f"{path}: out: {out!r} must be a folder")
     return TableConfig(path, game, players, dict(agents), pairs, _int(raw, "deals", path, 1, 1200),
                        _int(raw, "batch", path, 1, BATCH_DEALS), float(cpu), _int(raw, "seed", path, 0, 0), aivat,
-                       float(width), out, bp)
+                       float(width), out, bp, values, rollouts)
 
 
 def make_agents(cfg: TableConfig, table: Table) -> dict:
@@ -325,7 +341,9 @@ def _blueprint(name: str, arg: str, file, table: Table):
 def format_report(report: dict) -> str:
     lines = [(f"{report['game']}: {report['players']} players, {report['deals']} deals a match, seed "
               f"{report['seed']}; mbb/hand of the candidate against {report['players'] - 1} copies of the reference "
-              f"(95% interval; hands for an interval narrower than {report['target_width']:g} mbb/hand)")]
+              f"(95% interval; hands for an interval narrower than {report['target_width']:g} mbb/hand); AIVAT "
+              + ("values: the check-down" if report.get("aivat_rollouts") is None else
+                 f"values: {report['aivat_values']}'s self-play, {report['aivat_rollouts']} rollouts"))]
     head = f"{'candidate':>12} {'reference':>12} " + " ".join(f"{e:>34}" for e in ESTIMATORS) + "  hands/s (per CPU s)"
     lines.append(head)
     for m in report["matches"]:
@@ -355,6 +373,8 @@ def run(args) -> dict:
     setup = time.perf_counter() - t0
     say(f"table: {cfg.game!r}, {len(table.betting.kind):,} betting nodes; agents ready in {setup:.1f} s")
     quiet = getattr(args, "quiet", False)
+    values = (None if cfg.aivat_values == "checkdown" else       # (a copy: its lookups not counted as its play's)
+              functools.partial(rollout_values, agent=copy.copy(agents[cfg.aivat_values]), rollouts=cfg.aivat_rollouts))
     matches, chips = [], {}
     for cand, ref in cfg.matches:
         a, b = agents[cand], agents[ref]
@@ -367,7 +387,7 @@ def run(args) -> dict:
                 say(f"\r{label}: {done}/{total} deals", end="" if done < total else "\n")
         t, cpu = time.perf_counter(), time.process_time()
         result = play_match(table, a, b, cfg.deals, seed=cfg.seed, batch=cfg.batch, aivat=cfg.aivat,
-                            progress=progress, cpu_seconds=cfg.cpu_seconds)
+                            progress=progress, cpu_seconds=cfg.cpu_seconds, values=values)
         seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
         est = estimates(result, cfg.target_width)
         matches.append({"candidate": cand, "reference": ref, "hands": result.hands, "deals": len(result.raw),
@@ -382,7 +402,9 @@ def run(args) -> dict:
             f"({result.hands} hands, {result.hands / seconds:.0f} hands/s)")
     report = {"command": "tournament", "mode": "table", "config": args.config, "game": repr(cfg.game),
               "players": cfg.players, "deals": matches[0]["deals"], "seed": cfg.seed, "aivat": cfg.aivat,
-              "batch_deals": cfg.batch, "cpu_seconds": cfg.cpu_seconds, "target_width": cfg.target_width, "setup_seconds": setup,
+              "aivat_values": cfg.aivat_values, "aivat_rollouts": cfg.aivat_rollouts if values is not None else None,
+              "batch_deals": cfg.batch, "cpu_seconds": cfg.cpu_seconds, "target_width": cfg.target_width,
+              "setup_seconds": setup,
               "matches": matches, "out": str(out)}
     out.mkdir(parents=True, exist_ok=True)
     text = format_report(report)

@@ -240,6 +240,12 @@ def test_cli_table_and_bad_configs(tmp_path, capsys):
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["matches"][0]["estimates"] == report["matches"][0]["estimates"]
     assert "duplicate_aivat" in (tmp_path / "out" / "report.txt").read_text()
+    assert report["aivat_values"] == "checkdown" and report["aivat_rollouts"] is None
+    rc, out = _cli(tmp_path, capsys, text(aivat_values="random", aivat_rollouts=8))     # rollouts as values
+    rolled = json.loads(out.out)
+    assert rc == 0 and rolled["aivat_rollouts"] == 8 and "random's self-play, 8 rollouts" in out.err
+    assert rolled["matches"][0]["estimates"]["duplicate"] == report["matches"][0]["estimates"]["duplicate"]
+    assert rolled["matches"][0]["estimates"]["duplicate_aivat"] != report["matches"][0]["estimates"]["duplicate_aivat"]
     stacks = SMALL.replace("betting=limit", "betting=nolimit,bettingAbstraction=fcpa").replace(
         "stack=1200 1200 1200 1200", "stack=1200 1200 5 1200")
     for kw, needle in (({"players": 7}, "players: 7 must be an integer from 2 to 6"),
@@ -249,7 +255,10 @@ def test_cli_table_and_bad_configs(tmp_path, capsys):
                        ({"matches": "[[call, nobody]]"}, "unknown agent 'nobody'"),
                        ({"agents": "{call: call, b: 'blueprint:nowhere.yaml'}", "matches": "[[b, call]]"},
                         "nowhere.yaml"),
-                       ({"deals": 0}, "deals: 0 must be an integer >= 1")):
+                       ({"deals": 0}, "deals: 0 must be an integer >= 1"),
+                       ({"aivat_values": "nobody"}, "aivat_values: 'nobody' must be checkdown or the name"),
+                       ({"aivat_values": "[call]"}, "aivat_values: ['call'] must be checkdown or the name"),
+                       ({"aivat_values": "random", "aivat_rollouts": 0}, "aivat_rollouts: 0 must be an integer >= 1")):
         rc, out = _cli(tmp_path, capsys, text(**kw))
         err = out.err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and needle in err[0], (kw, out.err)

@@ -79,13 +79,18 @@ calling stations (multiway postflop spots its self-play never reached; played un
 (430 against itself, whose rotations share the per-(deal, node) values); setup 134 s wall
 (the 725,026-node betting tree, the blueprint's 1.68M keys, the strength thresholds).
 
-Randomness: deals, action uniforms and Monte Carlo run-outs of batch b come from three
-streams seeded by `derive_seed(seed, b, tag)`, so a seed gives the same deals and the same
+Other values: `play_match(values=...)` takes any v~ of (deal, node), every seat's at once;
+`sog.eval.table_rollout_values` gives an agent's expected chips by rollouts (a blueprint's
+self-play from the node: the betting still to come, not only the cards).
+
+Randomness: deals, action uniforms, Monte Carlo run-outs and other values' draws (rollouts) of
+batch b come from four streams seeded by `derive_seed(seed, b, tag)`, so a seed gives the same deals and the same
 action draws to every match (common random numbers across matches), bit for bit.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -113,7 +118,7 @@ ENUMERATE_MAX = 1000         # run-outs enumerated up to this many, else sampled
 MC_RUNOUTS = 256             # sampled run-outs (52 cards, six players: the preflop)
 BATCH_DEALS = 120            # deals per lockstep batch (a seeding unit: results depend on it)
 TARGET_WIDTH = 50.0          # mbb/hand: the interval width whose cost in hands is reported
-DEAL_TAG, ACTION_TAG, RUNOUT_TAG = 1, 2, 3
+DEAL_TAG, ACTION_TAG, RUNOUT_TAG, ROLLOUT_TAG = 1, 2, 3, 4
 ESTIMATORS = ("plain", "plain_aivat", "duplicate", "duplicate_aivat")
 
 
@@ -294,14 +299,28 @@ class Table:
         return out
 
     def values(self, paths: np.ndarray, sigmas: np.ndarray, hand_deal: np.ndarray, hand_seat: np.ndarray,
-               ranks: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               ranks: np.ndarray, offsets: np.ndarray, value_fn: Callable[[np.ndarray], np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
         """(raw, aivat) float64 [H] in big blinds: each hand's chips for the candidate's seat and
-        the same less its AIVAT terms (module doc), from `play`'s record and `runouts`."""
+        the same less its AIVAT terms (module doc), from `play`'s record and `runouts` (the dealt
+        board's ranks decide the chips). `value_fn(keys)` gives the terms' values (float64 [k, n],
+        every seat's, at the `value_keys`; `sog.eval.table_rollout_values`), else the check-down."""
         bt = self.betting
+        hand_deal, hand_seat = hand_deal.astype(np.int64), hand_seat.astype(np.int64)
+        keys = self.value_keys(paths, sigmas, hand_deal)
+        vals = (_checkdown_values(keys, bt.kind, bt.spent, bt.folded, self.node_level, ranks, offsets)
+                if value_fn is None else value_fn(keys))
         raw, cv = np.empty(paths.shape[1]), np.empty(paths.shape[1])
-        _values(bt.kind, bt.child, bt.num_actions, bt.spent, bt.folded, self.node_level, paths, sigmas,
-                hand_deal.astype(np.int64), hand_seat.astype(np.int64), ranks, offsets, raw, cv)
+        _corrections(bt.kind, bt.child, bt.num_actions, bt.spent, bt.folded, self.node_level, paths, sigmas,
+                     hand_deal, hand_seat, ranks, offsets, keys, vals, raw, cv)
         return raw, cv
+
+    def value_keys(self, paths: np.ndarray, sigmas: np.ndarray, hand_deal: np.ndarray) -> np.ndarray:
+        """int64 [k], sorted and distinct: the (deal, node) pairs d x M + n (M betting nodes) whose
+        values the AIVAT terms of `play`'s record read."""
+        bt = self.betting
+        return np.unique(_value_keys(bt.kind, bt.child, bt.num_actions, self.node_level, paths, sigmas,
+                                     hand_deal.astype(np.int64)))
 
 
 def sample_slots(sigma: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -358,34 +377,60 @@ def _terminal_chips(spent, folded, nodes, ranks, out):
 
 
 @numba.njit(cache=True)
-def _value(kind, spent, folded, level, n, d, ranks, offsets, cache, store, used):
-    """The row of `store` holding every seat's check-down value (big blinds) at node n of deal d
-    (module doc), computed once per (deal, node) and kept in `cache`."""
-    key = d * kind.shape[0] + n
-    if key in cache:
-        return cache[key]
-    row = used[0]
-    used[0] += 1
-    cache[key] = row
-    out = store[row]
-    out[:] = 0.0
-    if kind[n] == TERMINAL:
-        _add_utilities(spent, folded, n, ranks[d, offsets[-2]], 1.0, out)
-    elif level[n] >= 0:
-        lo, hi = offsets[level[n]], offsets[level[n] + 1]
-        for r in range(lo, hi):
-            _add_utilities(spent, folded, n, ranks[d, r], 1.0 / (hi - lo), out)
-    return row
+def _value_keys(kind, child, num_actions, level, paths, sigmas, hand_deal):
+    """int64 [k]: the keys d x M + n of the (deal, node) pairs whose values the AIVAT terms of
+    `paths` read (`_corrections`), with repeats: a chance step that deals a round's board (both
+    ends), every drawn-from slot of a decision and the slot taken."""
+    steps, hands = paths.shape
+    m = kind.shape[0]
+    out = np.empty(hands * max(steps, 1) * (child.shape[1] + 2), np.int64)
+    k = 0
+    for h in range(hands):
+        d = hand_deal[h]
+        for t in range(steps - 1):
+            n = paths[t, h]
+            if kind[n] == TERMINAL:
+                break
+            nn = paths[t + 1, h]
+            if kind[n] == CHANCE:
+                if level[nn] != level[n] or kind[nn] == TERMINAL:
+                    out[k], out[k + 1] = d * m + nn, d * m + n
+                    k += 2
+            else:
+                for j in range(num_actions[n]):
+                    if sigmas[t, h, j] > 0.0:
+                        out[k] = d * m + child[n, j]
+                        k += 1
+                out[k] = d * m + nn
+                k += 1
+    return out[:k]
 
 
 @numba.njit(cache=True)
-def _values(kind, child, num_actions, spent, folded, level, paths, sigmas, hand_deal, hand_seat, ranks, offsets,
-            raw, cv):
+def _checkdown_values(keys, kind, spent, folded, level, ranks, offsets):
+    """float64 [k, n]: every seat's check-down value (big blinds, module doc) at each (deal, node)
+    key d x M + n: the chips at a terminal (the dealt board), the mean over the level's run-outs
+    elsewhere, 0 before the hole cards."""
+    m = kind.shape[0]
+    out = np.zeros((len(keys), spent.shape[1]))
+    for i in range(len(keys)):
+        d, n = keys[i] // m, keys[i] % m
+        if kind[n] == TERMINAL:
+            _add_utilities(spent, folded, n, ranks[d, offsets[-2]], 1.0, out[i])
+        elif level[n] >= 0:
+            lo, hi = offsets[level[n]], offsets[level[n] + 1]
+            for r in range(lo, hi):
+                _add_utilities(spent, folded, n, ranks[d, r], 1.0 / (hi - lo), out[i])
+    return out
+
+
+@numba.njit(cache=True)
+def _corrections(kind, child, num_actions, spent, folded, level, paths, sigmas, hand_deal, hand_seat, ranks,
+                 offsets, keys, vals, raw, cv):
+    """raw[h], cv[h]: each hand's chips for its candidate seat, and the same less its AIVAT terms
+    with values vals[i] (float64 [k, n]) at the sorted keys[i] (`_value_keys`)."""
     steps, hands = paths.shape
-    cache = dict()        # noqa: C408 - numba types the dict from its first item
-    cache[np.int64(-1)] = np.int64(-1)
-    store = np.zeros((hands * max(steps, 1) * (child.shape[1] + 1) + 1, spent.shape[1]))
-    used = np.zeros(1, np.int64)
+    m = kind.shape[0]
     for h in range(hands):
         d, c = hand_deal[h], hand_seat[h]
         corr = 0.0
@@ -396,17 +441,15 @@ def _values(kind, child, num_actions, spent, folded, level, paths, sigmas, hand_
             nn = paths[t + 1, h]
             if kind[n] == CHANCE:
                 if level[nn] != level[n] or kind[nn] == TERMINAL:
-                    corr += (store[_value(kind, spent, folded, level, nn, d, ranks, offsets, cache, store, used), c]
-                             - store[_value(kind, spent, folded, level, n, d, ranks, offsets, cache, store, used), c])
+                    corr += (vals[np.searchsorted(keys, d * m + nn), c]
+                             - vals[np.searchsorted(keys, d * m + n), c])
             else:
                 ev = 0.0
                 for j in range(num_actions[n]):
                     s = sigmas[t, h, j]
                     if s > 0.0:
-                        row = _value(kind, spent, folded, level, child[n, j], d, ranks, offsets, cache, store, used)
-                        ev += s * store[row, c]
-                row = _value(kind, spent, folded, level, nn, d, ranks, offsets, cache, store, used)
-                corr += store[row, c] - ev
+                        ev += s * vals[np.searchsorted(keys, d * m + child[n, j]), c]
+                corr += vals[np.searchsorted(keys, d * m + nn), c] - ev
         final = paths[steps - 1, h]
         raw[h] = _utility(spent, folded, final, ranks[d, offsets[-2]], c)
         cv[h] = raw[h] - corr
@@ -433,11 +476,14 @@ class MatchResult:
 
 def play_match(table: Table, candidate: TableAgent, reference: TableAgent, deals: int, seed: int = 0,
                batch: int = BATCH_DEALS, aivat: bool = True,
-               progress: Callable[[int, int], None] | None = None, cpu_seconds: float = 0.0) -> MatchResult:
+               progress: Callable[[int, int], None] | None = None, cpu_seconds: float = 0.0,
+               values: Callable | None = None) -> MatchResult:
     """`deals` deals (rounded up to whole batches), each played with the candidate in every seat
-    (module doc); AIVAT values unless `aivat` is False (then `aivat` repeats `raw`). With
-    `cpu_seconds` > 0 the match stops after the batch in which its CPU time passes that (the
-    result holds the batches played)."""
+    (module doc); AIVAT values unless `aivat` is False (then `aivat` repeats `raw`): the
+    check-down's, or `values(table, cards, keys, rng=...)`'s (`Table.values`' value_fn, given the
+    batch's deals and a stream of its own; `sog.eval.table_rollout_values`). With `cpu_seconds` > 0
+    the match stops after the batch in which its CPU time passes that (the result holds the
+    batches played)."""
     if deals < 1:
         raise TableError(f"deals must be at least 1, got {deals}")
     n = table.players
@@ -457,7 +503,11 @@ def play_match(table: Table, candidate: TableAgent, reference: TableAgent, deals
         else:
             dealt = cards[:, None, table.held:]         # every level valued on the dealt board: unused
             ranks, offsets = table.runouts(cards, None, [dealt] * (len(table.levels) - 1) + [None])
-        r, c = table.values(paths, sigmas, hand_deal, hand_seat, ranks, offsets)
+        value_fn = None
+        if aivat and values is not None:
+            stream = np.random.default_rng(derive_seed(seed, b, ROLLOUT_TAG))
+            value_fn = functools.partial(values, table, cards, rng=stream)
+        r, c = table.values(paths, sigmas, hand_deal, hand_seat, ranks, offsets, value_fn)
         raw[b * batch:(b + 1) * batch] = r.reshape(batch, n)
         cv[b * batch:(b + 1) * batch] = (c if aivat else r).reshape(batch, n)
         t2 = time.perf_counter()
