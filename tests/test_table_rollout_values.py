@@ -9,12 +9,14 @@ import itertools
 
 import numpy as np
 import pytest
-from test_table_eval import SMALL, TINY, Hashed, _enumerate
+import test_table_eval
+from test_table_eval import Hashed, _enumerate
 
-from sog.eval.table import CallAgent, Table, UniformAgent, estimates, play_match
+from sog.eval.table import CallAgent, UniformAgent, estimates, play_match
 from sog.eval.table_rollout_values import rollout_values
 from sog.games.api import CHANCE
-from sog.multiplayer import load_game
+
+tiny, small = test_table_eval.tiny, test_table_eval.small        # the fixtures
 
 
 class Greedy(Hashed):
@@ -23,16 +25,6 @@ class Greedy(Hashed):
     def probs(self, table, nodes, deals, seats, cards):
         p = super().probs(table, nodes, deals, seats, cards)
         return (np.arange(table.width)[None, :] == p.argmax(axis=1)[:, None]).astype(np.float64)
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return Table(load_game(TINY, 3))
-
-
-@pytest.fixture(scope="module")
-def small():
-    return Table(load_game(SMALL, 4))
 
 
 def test_rollout_aivat_is_unbiased_by_enumeration(tiny):

@@ -307,20 +307,21 @@ class Table:
         every seat's, at the `value_keys`; `sog.eval.table_rollout_values`), else the check-down."""
         bt = self.betting
         hand_deal, hand_seat = hand_deal.astype(np.int64), hand_seat.astype(np.int64)
-        keys = self.value_keys(paths, sigmas, hand_deal)
+        hand, key, weight = _aivat_terms(bt.kind, bt.child, bt.num_actions, self.node_level, paths, sigmas, hand_deal)
+        keys, at = np.unique(key, return_inverse=True)
         vals = (_checkdown_values(keys, bt.kind, bt.spent, bt.folded, self.node_level, ranks, offsets)
                 if value_fn is None else value_fn(keys))
-        raw, cv = np.empty(paths.shape[1]), np.empty(paths.shape[1])
-        _corrections(bt.kind, bt.child, bt.num_actions, bt.spent, bt.folded, self.node_level, paths, sigmas,
-                     hand_deal, hand_seat, ranks, offsets, keys, vals, raw, cv)
-        return raw, cv
+        raw = _final_chips(bt.spent, bt.folded, paths, hand_deal, hand_seat, ranks, offsets)
+        corr = np.bincount(hand, weights=weight * vals[at.ravel(), hand_seat[hand]], minlength=len(raw))
+        return raw, raw - corr
 
     def value_keys(self, paths: np.ndarray, sigmas: np.ndarray, hand_deal: np.ndarray) -> np.ndarray:
         """int64 [k], sorted and distinct: the (deal, node) pairs d x M + n (M betting nodes) whose
         values the AIVAT terms of `play`'s record read."""
         bt = self.betting
-        return np.unique(_value_keys(bt.kind, bt.child, bt.num_actions, self.node_level, paths, sigmas,
-                                     hand_deal.astype(np.int64)))
+        _, key, _ = _aivat_terms(bt.kind, bt.child, bt.num_actions, self.node_level, paths, sigmas,
+                                 hand_deal.astype(np.int64))
+        return np.unique(key)
 
 
 def sample_slots(sigma: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -377,13 +378,15 @@ def _terminal_chips(spent, folded, nodes, ranks, out):
 
 
 @numba.njit(cache=True)
-def _value_keys(kind, child, num_actions, level, paths, sigmas, hand_deal):
-    """int64 [k]: the keys d x M + n of the (deal, node) pairs whose values the AIVAT terms of
-    `paths` read (`_corrections`), with repeats: a chance step that deals a round's board (both
-    ends), every drawn-from slot of a decision and the slot taken."""
+def _aivat_terms(kind, child, num_actions, level, paths, sigmas, hand_deal):
+    """(hand, key, weight): the AIVAT terms of `play`'s record as weighted values, hand h's
+    correction being the sum over its entries of weight x v~(key)[its seat], key d x M + n the
+    (deal, node): a chance step that deals a round's board +1 after, -1 before; a decision +1 at
+    the slot taken, -sigma(a) at every slot a drawn from (module doc)."""
     steps, hands = paths.shape
     m = kind.shape[0]
-    out = np.empty(hands * max(steps, 1) * (child.shape[1] + 2), np.int64)
+    size = hands * max(steps, 1) * (child.shape[1] + 2)
+    hand, key, weight = np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size)
     k = 0
     for h in range(hands):
         d = hand_deal[h]
@@ -392,18 +395,19 @@ def _value_keys(kind, child, num_actions, level, paths, sigmas, hand_deal):
             if kind[n] == TERMINAL:
                 break
             nn = paths[t + 1, h]
+            if kind[n] == CHANCE and level[nn] == level[n] and kind[nn] != TERMINAL:
+                continue
+            hand[k], key[k], weight[k] = h, d * m + nn, 1.0
+            k += 1
             if kind[n] == CHANCE:
-                if level[nn] != level[n] or kind[nn] == TERMINAL:
-                    out[k], out[k + 1] = d * m + nn, d * m + n
-                    k += 2
-            else:
-                for j in range(num_actions[n]):
-                    if sigmas[t, h, j] > 0.0:
-                        out[k] = d * m + child[n, j]
-                        k += 1
-                out[k] = d * m + nn
+                hand[k], key[k], weight[k] = h, d * m + n, -1.0
                 k += 1
-    return out[:k]
+                continue
+            for j in range(num_actions[n]):
+                if sigmas[t, h, j] > 0.0:
+                    hand[k], key[k], weight[k] = h, d * m + child[n, j], -sigmas[t, h, j]
+                    k += 1
+    return hand[:k], key[:k], weight[:k]
 
 
 @numba.njit(cache=True)
@@ -425,34 +429,12 @@ def _checkdown_values(keys, kind, spent, folded, level, ranks, offsets):
 
 
 @numba.njit(cache=True)
-def _corrections(kind, child, num_actions, spent, folded, level, paths, sigmas, hand_deal, hand_seat, ranks,
-                 offsets, keys, vals, raw, cv):
-    """raw[h], cv[h]: each hand's chips for its candidate seat, and the same less its AIVAT terms
-    with values vals[i] (float64 [k, n]) at the sorted keys[i] (`_value_keys`)."""
-    steps, hands = paths.shape
-    m = kind.shape[0]
-    for h in range(hands):
-        d, c = hand_deal[h], hand_seat[h]
-        corr = 0.0
-        for t in range(steps - 1):
-            n = paths[t, h]
-            if kind[n] == TERMINAL:
-                break
-            nn = paths[t + 1, h]
-            if kind[n] == CHANCE:
-                if level[nn] != level[n] or kind[nn] == TERMINAL:
-                    corr += (vals[np.searchsorted(keys, d * m + nn), c]
-                             - vals[np.searchsorted(keys, d * m + n), c])
-            else:
-                ev = 0.0
-                for j in range(num_actions[n]):
-                    s = sigmas[t, h, j]
-                    if s > 0.0:
-                        ev += s * vals[np.searchsorted(keys, d * m + child[n, j]), c]
-                corr += vals[np.searchsorted(keys, d * m + nn), c] - ev
-        final = paths[steps - 1, h]
-        raw[h] = _utility(spent, folded, final, ranks[d, offsets[-2]], c)
-        cv[h] = raw[h] - corr
+def _final_chips(spent, folded, paths, hand_deal, hand_seat, ranks, offsets):
+    """float64 [H]: each hand's chips for its candidate seat at its last node (the dealt board)."""
+    out = np.empty(paths.shape[1])
+    for h in range(paths.shape[1]):
+        out[h] = _utility(spent, folded, paths[-1, h], ranks[hand_deal[h], offsets[-2]], hand_seat[h])
+    return out
 
 
 # ---- matches -----------------------------------------------------------------------------------------
