@@ -46,8 +46,12 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
                                                  # from the node, by aivat_rollouts (256) rollouts
                                                  # (sog.eval.table_rollout_values; hunl_small: hands / 4-8)
     target_width: 50
-    out: tournaments/sixmax                      # report.json, report.txt, chips.npz
+    out: tournaments/sixmax                      # report.json, report.txt, chips.npz; batches/: each
+                                                 # finished batch, kept so a stopped run resumes
 
+Every finished batch is kept in OUT/batches/ (`launch.table_batches`): the same command run
+again plays only the batches missing (a killed run loses the batch in flight; a larger `deals`
+or `cpu_seconds` extends a match), and another config, seed or blueprint never reuses them.
 `--games G` sets `deals`; `--workers` does not apply (one process, vectorised over hands).
 Every agent plays inside the table's action abstraction (a blueprint's must be the table's
 game and bet sizes, its file of the config's fingerprint). Bad configs (players outside 2..6,
@@ -73,6 +77,7 @@ from pathlib import Path
 import numpy as np
 
 from launch.console import UserError, say
+from launch.table_batches import BatchStore, agent_digest
 from sog.agents.api import AgentError
 from sog.agents.spec import parse_spec
 from sog.eval.table import (
@@ -370,11 +375,21 @@ def run(args) -> dict:
     except TableError as e:
         raise UserError(str(e)) from None
     agents = make_agents(cfg, table)
+    values = (None if cfg.aivat_values == "checkdown" else       # (a copy: its lookups not counted as its play's)
+              functools.partial(rollout_values, agent=copy.copy(agents[cfg.aivat_values]), rollouts=cfg.aivat_rollouts))
+    digests: dict = {}
+    stores = {}                                 # (candidate, reference) -> (BatchStore, its kept batches)
+    for cand, ref in cfg.matches:
+        store = BatchStore(out / "batches", {
+            "game": repr(cfg.game), "players": cfg.players, "seed": cfg.seed, "batch": cfg.batch, "aivat": cfg.aivat,
+            "candidate": [cfg.agents[cand], agent_digest(agents[cand], digests)],
+            "reference": [cfg.agents[ref], agent_digest(agents[ref], digests)],
+            "values": None if values is None else [cfg.agents[cfg.aivat_values], cfg.aivat_rollouts,
+                                                   agent_digest(values.keywords["agent"], digests)]})
+        stores[(cand, ref)] = store, store.load()
     setup = time.perf_counter() - t0
     say(f"table: {cfg.game!r}, {len(table.betting.kind):,} betting nodes; agents ready in {setup:.1f} s")
     quiet = getattr(args, "quiet", False)
-    values = (None if cfg.aivat_values == "checkdown" else       # (a copy: its lookups not counted as its play's)
-              functools.partial(rollout_values, agent=copy.copy(agents[cfg.aivat_values]), rollouts=cfg.aivat_rollouts))
     matches, chips = [], {}
     for cand, ref in cfg.matches:
         a, b = agents[cand], agents[ref]
@@ -385,14 +400,22 @@ def run(args) -> dict:
         def progress(done, total, label=f"{cand} vs {cfg.players - 1} x {ref}"):
             if not quiet:
                 say(f"\r{label}: {done}/{total} deals", end="" if done < total else "\n")
+        store, done = stores[(cand, ref)]
         t, cpu = time.perf_counter(), time.process_time()
         result = play_match(table, a, b, cfg.deals, seed=cfg.seed, batch=cfg.batch, aivat=cfg.aivat,
-                            progress=progress, cpu_seconds=cfg.cpu_seconds, values=values)
+                            progress=progress, cpu_seconds=cfg.cpu_seconds, values=values, done=done,
+                            on_batch=store.save)
         seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        kept = sum(1 for i in done if i < len(result.raw) // cfg.batch)
+        now = result.hands - kept * cfg.batch * cfg.players          # the hands this run played
+        if kept:
+            say(f"{cand} vs {cfg.players - 1} x {ref}: {kept} batches ({kept * cfg.batch} deals) kept from an earlier "
+                f"run in {out / 'batches'}")
         est = estimates(result, cfg.target_width)
         matches.append({"candidate": cand, "reference": ref, "hands": result.hands, "deals": len(result.raw),
-                        "seconds": seconds, "hands_per_second": result.hands / seconds, "cpu_seconds": cpu,
-                        "hands_per_cpu_second": result.hands / max(cpu, 1e-9), "load_average": os.getloadavg()[0],
+                        "batches_kept": kept, "seconds": seconds, "hands_per_second": now / seconds,
+                        "cpu_seconds": cpu, "hands_per_cpu_second": now / max(cpu, 1e-9),
+                        "load_average": os.getloadavg()[0],
                         "play_hands_per_second": result.hands / max(result.play_seconds, 1e-9),
                         "value_seconds": result.value_seconds, "estimates": est,
                         "agents": {"candidate": a.stats(), "reference": b.stats()}})

@@ -479,3 +479,34 @@ def test_shipped_table_configs_parse():
     for p in paths:
         cfg = parse_config(str(p))
         assert cfg.players == load_yaml(p.read_text())["players"]
+
+
+def test_cli_table_resumes_from_kept_batches(tmp_path, capsys):
+    """Each finished batch is kept: a run that lost its report and one batch plays that batch only
+    and reports the same numbers; another seed keeps its own batches; a damaged or foreign batch
+    file is one line and exit status 2."""
+    cfg = "\n".join([f"game: '{SMALL}'", "players: 4", "agents: {call: call, random: random}",
+                     "matches: [[call, random]]", "deals: 240", "batch: 60", "seed: 3"]) + "\n"
+    rc, first = _cli(tmp_path, capsys, cfg)
+    assert rc == 0
+    kept = sorted((tmp_path / "out" / "batches").glob("*.npz"))
+    assert len(kept) == 4
+    (tmp_path / "out" / "report.json").unlink()
+    kept[2].unlink()
+    rc, again = _cli(tmp_path, capsys, cfg)
+    assert rc == 0 and "3 batches (180 deals) kept from an earlier run" in again.err
+    a, b = json.loads(first.out)["matches"][0], json.loads(again.out)["matches"][0]
+    assert a["estimates"] == b["estimates"] and b["batches_kept"] == 3
+    rc, other = _cli(tmp_path, capsys, cfg.replace("seed: 3", "seed: 4"))
+    assert rc == 0 and "kept from an earlier run" not in other.err
+    assert len(list((tmp_path / "out" / "batches").glob("*.npz"))) == 8
+    kept[0].write_bytes(b"not a batch")
+    rc, bad = _cli(tmp_path, capsys, cfg)
+    err = bad.err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "not a readable batch of this match" in err[0]
+    kept[0].unlink()
+    np.savez(str(kept[1]), meta=np.array("{}"), raw=np.zeros((60, 4)), aivat=np.zeros((60, 4)), cpu_seconds=0.0,
+             play_seconds=0.0, value_seconds=0.0)
+    rc, bad = _cli(tmp_path, capsys, cfg)
+    err = bad.err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "a batch of another match" in err[0]

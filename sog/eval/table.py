@@ -459,48 +459,66 @@ class MatchResult:
 def play_match(table: Table, candidate: TableAgent, reference: TableAgent, deals: int, seed: int = 0,
                batch: int = BATCH_DEALS, aivat: bool = True,
                progress: Callable[[int, int], None] | None = None, cpu_seconds: float = 0.0,
-               values: Callable | None = None) -> MatchResult:
+               values: Callable | None = None, done: dict | None = None,
+               on_batch: Callable[[int, dict], None] | None = None) -> MatchResult:
     """`deals` deals (rounded up to whole batches), each played with the candidate in every seat
     (module doc); AIVAT values unless `aivat` is False (then `aivat` repeats `raw`): the
     check-down's, or `values(table, cards, keys, rng=...)`'s (`Table.values`' value_fn, given the
     batch's deals and a stream of its own; `sog.eval.table_rollout_values`). With `cpu_seconds` > 0
     the match stops after the batch in which its CPU time passes that (the result holds the
-    batches played)."""
+    batches played). Resuming: `done` maps batches already played to their records (`on_batch`'s,
+    of the same match and seed), which are taken as they are (and their CPU seconds counted);
+    `on_batch(b, record)` gets each batch played now, record {"raw", "aivat": float64 [batch, n],
+    "cpu_seconds", "play_seconds", "value_seconds"}, so that a match stopped midway loses only
+    the batch in flight (`launch.table`: a batch's result does not depend on the others)."""
     if deals < 1:
         raise TableError(f"deals must be at least 1, got {deals}")
     n = table.players
     batches = -(-deals // batch)
     raw, cv = np.empty((batches * batch, n)), np.empty((batches * batch, n))
-    play_s = value_s = 0.0
-    hand_deal, hand_seat = np.repeat(np.arange(batch), n), np.tile(np.arange(n), batch)
-    cpu = time.process_time()
+    play_s = value_s = spent = 0.0
+    done = done or {}
     for b in range(batches):
-        t0 = time.perf_counter()
-        cards = table.deal(np.random.default_rng(derive_seed(seed, b, DEAL_TAG)), batch)
-        paths, sigmas = table.play(candidate, reference, cards, hand_deal, hand_seat,
-                                   np.random.default_rng(derive_seed(seed, b, ACTION_TAG)))
-        t1 = time.perf_counter()
-        if aivat:
-            ranks, offsets = table.runouts(cards, np.random.default_rng(derive_seed(seed, b, RUNOUT_TAG)))
-        else:
-            dealt = cards[:, None, table.held:]         # every level valued on the dealt board: unused
-            ranks, offsets = table.runouts(cards, None, [dealt] * (len(table.levels) - 1) + [None])
-        value_fn = None
-        if aivat and values is not None:
-            stream = np.random.default_rng(derive_seed(seed, b, ROLLOUT_TAG))
-            value_fn = functools.partial(values, table, cards, rng=stream)
-        r, c = table.values(paths, sigmas, hand_deal, hand_seat, ranks, offsets, value_fn)
-        raw[b * batch:(b + 1) * batch] = r.reshape(batch, n)
-        cv[b * batch:(b + 1) * batch] = (c if aivat else r).reshape(batch, n)
-        t2 = time.perf_counter()
-        play_s, value_s = play_s + t1 - t0, value_s + t2 - t1
+        record = done.get(b)
+        if record is None:
+            record = _play_batch(table, candidate, reference, b, batch, seed, aivat, values)
+            if on_batch is not None:
+                on_batch(b, record)
+        raw[b * batch:(b + 1) * batch], cv[b * batch:(b + 1) * batch] = record["raw"], record["aivat"]
+        play_s, value_s = play_s + record["play_seconds"], value_s + record["value_seconds"]
+        spent += record["cpu_seconds"]
         if progress is not None:
             progress((b + 1) * batch, batches * batch)
-        if 0 < cpu_seconds <= time.process_time() - cpu:
+        if 0 < cpu_seconds <= spent:
             raw, cv = raw[:(b + 1) * batch], cv[:(b + 1) * batch]
             break
     stats = {"candidate": candidate.stats(), "reference": reference.stats()}
     return MatchResult(candidate.name, reference.name, raw, cv, play_s, value_s, stats)
+
+
+def _play_batch(table: Table, candidate: TableAgent, reference: TableAgent, b: int, batch: int, seed: int,
+                aivat: bool, values: Callable | None) -> dict:
+    """Batch b of `play_match`: its deals played and valued (the record `on_batch` gets)."""
+    n = table.players
+    hand_deal, hand_seat = np.repeat(np.arange(batch), n), np.tile(np.arange(n), batch)
+    t0, cpu = time.perf_counter(), time.process_time()
+    cards = table.deal(np.random.default_rng(derive_seed(seed, b, DEAL_TAG)), batch)
+    paths, sigmas = table.play(candidate, reference, cards, hand_deal, hand_seat,
+                               np.random.default_rng(derive_seed(seed, b, ACTION_TAG)))
+    t1 = time.perf_counter()
+    if aivat:
+        ranks, offsets = table.runouts(cards, np.random.default_rng(derive_seed(seed, b, RUNOUT_TAG)))
+    else:
+        dealt = cards[:, None, table.held:]         # every level valued on the dealt board: unused
+        ranks, offsets = table.runouts(cards, None, [dealt] * (len(table.levels) - 1) + [None])
+    value_fn = None
+    if aivat and values is not None:
+        stream = np.random.default_rng(derive_seed(seed, b, ROLLOUT_TAG))
+        value_fn = functools.partial(values, table, cards, rng=stream)
+    r, c = table.values(paths, sigmas, hand_deal, hand_seat, ranks, offsets, value_fn)
+    return {"raw": r.reshape(batch, n), "aivat": (c if aivat else r).reshape(batch, n),
+            "cpu_seconds": time.process_time() - cpu, "play_seconds": t1 - t0,
+            "value_seconds": time.perf_counter() - t1}
 
 
 # ---- estimators -----------------------------------------------------------------------------------------
