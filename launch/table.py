@@ -422,7 +422,7 @@ def run(args) -> dict:
         chips[f"{cand}|{ref}|raw"], chips[f"{cand}|{ref}|aivat"] = result.raw, result.aivat
         x = est["duplicate_aivat" if cfg.aivat else "duplicate"]
         say(f"{cand} vs {cfg.players - 1} x {ref}: {x['mbb_per_hand']:+.1f} ± {x['half_width']:.1f} mbb/hand "
-            f"({result.hands} hands, {result.hands / seconds:.0f} hands/s)")
+            f"({result.hands} hands; {now} played now, {now / seconds:.0f} hands/s)")
     report = {"command": "tournament", "mode": "table", "config": args.config, "game": repr(cfg.game),
               "players": cfg.players, "deals": matches[0]["deals"], "seed": cfg.seed, "aivat": cfg.aivat,
               "aivat_values": cfg.aivat_values, "aivat_rollouts": cfg.aivat_rollouts if values is not None else None,
