@@ -11,7 +11,8 @@ where `meta` names the match (the game, both agents' specs and the digests of th
 they play, the seed, the batch size, the AIVAT settings) and `key` is the first 16 hex digits
 of its SHA-256. A run of the same match finds them and plays only the batches missing, so a
 run killed midway loses the batch in flight, and a larger `deals` (or `cpu_seconds`) extends
-a match. Another config, seed or retrained blueprint has another key: its batches are never
+a match (the report's rates and the agents' stats then cover the batches played by this run,
+`batches_kept` the others). Another config, seed or retrained blueprint has another key: its batches are never
 mixed in and no file is overwritten. A file of the key that cannot be read, or whose meta or
 shapes are not the match's, is a `UserError` (one line, exit status 2) naming it.
 """
