@@ -44,7 +44,7 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
     aivat_values: checkdown                      # AIVAT's value function: checkdown (nobody bets again), or
                                                  # an agent's name (blueprint, call, random): its self-play
                                                  # from the node, by aivat_rollouts (256) rollouts
-                                                 # (sog.eval.table_rollout_values; hunl_small: hands / 4-8)
+                                                 # (sog.eval.table_rollout_values; hunl_small: hands / 1.6-8)
     target_width: 50
     out: tournaments/sixmax                      # report.json, report.txt, chips.npz; batches/: each
                                                  # finished batch, kept so a stopped run resumes
