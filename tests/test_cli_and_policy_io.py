@@ -433,7 +433,12 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(5 + 2 * _import_seconds())   # imported and solving (a first progress line comes much later)
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
+    try:
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:                                # a failed wait leaves no solver running on
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130 and stdout == ""
     assert "interrupted" in stderr and "Traceback" not in stderr and not out.exists()
 
