@@ -375,8 +375,8 @@ def run(args) -> dict:
     except TableError as e:
         raise UserError(str(e)) from None
     agents = make_agents(cfg, table)
-    values = (None if cfg.aivat_values == "checkdown" else       # (a copy: its lookups not counted as its play's)
-              functools.partial(rollout_values, agent=copy.copy(agents[cfg.aivat_values]), rollouts=cfg.aivat_rollouts))
+    valuer = None if cfg.aivat_values == "checkdown" else copy.copy(agents[cfg.aivat_values])   # (its own lookups)
+    values = None if valuer is None else functools.partial(rollout_values, agent=valuer, rollouts=cfg.aivat_rollouts)
     digests: dict = {}
     stores = {}                                 # (candidate, reference) -> (BatchStore, its kept batches)
     for cand, ref in cfg.matches:
@@ -384,8 +384,8 @@ def run(args) -> dict:
             "game": repr(cfg.game), "players": cfg.players, "seed": cfg.seed, "batch": cfg.batch, "aivat": cfg.aivat,
             "candidate": [cfg.agents[cand], agent_digest(agents[cand], digests)],
             "reference": [cfg.agents[ref], agent_digest(agents[ref], digests)],
-            "values": None if values is None else [cfg.agents[cfg.aivat_values], cfg.aivat_rollouts,
-                                                   agent_digest(values.keywords["agent"], digests)]})
+            "values": None if valuer is None else [cfg.agents[cfg.aivat_values], cfg.aivat_rollouts,
+                                                   agent_digest(valuer, digests)]})
         stores[(cand, ref)] = store, store.load()
     setup = time.perf_counter() - t0
     say(f"table: {cfg.game!r}, {len(table.betting.kind):,} betting nodes; agents ready in {setup:.1f} s")

@@ -84,8 +84,9 @@ Other values: `play_match(values=...)` takes any v~ of (deal, node), every seat'
 self-play from the node: the betting still to come, not only the cards).
 
 Randomness: deals, action uniforms, Monte Carlo run-outs and other values' draws (rollouts) of
-batch b come from four streams seeded by `derive_seed(seed, b, tag)`, so a seed gives the same deals and the same
-action draws to every match (common random numbers across matches), bit for bit.
+batch b come from four streams seeded by `derive_seed(seed, b, tag)`, so a seed gives the same
+deals and the same action draws to every match (common random numbers across matches), bit for
+bit.
 """
 from __future__ import annotations
 
@@ -218,7 +219,6 @@ class Table:
         is the dealt board). `boards[i]` (int64 [D, R, b], optional) imposes level i's run-outs."""
         per, offsets = [], [0]
         dealt_board = cards[:, self.held:]
-        deck = self.deck.size
         for i, known in enumerate(self.levels):
             draw = self.board - known
             if boards is not None and boards[i] is not None:
@@ -226,21 +226,30 @@ class Table:
             elif draw == 0:
                 full = dealt_board[:, None, :]
             else:
-                seen = np.zeros((len(cards), deck), dtype=bool)
-                seen[np.arange(len(cards))[:, None], cards[:, :self.held + known]] = True
-                rest = np.nonzero(~seen)[1].reshape(len(cards), -1)         # [D, deck - held - known], increasing
-                left = rest.shape[1]
-                if math.comb(left, draw) <= self.enumerate_max:
-                    idx = np.array(list(itertools.combinations(range(left), draw)), dtype=np.int64)
-                    extra = rest[:, idx]
-                else:
-                    idx = np.argsort(rng.random((len(cards), self.mc_runouts, left)), axis=2)[:, :, :draw]
-                    extra = np.take_along_axis(rest[:, None, :], idx, axis=2)
+                extra = self.completions(cards, self.held + known, self.enumerate_max, self.mc_runouts, rng)
                 known_cards = np.broadcast_to(dealt_board[:, None, :known], extra.shape[:2] + (known,))
                 full = np.concatenate([known_cards, extra], axis=2)
             per.append(self._ranks(cards, full))
             offsets.append(offsets[-1] + full.shape[1])
         return np.concatenate(per, axis=1), np.array(offsets, dtype=np.int64)
+
+    def completions(self, cards: np.ndarray, known: int, enumerate_max: int, samples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+        """int64 [D, R, num_cards - known]: per deal (a row of `cards`), the cards that complete its
+        first `known` (hole cards, then board) from the rest of the deck: every completion in
+        increasing order (R their count) where there are at most `enumerate_max`, else `samples`
+        drawn uniformly from `rng`."""
+        draw = self.num_cards - known
+        seen = np.zeros((len(cards), self.deck.size), dtype=bool)
+        seen[np.arange(len(cards))[:, None], cards[:, :known]] = True
+        rest = np.nonzero(~seen)[1].reshape(len(cards), -1)         # [D, deck - known], increasing
+        left = rest.shape[1]
+        count = math.comb(left, draw)
+        if count <= enumerate_max:
+            idx = np.array(list(itertools.combinations(range(left), draw)), dtype=np.int64).reshape(count, draw)
+            return rest[:, idx]
+        idx = np.argsort(rng.random((len(cards), samples, left)), axis=2)[:, :, :draw]
+        return np.take_along_axis(rest[:, None, :], idx, axis=2)
 
     # ---- play --------------------------------------------------------------------------------------
     def play(self, candidate: TableAgent, reference: TableAgent, cards: np.ndarray, hand_deal: np.ndarray,

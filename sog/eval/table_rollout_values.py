@@ -35,9 +35,6 @@ other actions; a deal's rotations share them), walked in lockstep in chunks of a
 """
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 
 from sog.eval.table import Table, TableAgent, _terminal_chips
@@ -86,24 +83,12 @@ def _rollout_deals(table: Table, cards: np.ndarray, level: int, rollouts: int,
                    rng: np.random.Generator) -> np.ndarray:
     """int64 [G, R, n h + b]: per deal (a row of `cards`), R deals that keep its hole cards and the
     first `table.levels[level]` cards of its board and complete the board from the cards nobody
-    holds and the board does not show: every completion, each repeated ceil(rollouts / count)
-    times, where there are at most `rollouts`, else `rollouts` drawn uniformly (module doc).
-    Level -1 (before the hole cards): `rollouts` uniform deals."""
+    holds and the board does not show (`Table.completions`): every completion, each repeated
+    ceil(rollouts / count) times, where there are at most `rollouts`, else `rollouts` drawn
+    uniformly (module doc). Level -1 (before the hole cards): `rollouts` uniform deals."""
     if level < 0:
         return table.deal(rng, len(cards) * rollouts).reshape(len(cards), rollouts, table.num_cards)
     known = table.held + table.levels[level]
-    draw = table.num_cards - known
-    if draw == 0:
-        return np.repeat(cards[:, None, :], rollouts, axis=1)
-    seen = np.zeros((len(cards), table.deck.size), dtype=bool)
-    seen[np.arange(len(cards))[:, None], cards[:, :known]] = True
-    rest = np.nonzero(~seen)[1].reshape(len(cards), -1)          # [G, left], increasing
-    left = rest.shape[1]
-    count = math.comb(left, draw)
-    if count <= rollouts:
-        idx = np.array(list(itertools.combinations(range(left), draw)), dtype=np.int64)
-        extra = np.tile(rest[:, idx], (1, -(-rollouts // count), 1))
-    else:
-        idx = np.argsort(rng.random((len(cards), rollouts, left)), axis=2)[:, :, :draw]
-        extra = np.take_along_axis(rest[:, None, :], idx, axis=2)
+    extra = table.completions(cards, known, rollouts, rollouts, rng)
+    extra = np.tile(extra, (1, -(-rollouts // extra.shape[1]), 1))
     return np.concatenate([np.broadcast_to(cards[:, None, :known], extra.shape[:2] + (known,)), extra], axis=2)
