@@ -14,13 +14,14 @@ and recursive queries go out as the popped queries' do; the stats count them
 (`random_solves`). A query at a chance node too wide to expand
 (`sog.search.gtcfr.wide_chance`: HUNL's flop) is solved on `search.chance_samples`
 outcomes drawn from the solve's seed, weighted so the target is an unbiased estimate
-(`PublicTree.expand_sample`). Solves of one batch run at once, in
-lockstep in one thread, their network queries merged into one call per round
-(`actors.lockstep`); the stats add where the solves' time went
-(`actors.search_time`). With `solver.off_support: best_response`, the targets at the slots a query's
-owner does not reach (range 0) are instead each hand's best-deviation value against the other
-player's average policy in the solved tree (`GTCFR.best_response_values`): the values a search
-must read there to see a deviation's worth. Leduc, 600 replay queries against exact values
+(`PublicTree.expand_sample`). The solves of one step (`solver.batch`) run as one batched
+search (`GTCFR.batch`: their trees one forest, one CFR pass and one network call a pass for all
+of them; each solve's result is the one it would have alone, its own seed included); the stats
+add where the solves' time went (`actors.search_time`). With `solver.off_support:
+best_response`, the targets at the slots a query's owner does not reach (range 0) are instead
+each hand's best-deviation value against the other player's average policy in the solved tree
+(`GTCFR.batch_best_response_values`): the values a search must read there to see a deviation's
+worth. Leduc, 600 replay queries against exact values
 (network units): it cut those targets' low bias from -0.018 to -0.006 with a SoG(10,1) solver and
 from -0.011 to -0.007 with SoG(16,1); with SoG(64,0.5), whose averages have converged, no change.
 """
@@ -60,9 +61,9 @@ class QuerySolver:
         queries = [(pub, r) for pub, r in queries if self.game.cached("kind", pub) != TERMINAL]
         extra = self._random_situations(len(queries))
         queries += extra
-        seeds = self.rng.integers(2**62, size=len(queries))
-        solves = [self._solve(q, int(s)) for q, s in zip(queries, seeds)]
-        results, driver = run_lockstep(solves, self.value_fn)
+        seeds = self.rng.integers(2**62, size=len(queries)).tolist()
+        (results,), driver = (run_lockstep([self._solve(queries, seeds)], self.value_fn) if queries
+                              else ([[]], {"network": 0.0, "merge": 0.0}))
         recursive = []
         for res in results:
             k = min(sample_count(self.rng, self.config.solver.q_recursive), len(res.queries))
@@ -83,18 +84,20 @@ class QuerySolver:
         count = sum(sample_count(rng, q) for _ in range(popped))
         return [random_situation(self.game, rng, self.settings) for _ in range(count)]
 
-    def _solve(self, query, seed: int) -> ValueSteps[SearchResult]:
-        """The solve of `query` (pub, ranges [2, N]) as a coroutine (`GTCFR.steps`); with
-        `solver.off_support` "best_response", its values at the slots off the query's support are
-        the best-response ones (`GTCFR.best_response_values`)."""
-        pub, ranges = query
-        tree = PublicTree(self.game, [pub])
-        if wide_chance(self.game, self.settings, pub):
-            tree.expand_sample(tree.roots[0], self.settings.chance_samples,
-                               np.random.default_rng(derive_seed(seed, 1)))
-        search = GTCFR(self.game, None, tree, ranges, settings=self.settings, seed=seed)
-        result = yield from search.steps()
+    def _solve(self, queries: list, seeds: list[int]) -> ValueSteps[list[SearchResult]]:
+        """The solves of `queries` ((pub, ranges [2, N]) each; seeds one each) as one batched search
+        (`GTCFR.batch_steps`, a coroutine); with `solver.off_support` "best_response", a solve's
+        values at the slots off its query's support are the best-response ones
+        (`GTCFR.batch_best_response_values`)."""
+        tree = PublicTree(self.game, [pub for pub, _ in queries], separate=True)
+        for root, (pub, _), seed in zip(tree.roots, queries, seeds):
+            if wide_chance(self.game, self.settings, pub):
+                tree.expand_sample(root, self.settings.chance_samples, np.random.default_rng(derive_seed(seed, 1)))
+        ranges = np.stack([np.asarray(r, dtype=np.float64) for _, r in queries])
+        search = GTCFR.batch(self.game, None, tree, ranges, seeds, self.settings)
+        results = yield from search.batch_steps()
         if self.config.solver.off_support == "best_response":
-            values = np.where(np.asarray(ranges) > 0, result.values, search.best_response_values())
-            result = dataclasses.replace(result, values=values)
-        return result
+            best = search.batch_best_response_values()
+            results = [dataclasses.replace(r, values=np.where(ranges[b] > 0, r.values, best[b]))
+                       for b, r in enumerate(results)]
+        return results

@@ -9,7 +9,8 @@ from actors.lockstep import run_lockstep
 from actors.selfplay import SelfPlay
 from sog.config import load_config
 from sog.games import load_game
-from sog.search.value_function import drive
+from sog.search.resolve import SearchJob
+from sog.search.value_function import Job, drive
 
 
 class Echo:
@@ -45,6 +46,54 @@ def test_one_call_per_round_and_answers_back_to_their_askers():
     assert seconds["network"] > 0 and seconds["merge"] > 0
     assert run_lockstep([asker(5, [], seen)], vf) == ([5], {"network": 0.0, "merge": 0.0})
     assert len(vf.calls) == 3
+
+
+class Doubling(Job):
+    """A toy job: its batch asks one request for all its jobs and answers 2 x each one's x."""
+
+    batches: list = []
+
+    def __init__(self, x, key):
+        self.x, self.key = x, key
+
+    @classmethod
+    def together(cls, jobs):
+        cls.batches.append([j.x for j in jobs])
+        yield [("job", j.x) for j in jobs], np.zeros((len(jobs), 2, 3))
+        return [2 * j.x for j in jobs]
+
+
+def asks_jobs(xs, key):
+    """A coroutine that yields a Doubling job per x, in turn; returns their answers."""
+    out = []
+    for x in xs:
+        out.append((yield Doubling(x, key)))
+    return out
+
+
+def test_jobs_of_a_round_with_one_key_run_as_one_batch():
+    vf, seen = Echo(), []
+    Doubling.batches.clear()
+    results, _ = run_lockstep([asks_jobs([1, 2], "a"), asks_jobs([3], "a"), asks_jobs([4], "b"),
+                               asker(7, [2], seen)], vf)
+    assert results == [[2, 4], [6], [8], 7]
+    assert Doubling.batches == [[1, 3], [4], [2]]        # round 1: a's two jobs together, b's apart
+    assert vf.calls == [2 + 1 + 2, 1]                    # each batch's request merged with the asker's
+    assert drive(asks_jobs([5], "a"), vf) == [10] and Doubling.batches[-1] == [5]   # alone
+
+
+def test_selfplay_runs_its_games_searches_as_batches(monkeypatch):
+    cfg = load_config("leduc", ["search.simulations=6", "selfplay.games_per_worker=4"])
+    game = load_game(cfg.game)
+    sizes, together = [], SearchJob.together.__func__
+
+    def spy(cls, jobs):
+        sizes.append(len(jobs))
+        return (yield from together(cls, jobs))
+
+    monkeypatch.setattr(SearchJob, "together", classmethod(spy))
+    out = SelfPlay(game, cfg, HashedValues(game), seed=0).play()
+    assert max(sizes) == 4 and sum(sizes) >= out.stats["searches"] > len(sizes)
 
 
 def test_exceptions_propagate_and_close_the_other_coroutines():

@@ -101,7 +101,7 @@ def test_resolve_equals_the_recorded_one(steps):
     for _ in range(steps):
         history.append(game.children(history[-1])[1].pub)
     player = int(game.cached("actor", history[-1]))
-    result, summary, _ = ContinualResolver(game, HashedValues(game), SearchSettings(50, 1)).search(
+    result, summary = ContinualResolver(game, HashedValues(game), SearchSettings(50, 1)).search(
         history, player, None, seed=7)
     pubs = sorted(summary.ranges, key=repr)
     assert digest(result, *[summary.ranges[p] for p in pubs], *[summary.values[p] for p in pubs]) \
@@ -122,7 +122,7 @@ def test_searches_in_one_lockstep_batch_equal_the_recorded_ones():
     coroutines.append(resolver.search_steps(history, int(leduc.cached("actor", history[-1])), None, seed=7))
     results, seconds = run_lockstep(coroutines, HashedValues(leduc))
     assert [digest(r) for r in results[:-1]] == [SEARCHES[k] for k in leduc_keys]
-    result, summary, _ = results[-1]
+    result, summary = results[-1]
     pubs = sorted(summary.ranges, key=repr)
     assert digest(result, *[summary.ranges[p] for p in pubs], *[summary.values[p] for p in pubs]) == RESOLVES[3]
     assert seconds["network"] > 0 and seconds["merge"] > 0

@@ -136,8 +136,8 @@ def test_query_solver_best_response_targets_off_the_support(monkeypatch):
     solves = []
 
     class Spy(gtcfr.GTCFR):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
+        def _setup(self, *args, **kwargs):
+            super()._setup(*args, **kwargs)
             solves.append(self)
 
     monkeypatch.setattr("actors.query_solver.GTCFR", Spy)
@@ -168,9 +168,9 @@ def test_query_solver_searches_with_the_solver_settings(monkeypatch):
     seen = []
 
     class Spy(gtcfr.GTCFR):
-        def __init__(self, *args, settings, **kwargs):
-            seen.append(settings)
-            super().__init__(*args, settings=settings, **kwargs)
+        def _setup(self, *args, **kwargs):
+            super()._setup(*args, **kwargs)
+            seen.append(self.settings)
 
     game = load_game("kuhn_poker")
     r = game.initial_ranges()

@@ -54,7 +54,7 @@ class SoGAgent(Agent):
         key = (tuple(history), slot)
         if self._policy_at is None or self._policy_at[0] != key:
             seed = int(self.rng.integers(2**63 - 1))
-            result, self.prev, _ = yield from self.resolver.search_steps(history, self.player, self.prev, seed)
+            result, self.prev = yield from self.resolver.search_steps(history, self.player, self.prev, seed)
             self.last_result = result
             self._policy_at = (key, result.policy)
         return self._policy_at[1][slot]

@@ -82,7 +82,7 @@ def _search_breadth_first(game: Game, resolver: ContinualResolver, seed: int, in
         if kind == DECISION:
             p = game.cached("actor", pub)
             seed_here = derive_seed(seed, SEARCH_TAG, index[pub])
-            result, summary, _ = resolver.search(history, p, prev[p], seed_here)
+            result, summary = resolver.search(history, p, prev[p], seed_here)
             table[pub] = result.policy
             prev = (summary, prev[1]) if p == 0 else (prev[0], summary)
             done += 1

@@ -71,6 +71,16 @@ request and is sent the answer, so a driver can run many searches in lockstep
 with one network call for all their frontiers (`actors.lockstep`); `run` drives
 it with the search's own value function, one call per request.
 
+**Batch axis.** `GTCFR.batch` runs B searches of the same settings as one: their trees
+are one forest (`PublicTree(..., separate=True)`), so the node-indexed arrays carry every
+search's nodes and each CFR pass is one down and one up numba pass over all of them, with
+one value request for all their frontiers (`batch_steps`, `results`); only the expansion
+walks go search by search, each from its own generator. Each search's result is the one it
+has alone, bit for bit (`tests/test_gtcfr_batch.py`). The query solvers solve a step's
+queries as one batch, and self-play runs the searches its games start in the same round as
+one (`sog.search.resolve.SearchJob`). Leduc, 32 query solves at SoG(64, 0.5) with a fresh
+CVPN on 2 cores: the CFR share of a solve step fell from ~40% to ~20% of its time (README).
+
 Re-solving (`sog.search.resolve`) roots the tree above the current public
 state and adds the opponent's Terminate / Follow gadget through `Gadget`.
 """
@@ -235,30 +245,30 @@ _NO_GADGET = (-1, np.zeros(0), np.zeros(0), 0.0, np.zeros(0), np.zeros(0), np.ze
 
 
 @numba.njit(cache=True)
-def _closed_iterations(iterations, t, passes, root, g_player, g_follow, g_values, g_alpha, g_prev_part, g_f,
+def _closed_iterations(iterations, t, passes, roots, g_player, g_follow, g_values, g_alpha, g_prev_part, g_f,
                        g_possible, g_regrets, root_ranges, kind, actor, possible, parent, first_child,
                        next_sibling, edge_start, e_player, e_src, e_dst, e_action, prob, legal, present,
                        terminals, payoffs, regrets, sigma, ranges, values, q, avg, own, value_sum,
                        value_weight):
     """`GTCFR._closed_iterations`: `iterations` CFR iterations from iteration t, each a
     `node_cfr.down_pass` and `node_cfr.up_pass` per row of passes (bool [P, 2]: the players each
-    pass updates) with no frontier; with a gadget (g_player >= 0: `Gadget`'s arrays) its
-    opponent range at the root before each pass and its update after each pass of its player,
-    as `GTCFR._pass`. Returns the new t."""
+    pass updates) with no frontier, from roots int [R] at root_ranges float [R, 2, N]; with a gadget
+    (g_player >= 0: `Gadget`'s arrays) at the first root, its opponent range there before each
+    pass and its update after each pass of its player, as `GTCFR._pass`. Returns the new t."""
     frontier = np.zeros(0, dtype=np.int64)
     leaf_values = np.zeros((0, 2, possible.shape[2]))
     for _ in range(iterations):
         t += 1
         for k in range(len(passes)):
             if g_player >= 0:
-                _gadget_range(g_follow, g_possible, g_alpha, g_prev_part, g_f, root_ranges[g_player])
-            node_cfr.down_pass(root_ranges, kind, possible, parent, edge_start, e_player, e_src, e_dst, e_action,
-                               legal, present, regrets, sigma, ranges, terminals, payoffs, values)
+                _gadget_range(g_follow, g_possible, g_alpha, g_prev_part, g_f, root_ranges[0, g_player])
+            node_cfr.down_pass(roots, root_ranges, kind, possible, parent, edge_start, e_player, e_src, e_dst,
+                               e_action, legal, present, regrets, sigma, ranges, terminals, payoffs, values)
             node_cfr.up_pass(frontier, leaf_values, kind, actor, first_child, next_sibling, edge_start, e_player,
                              e_src, e_dst, e_action, prob, possible, legal, present, sigma, passes[k], t,
                              k == len(passes) - 1, ranges, values, q, regrets, avg, own, value_sum, value_weight)
             if g_player >= 0 and passes[k][g_player]:
-                _gadget_update(g_follow, g_values, values[root, g_player], g_possible, g_regrets)
+                _gadget_update(g_follow, g_values, values[roots[0], g_player], g_possible, g_regrets)
                 _gadget_follow(g_regrets, g_possible, g_follow)
     return t
 
@@ -357,28 +367,58 @@ class Queries(Sequence):
         out.extend(self)
         return out
 
+    def split(self, owners: np.ndarray, count: int) -> list[Queries]:
+        """The queries of each of `count` owners (owners int [len(self)]: each query's), each in
+        the order asked, one block apiece."""
+        if not len(self):
+            return [Queries() for _ in range(count)]
+        order = np.argsort(owners, kind="stable")
+        ends = np.cumsum(np.bincount(owners, minlength=count)).tolist()
+        ranges = np.concatenate(self._blocks)[order]
+        pubs = list(map(self._pubs.__getitem__, order.tolist()))
+        out = []
+        for start, end in zip([0] + ends, ends):
+            q = Queries()
+            q.add_block(pubs[start:end], ranges[start:end])
+            out.append(q)
+        return out
+
 
 class _Recorder:
-    """Asks for values (a coroutine step) and records every query (`Queries`) and the time waited
-    for it."""
+    """Asks for values (a coroutine step) and records every query (`Queries`), the search of a
+    batch's that asked it, and the time waited for it."""
 
     def __init__(self):
         self.queries = Queries()
+        self.owners: list[np.ndarray] = []              # per recorded block: int [rows], each row's search
         self.calls = 0
         self.seconds = 0.0                              # suspended at the requests
 
-    def ask(self, pubs: Sequence, ranges: np.ndarray,
-            record: bool = True) -> ValueSteps[tuple[np.ndarray, np.ndarray]]:
+    def ask(self, pubs: Sequence, ranges: np.ndarray, owners: np.ndarray | None
+            ) -> ValueSteps[tuple[np.ndarray, np.ndarray]]:
         """Yields the request (pubs, ranges [B, 2, N]); returns the answer (values float [B, 2, N],
-        logits float [B, 2, N, A]). record: whether to record it (the evaluation cache records
-        the whole frontier itself)."""
+        logits float [B, 2, N, A]). owners: int [B], the search of the batch each row is for, to
+        record it; None: not recorded (the evaluation cache records the whole frontier itself)."""
         self.calls += 1
         t0 = time.perf_counter()
         values, logits = yield pubs, ranges
         self.seconds += time.perf_counter() - t0
-        if record:
-            self.queries.add_block(pubs, np.array(ranges, copy=True))
+        if owners is not None:
+            self.record(pubs, np.array(ranges, copy=True), owners)
         return values, logits
+
+    def record(self, pubs: Sequence, ranges: np.ndarray, owners: np.ndarray) -> None:
+        """Record queries (pubs at ranges [B, 2, N], kept) of the batch's searches owners int [B]."""
+        if len(pubs):
+            self.queries.add_block(pubs, ranges)
+            self.owners.append(owners)
+
+    def split(self, count: int) -> list[Queries]:
+        """Each of a batch's `count` searches' queries (`Queries.split`); a single search's own."""
+        if count == 1:
+            return [self.queries]
+        owners = np.concatenate(self.owners) if self.owners else np.zeros(0, dtype=np.int64)
+        return self.queries.split(owners, count)
 
 
 class GTCFR:
@@ -401,23 +441,60 @@ class GTCFR:
       also asks the value function's `cacheable`, True if absent or None: the warm-started oracle
       is not); cache_hits: the frontier rows it has answered so far.
     timings (attribute): seconds spent so far per phase of `PHASES`.
+
+    **A batch** (`GTCFR.batch`): B searches with the same settings, one per tree of a forest
+    (`PublicTree(..., separate=True)`), run as one: each pass is one `node_cfr.down_pass` and one
+    `node_cfr.up_pass` over the whole forest, and one value request for all the trees' frontiers;
+    the expansion phases walk each tree in turn from its own generator. Each search's results
+    (`results`) are those of the same search run alone: every node's arithmetic reads its own
+    tree only, each tree's frontier keeps its own order inside the merged one, and a search's
+    walks draw its own stream. The per-search attributes are the lanes' (`roots`, `search_nodes`,
+    `lane_ranges` float [B, 2, N], `gadgets`, `rngs`); `root`, `search_node`, `root_ranges`,
+    `gadget` and `rng` are the first's (a single search's own).
     """
 
     def __init__(self, game: Game, value_fn: ValueFunction | None, tree: PublicTree | None = None,
                  root_ranges: np.ndarray | None = None, search_node: int | None = None,
                  gadget: Gadget | None = None, settings: SearchSettings = SearchSettings(), seed: int = 0):
-        self.game = game
-        self.tree = tree if tree is not None else PublicTree(game, [game.root()])
-        self.root = self.tree.roots[0]
-        self.search_node = self.root if search_node is None else search_node
-        self.root_ranges = np.array(game.initial_ranges() if root_ranges is None else root_ranges,
-                                    dtype=np.float64)
-        self.gadget = gadget
+        tree = tree if tree is not None else PublicTree(game, [game.root()])
+        ranges = np.asarray(game.initial_ranges() if root_ranges is None else root_ranges)
+        self._setup(game, value_fn, tree, ranges[None], [tree.roots[0] if search_node is None else search_node],
+                    [gadget], settings, [seed])
+
+    @classmethod
+    def batch(cls, game: Game, value_fn: ValueFunction | None, tree: PublicTree, root_ranges: np.ndarray,
+              seeds: Sequence[int], settings: SearchSettings = SearchSettings(),
+              search_nodes: Sequence[int] | None = None, gadgets: Sequence[Gadget | None] | None = None) -> GTCFR:
+        """B searches as one (class doc): search b in the tree of `tree.roots[b]` (a forest of B
+        trees kept apart, `PublicTree(..., separate=True)`), from root_ranges[b] (float [B, 2, N]),
+        expanding below search_nodes[b] (default its root), with gadgets[b] (default none) and
+        seeds[b]."""
+        B = len(tree.roots)
+        if not tree.separate and B > 1:
+            raise ValueError("a batch of searches needs a forest whose trees are kept apart (separate=True)")
+        search = cls.__new__(cls)
+        search._setup(game, value_fn, tree, np.asarray(root_ranges), list(tree.roots if search_nodes is None
+                                                                            else search_nodes),
+                      [None] * B if gadgets is None else list(gadgets), settings, list(seeds))
+        return search
+
+    def _setup(self, game: Game, value_fn: ValueFunction | None, tree: PublicTree, root_ranges: np.ndarray,
+               search_nodes: list, gadgets: list, settings: SearchSettings, seeds: list) -> None:
+        B = len(tree.roots)
+        if not (len(root_ranges) == len(search_nodes) == len(gadgets) == len(seeds) == B):
+            raise ValueError(f"a batch of {B} trees needs {B} root ranges, search nodes, gadgets and seeds")
+        self.game, self.tree, self.lanes = game, tree, B
+        self.roots, self.search_nodes = np.array(tree.roots, dtype=np.int64), np.array(search_nodes, dtype=np.int64)
+        self.lane_ranges = np.array(root_ranges, dtype=np.float64)
+        self.gadgets = gadgets
+        self._gadget_lanes = [(b, g) for b, g in enumerate(gadgets) if g is not None]
+        self.rngs = [generator(seed) for seed in seeds]
+        self.root, self.search_node = int(self.roots[0]), int(self.search_nodes[0])
+        self.root_ranges, self.gadget, self.rng = self.lane_ranges[0], gadgets[0], self.rngs[0]
         self.value_fn = value_fn
         self.recorder = _Recorder()
         self.settings = settings
         self.top_k = settings.children_per_expansion(game.spec.perfect_information)
-        self.rng = generator(seed)
         self.t = 0
         N, A = game.spec.num_states, game.spec.num_actions
         self._node_arrays = dict(   # (sigma, values, own: scratch of the passes)
@@ -436,10 +513,11 @@ class GTCFR:
         self._prior_filled = 0      # prior rows of nodes below this are set (see `_fill_priors`)
         self._path = np.zeros((64, 3), dtype=np.int64)   # a phase's (node, slot, action) records
         self._actions = np.zeros(A, dtype=np.int64)      # the actions an expansion adds
-        self._uniforms = np.zeros(0)                     # rng's uniforms drawn ahead, for the walks
-        self._cursor = np.zeros(1, dtype=np.int64)       # the next one to use (`expansion` module doc)
-        self._chance_weights = np.asarray(game.cached("chance_weights", self.tree.pubs[self.search_node]),
-                                          dtype=np.float64)
+        self._uniforms = [np.zeros(0)] * B               # per search, its rng's uniforms drawn ahead, for the walks
+        self._cursors = [np.zeros(1, dtype=np.int64) for _ in range(B)]  # the next one to use (`expansion` doc)
+        self._tree_sizes = np.bincount(tree.tree_of[:tree.size], minlength=B)   # nodes per search's tree
+        self._chance_weights = [np.asarray(game.cached("chance_weights", tree.pubs[v]), dtype=np.float64)
+                                for v in self.search_nodes.tolist()]
         self._view: TreeView | None = None
         self._payoffs = np.zeros((0, N, N))   # the view's terminals' payoff matrices
         self._no_leaves = np.zeros((0, 2, N))  # the leaf values of a tree without frontier
@@ -471,7 +549,14 @@ class GTCFR:
     def steps(self) -> ValueSteps[SearchResult]:
         """The search as a coroutine: `settings.simulations` (s) expansion simulations,
         `settings.per_phase` (c) of them per regret update phase; yields each pass's frontier
-        request (`regret_update_steps`), returns the result."""
+        request (`regret_update_steps`), returns the result (a batch's first search's:
+        `batch_steps`)."""
+        return (yield from self.batch_steps())[0]
+
+    def batch_steps(self) -> ValueSteps[list[SearchResult]]:
+        """`steps` of every search of the batch (one value request a pass for all of them); returns
+        their results (`results`), each with the batch's timings divided by B (so that they add
+        up to the batch's)."""
         t0 = time.perf_counter()
         per_phase = self.settings.per_phase
         sims, its = math.ceil(per_phase), math.ceil(1 / per_phase)
@@ -479,10 +564,11 @@ class GTCFR:
             yield from self.regret_update_steps(its)
             self.grow(sims)
         t1 = time.perf_counter()
-        result = self.result()
+        results = self.results()
         t2 = time.perf_counter()
         self.timings["tree"] += t2 - t1
-        return dataclasses.replace(result, timings={**self.timings, "total": t2 - t0})
+        timings = {k: v / self.lanes for k, v in {**self.timings, "total": t2 - t0}.items()}
+        return [dataclasses.replace(r, timings=timings) for r in results]
 
     def regret_update(self, iterations: int) -> None:
         """`regret_update_steps` with its requests answered by `value_fn`."""
@@ -496,7 +582,8 @@ class GTCFR:
         view = self._current_view()
         t1 = time.perf_counter()
         passes = _ALTERNATING if self.settings.alternating else _SIMULTANEOUS
-        if not len(view.frontier) and (self.game.dense_payoffs or not len(view.terminals)):
+        if (not len(view.frontier) and (self.game.dense_payoffs or not len(view.terminals))
+                and all(b == 0 for b, _ in self._gadget_lanes)):
             self._closed_iterations(view, iterations, passes)
         else:
             for _ in range(iterations):
@@ -531,29 +618,31 @@ class GTCFR:
         (bool [2]), the last of its iteration or not: sets `ranges`, `values` (scratch), `q`,
         the players' rows of `own`, and on the last pass adds the iteration to the averaged
         values' sums (`node_cfr.down_pass`, the leaf values, `node_cfr.up_pass`)."""
-        g, values = self.gadget, self.values
-        if g is not None:
-            self.root_ranges[g.player] = g.opponent_range()
-        node_cfr.down_pass(self.root_ranges, view.kind, view.possible, view.parent, view.edge_start, view.e_player,
-                           view.e_src, view.e_dst, view.e_action, view.legal, view.present, self.regrets, self.sigma,
-                           self.ranges, view.terminals, self._payoffs, values)
+        values = self.values
+        for b, g in self._gadget_lanes:
+            self.lane_ranges[b, g.player] = g.opponent_range()
+        node_cfr.down_pass(self.roots, self.lane_ranges, view.kind, view.possible, view.parent, view.edge_start,
+                           view.e_player, view.e_src, view.e_dst, view.e_action, view.legal, view.present,
+                           self.regrets, self.sigma, self.ranges, view.terminals, self._payoffs, values)
         leaf_values = yield from self._leaf_values(view, values)
         node_cfr.up_pass(view.frontier, leaf_values, view.kind, view.actor, view.first_child, view.next_sibling,
                          view.edge_start, view.e_player, view.e_src, view.e_dst, view.e_action, view.prob,
                          view.possible, view.legal, view.present, self.sigma, players, self.t, last, self.ranges,
                          values, self.q, self.regrets, self.avg, self.own, self.value_sum, self.value_weight)
-        if g is not None and players[g.player]:
-            g.update(values[self.root, g.player])
+        for b, g in self._gadget_lanes:
+            if players[g.player]:
+                g.update(values[self.roots[b], g.player])
 
     def _closed_iterations(self, view: TreeView, iterations: int, passes: tuple) -> None:
         """`iterations` iterations of `_pass`es on a tree without frontier leaves whose terminal
         values come from dense payoffs (or that has no terminals): no value request, so all of
         them run in one numba call (`_closed_iterations`), the same arithmetic in the same order
-        as pass by pass (Kuhn's query solves: three quarters of their passes)."""
+        as pass by pass (Kuhn's query solves: three quarters of their passes); a gadget only
+        at the first search of a batch."""
         g = self.gadget
         self.t = _closed_iterations(
-            iterations, self.t, np.array(passes), self.root, *(_NO_GADGET if g is None else g.kernel_args()),
-            self.root_ranges, view.kind,
+            iterations, self.t, np.array(passes), self.roots, *(_NO_GADGET if g is None else g.kernel_args()),
+            self.lane_ranges, view.kind,
             view.actor, view.possible, view.parent, view.first_child, view.next_sibling, view.edge_start,
             view.e_player, view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
             view.terminals, self._payoffs, self.regrets, self.sigma, self.ranges, self.values, self.q, self.avg,
@@ -573,13 +662,14 @@ class GTCFR:
         pubs = self.tree.pubs
         leaf_pubs = list(map(pubs.__getitem__, f.tolist()))
         if self.caches_values:
-            return (yield from self._cached_leaf_values(f, leaf_pubs))
-        asked, eps = ranges[f], self.settings.off_support_smoothing
+            return (yield from self._cached_leaf_values(f, leaf_pubs, view.tree_of[f]))
+        asked, eps, owners = ranges[f], self.settings.off_support_smoothing, view.tree_of[f]
         if eps:
             extra, rows, players, off = smoothed_beliefs(asked, self.tree.possible[f], eps)
             asked = np.concatenate([asked, extra])
             leaf_pubs += [leaf_pubs[j] for j in rows.tolist()]
-        leaf_values, logits = yield from self.recorder.ask(leaf_pubs, asked)
+            owners = np.concatenate([owners, owners[rows]])
+        leaf_values, logits = yield from self.recorder.ask(leaf_pubs, asked, owners)
         F = len(f)
         self._set_priors(f, logits[:F])
         if not (eps and len(rows)):
@@ -588,10 +678,11 @@ class GTCFR:
         values[rows, players] = np.where(off, leaf_values[F:][np.arange(len(rows)), players], values[rows, players])
         return values
 
-    def _cached_leaf_values(self, f: np.ndarray, leaf_pubs: list) -> ValueSteps[np.ndarray]:
+    def _cached_leaf_values(self, f: np.ndarray, leaf_pubs: list, owners: np.ndarray) -> ValueSteps[np.ndarray]:
         """`_leaf_values`' frontier values through the evaluation cache (`sog.search.value_cache`):
         one value request for the rows it misses (none if it misses none); every row is recorded
-        as a query and sets its public state's prior, in order, as without the cache."""
+        as a query of its search (owners int [F]) and sets its public state's prior, in order, as
+        without the cache."""
         tree, ranges = self.tree, self.ranges
         F, (N, A) = len(f), self.prior.shape[1:]
         if len(self._cache_scratch[0]) < F:       # per-row scratch, grown by doubling
@@ -608,12 +699,12 @@ class GTCFR:
         if misses:
             miss = np.flatnonzero(miss_index >= 0)
             miss_values, miss_logits = yield from self.recorder.ask(
-                [leaf_pubs[k] for k in miss.tolist()], asked[miss], record=False)
+                [leaf_pubs[k] for k in miss.tolist()], asked[miss], None)
             miss_values = np.ascontiguousarray(miss_values, dtype=np.float64)
             miss_logits = np.ascontiguousarray(miss_logits, dtype=np.float64)
         else:
             miss_values, miss_logits = np.zeros((0, 2, N)), np.zeros((0, 2, N, A))
-        self.recorder.queries.add_block(leaf_pubs, asked)
+        self.recorder.record(leaf_pubs, asked, owners)
         self.cache_hits += F - misses
         value_cache.answer(f, tree.first, tree.actor, way, source, store_way, miss_index, total, miss_values,
                            miss_logits, self.cache_filled, self.cache_values, self.cache_logits, values, logits)
@@ -638,21 +729,26 @@ class GTCFR:
         """float [size, 2, N]: every node's ranges under the average policy (node-indexed): one
         down pass (`node_cfr.propagate_ranges`) with the average policy at every node's entries.
 
-        The opponent's root range is the gadget's latest one when re-solving."""
+        The opponent's root range is the gadget's latest one when re-solving (each search's of a
+        batch)."""
         self._ensure_capacity()
         view, n = self._current_view(), self.tree.size
         sigma = np.empty((n,) + self.avg.shape[1:])
         node_cfr.matched_policies(np.arange(n), np.zeros(n, dtype=np.bool_), self.avg, view.legal, view.present, sigma)
-        root = self.root_ranges.copy()
-        if self.gadget is not None:
-            root[self.gadget.player] = self.gadget.opponent_range()
+        root = self.lane_ranges.copy()
+        for b, g in self._gadget_lanes:
+            root[b, g.player] = g.opponent_range()
         ranges = np.empty((n, 2, self.game.spec.num_states))
-        node_cfr.propagate_ranges(root, view.possible, view.parent, view.edge_start, view.e_player, view.e_src,
-                                  view.e_dst, view.e_action, sigma, ranges)
+        node_cfr.propagate_ranges(view.roots, root, view.possible, view.parent, view.edge_start, view.e_player,
+                                  view.e_src, view.e_dst, view.e_action, sigma, ranges)
         return ranges
 
     def best_response_values(self) -> np.ndarray:
-        """float [2, N] at the search node: each player's best-response counterfactual values
+        """float [2, N]: `batch_best_response_values` of a single search (a batch's first)."""
+        return self.batch_best_response_values()[0]
+
+    def batch_best_response_values(self) -> np.ndarray:
+        """float [B, 2, N] at each search's search node: each player's best-response counterfactual values
         against the other's average policy on the tree as the passes last saw it
         (`average_ranges`), with the terminals' exact values at those ranges and the
         iteration-averaged values (`average_values`) at the frontier leaves and at every node
@@ -678,13 +774,22 @@ class GTCFR:
         node_cfr.propagate_values(view.actor, first_child, view.next_sibling, view.edge_start, view.e_player,
                                   view.e_src, view.e_dst, view.e_action, view.prob, view.legal, view.present,
                                   self.sigma, values, q, True)
-        return values[self.search_node]
+        return values[self.search_nodes]
 
     def result(self) -> SearchResult:
-        node = self.search_node
-        policy = self.average_policy(node) if self.tree.kind[node] == DECISION else None
-        return SearchResult(self.average_values(node), policy, self.recorder.queries,
-                            self.tree.size, self.t)
+        """The search's result as it stands (a batch's first search's); timings empty."""
+        return self.results()[0]
+
+    def results(self) -> list[SearchResult]:
+        """Each search's result as it stands (in the batch's order); timings empty."""
+        tree, nodes = self.tree, self.search_nodes
+        decision = tree.kind[nodes] == DECISION
+        policies = np.empty((len(nodes),) + self.avg.shape[1:])
+        node_cfr.matched_policies(nodes, tree.first_child[nodes] < 0, self.avg, tree.legal, tree.present, policies)
+        values = self.average_values(nodes)
+        sizes = np.bincount(tree.tree_of[:tree.size], minlength=self.lanes) if self.lanes > 1 else [tree.size]
+        return [SearchResult(values[b], policies[b] if decision[b] else None, queries, int(sizes[b]), self.t)
+                for b, queries in enumerate(self.recorder.split(self.lanes))]
 
     # ---- expansion ----------------------------------------------------------
     def _fill_priors(self) -> None:
@@ -707,37 +812,41 @@ class GTCFR:
 
     def grow(self, simulations: int) -> None:
         """Run `simulations` expansion simulations with virtual losses between them (their visits
-        pending until the phase ends)."""
+        pending until the phase ends), in each search of a batch in turn."""
         t0 = time.perf_counter()
         count = 0
-        for _ in range(simulations):
-            count = self._simulate(count)
+        for b in range(self.lanes):
+            for _ in range(simulations):
+                count = self._simulate(b, count)
         expansion.commit_visits(self._path, count, self.pending, self.visits)
         self._ensure_capacity()
         self.timings["tree"] += time.perf_counter() - t0
 
-    def _draw_ahead(self, need: int) -> None:
-        """At least `need` unused uniforms in `_uniforms` (the unused ones kept first, in order)."""
-        left = self._uniforms[self._cursor[0]:]
+    def _draw_ahead(self, b: int, need: int) -> None:
+        """At least `need` unused uniforms in search b's `_uniforms` (the unused ones kept first, in
+        order: the stream is the same however far ahead it is drawn)."""
+        cursor = self._cursors[b]
+        left = self._uniforms[b][cursor[0]:]
         if len(left) < need:
-            self._uniforms = np.concatenate([left, self.rng.random(2 * need)])
-            self._cursor[0] = 0
+            self._uniforms[b] = np.concatenate([left, self.rngs[b].random(2 * need)])
+            cursor[0] = 0
 
-    def _simulate(self, count: int) -> int:
-        """One simulation (`expansion.simulate`) and the expansion it ends with; the phase's path
-        records go from row `count` of `_path` on; returns the new count."""
+    def _simulate(self, b: int, count: int) -> int:
+        """One simulation of search b (`expansion.simulate`) and the expansion it ends with; the
+        phase's path records go from row `count` of `_path` on; returns the new count."""
         self._ensure_capacity()
         self._fill_priors()
-        tree, node = self.tree, self.search_node
+        tree, node = self.tree, int(self.search_nodes[b])
         if len(self._path) < count + tree.size + 1:
             self._path = np.concatenate([self._path, np.zeros((count + tree.size + 1, 3), dtype=np.int64)])
-        self._draw_ahead(2 * tree.size + 1)
-        world = (self.ranges[node] if self.t else self.root_ranges, tree.possible[node], self._chance_weights)
+        self._draw_ahead(b, 2 * int(self._tree_sizes[b]) + 1)
+        world = (self.ranges[node] if self.t else self.lane_ranges[b], tree.possible[node], self._chance_weights[b])
         arrays = (tree.kind, tree.actor, tree.first_child, tree.next_sibling, tree.prob, tree.in_state_maps,
                   tree.in_actor_map, tree.legal, tree.present, tree.first)
         search = (self.ranges, self.q, self.visits, self.avg, self.pending, self.prior)
+        size = tree.size
         what, node, k, count = expansion.simulate(
-            self._uniforms, self._cursor, node, world, arrays, search, float(self.settings.puct_c),
+            self._uniforms[b], self._cursors[b], node, world, arrays, search, float(self.settings.puct_c),
             float(self.game.spec.max_utility), -1 if self.top_k is None else self.top_k, self._path, count,
             self._actions)
         if what == expansion.EXPAND_ALL:
@@ -745,4 +854,5 @@ class GTCFR:
                 tree.expand(node)
         elif what == expansion.EXPAND_ACTIONS:
             tree.expand(node, self._actions[:k].tolist())
+        self._tree_sizes[b] += tree.size - size
         return count

@@ -36,22 +36,26 @@ class TreeView:
     its n nodes and m edges (no copies), and the leaves (one numba loop, `_leaves`); made again
     when the tree's `version` changes.
 
-    n: nodes; kind, actor int8 [n]; parent int [n]; possible bool [n, 2, N]
+    A forest's trees (`PublicTree.roots`; a batch of searches) are passed over together: their
+    nodes never meet, and each node's arithmetic is the same as in its tree alone.
+
+    n: nodes; roots int [R]; tree_of int [n]: each node's tree (`PublicTree.tree_of`)
+    kind, actor int8 [n]; parent int [n]; possible bool [n, 2, N]
     legal, present: bool [n, N, A]; the *entries* are their conjunction (present is only set
       below decision nodes, for the (slot, action) pairs whose child is in the tree)
     first_child, next_sibling int [n]: the children of a node in increasing id order, -1 ends
     edge_start int [n + 1]: the edges into node c are [edge_start[c], edge_start[c + 1])
     e_player, e_src, e_dst, e_action int [m]: the edge table
     prob float [n]: the chance probability of the edge into each node (1 below decision nodes)
-    frontier: int [F] non-terminal leaves by (depth, id): the value function's batch order
+    frontier: int [F] non-terminal leaves by (depth, id): the value function's batch order (a
+      tree's own frontier in its own order, interleaved with the others')
     terminals: int [T] terminal nodes, increasing
     """
 
     def __init__(self, tree: PublicTree):
         n, m = tree.size, tree.num_edges
-        if list(tree.roots) != [0]:
-            raise ValueError(f"node CFR passes need a tree with one root, node 0 (roots {tree.roots})")
         self.n, self.version = n, tree.version
+        self.roots, self.tree_of = np.array(tree.roots, dtype=np.int64), tree.tree_of[:n]
         self.kind, self.actor, self.parent = tree.kind[:n], tree.actor[:n], tree.parent[:n]
         self.possible, self.legal, self.present = tree.possible[:n], tree.legal[:n], tree.present[:n]
         self.first_child, self.next_sibling = tree.first_child[:n], tree.next_sibling[:n]
@@ -138,17 +142,22 @@ def matched_policies(nodes, leaf, weights, legal, present, out):
 
 
 @numba.njit(cache=True)
-def propagate_ranges(root_ranges, possible, parent, edge_start, e_player, e_src, e_dst, e_action,
+def propagate_ranges(roots, root_ranges, possible, parent, edge_start, e_player, e_src, e_dst, e_action,
                      sigma, ranges):
-    """ranges [>= n, 2, N] (zeroed here): the root's (node 0) are root_ranges [2, N] at its possible
-    slots; every other node's slot sums its edges' parent reach times sigma (actor edges) or 1."""
+    """ranges [>= n, 2, N] (zeroed here): root roots[k]'s (int [R]) are root_ranges[k] (float
+    [R, 2, N]) at its possible slots; every other node's slot sums its edges' parent reach times
+    sigma (actor edges) or 1."""
     n = len(parent)
     ranges[:n] = 0.0
-    for i in range(2):
-        for s in range(possible.shape[2]):
-            ranges[0, i, s] = root_ranges[i, s] * possible[0, i, s]
-    for c in range(1, n):
+    for k in range(len(roots)):
+        r = roots[k]
+        for i in range(2):
+            for s in range(possible.shape[2]):
+                ranges[r, i, s] = root_ranges[k, i, s] * possible[r, i, s]
+    for c in range(n):
         p = parent[c]
+        if p < 0:
+            continue
         for e in range(edge_start[c], edge_start[c + 1]):
             i, d = e_player[e], e_dst[e]
             if possible[c, i, d]:
@@ -236,14 +245,15 @@ def update_regrets(kind, actor, players, t, legal, present, sigma, q, values, ra
 
 
 @numba.njit(cache=True)
-def down_pass(root_ranges, kind, possible, parent, edge_start, e_player, e_src, e_dst, e_action, legal, present,
-              regrets, sigma, ranges, terminals, payoffs, values):
+def down_pass(roots, root_ranges, kind, possible, parent, edge_start, e_player, e_src, e_dst, e_action, legal,
+              present, regrets, sigma, ranges, terminals, payoffs, values):
     """A pass's work before its frontier values: the current policy (`current_policy`), the
     ranges (`propagate_ranges`), values [>= n, 2, N] zeroed over the n nodes and the terminals'
     values from their payoff matrices (`terminal_values`; payoffs float [T, N, N], or [0, N, N]
     for a game without dense payoffs: its terminals are left zero)."""
     current_policy(kind, legal, present, regrets, sigma)
-    propagate_ranges(root_ranges, possible, parent, edge_start, e_player, e_src, e_dst, e_action, sigma, ranges)
+    propagate_ranges(roots, root_ranges, possible, parent, edge_start, e_player, e_src, e_dst, e_action, sigma,
+                     ranges)
     values[:len(kind)] = 0.0
     if len(payoffs):
         terminal_values(terminals, payoffs, possible, ranges, values)

@@ -49,8 +49,11 @@ the observed outcome, with the value function's values there as the gadget's
 after a deal from its network's values at the next round.
 
 `ContinualResolver.search_steps` is a re-solve in coroutine form
-(`sog.search.value_function.ValueSteps`: the initial solve's and the search's
-value requests, in turn); `search` drives it with the resolver's value function.
+(`sog.search.value_function.ValueSteps`): it yields each GT-CFR search it needs (the
+initial solve, the re-solve) as a `SearchJob` and the value requests of stepping over a
+wide chance node; `search` drives it with the resolver's value function, each job run
+alone. Self-play's driver (`actors.lockstep`) runs the jobs its games yield in the same
+round as one batch of searches (`GTCFR.batch`), each with the result it has alone.
 """
 from __future__ import annotations
 
@@ -64,7 +67,7 @@ from sog.games.api import CHANCE, Game
 from sog.search.gtcfr import GTCFR, PHASES, Gadget, Queries, SearchResult, add_timings, wide_chance
 from sog.search.settings import SearchSettings
 from sog.search.tree import PublicTree
-from sog.search.value_function import ValueFunction, ValueSteps, drive
+from sog.search.value_function import Job, ValueFunction, ValueSteps, drive
 from sog.seeding import derive_seed
 
 
@@ -75,6 +78,73 @@ class Summary:
 
     ranges: dict[Hashable, np.ndarray]
     values: dict[Hashable, np.ndarray]
+
+
+@dataclasses.dataclass(eq=False)
+class SearchJob(Job):
+    """A GT-CFR search for the driver to run (`Job`), answered (SearchResult, Summary).
+
+    Its tree is the branch `path` (public states from the tree's root to the search node, each a
+    child of the one before), searched from root_ranges float [2, N] at the root with `gadget`
+    (None: none), `settings` and `seed`; value_fn: the resolver's, whose `cacheable` decides the
+    evaluation cache (`GTCFR`; its requests are the driver's). Jobs of the same game, settings
+    and value function run together as one batch (`GTCFR.batch`), each with the result it has
+    alone; their timings are the batch's divided among them, building the trees and the
+    summaries as `tree`."""
+
+    game: Game
+    value_fn: ValueFunction | None
+    path: Sequence[Hashable]
+    root_ranges: np.ndarray
+    gadget: Gadget | None
+    settings: SearchSettings
+    seed: int
+
+    @property
+    def key(self) -> tuple:
+        return id(self.game), id(self.value_fn), self.settings
+
+    @classmethod
+    def together(cls, jobs: Sequence[SearchJob]) -> ValueSteps[list[tuple[SearchResult, Summary]]]:
+        t0 = time.perf_counter()
+        first = jobs[0]
+        tree = PublicTree(first.game, [job.path[0] for job in jobs], separate=True)
+        nodes = [_branch(tree, root, job.path[1:]) for root, job in zip(tree.roots, jobs)]
+        search = GTCFR.batch(first.game, first.value_fn, tree, np.stack([job.root_ranges for job in jobs]),
+                             [job.seed for job in jobs], first.settings, nodes, [job.gadget for job in jobs])
+        t1 = time.perf_counter()
+        results = yield from search.batch_steps()
+        t2 = time.perf_counter()
+        out = summaries(search)
+        extra = (t1 - t0 + time.perf_counter() - t2) / len(jobs)
+        timings = {**results[0].timings}
+        timings["tree"] += extra
+        timings["total"] += extra
+        return [(dataclasses.replace(r, timings=dict(timings)), summary) for r, summary in zip(results, out)]
+
+
+def _branch(tree: PublicTree, node: int, path: Sequence[Hashable]) -> int:
+    """Expand `tree` from `node` down `path` (public states, each a child of the one before);
+    the last one's node (ValueError if the path leaves the game)."""
+    for pub in path:
+        kids = tree.expand(node)
+        node = next((c for c in kids if tree.pubs[c] == pub), -1)
+        if node < 0:
+            raise ValueError(f"{pub!r} is not a child of {tree.pubs[kids[0]] if kids else None!r}: "
+                             "the history is not a path of the game")
+    return node
+
+
+def _run(job: SearchJob, timings: dict | None, excess: list | None) -> ValueSteps[tuple[SearchResult, Summary]]:
+    """Yield `job`, return its answer; its result's timings added into `timings`, and into
+    excess[0] the seconds suspended at it beyond its own share of the batch that ran it."""
+    t = time.perf_counter()
+    result, summary = yield job
+    if timings is not None:
+        add_timings(timings, result.timings)
+    if excess is not None:
+        excess[0] += time.perf_counter() - t - result.timings["total"]
+    return result, summary
 
 
 class ContinualResolver:
@@ -88,12 +158,14 @@ class ContinualResolver:
         """The summary of a GT-CFR search at the game's first public state `root`, with the
         initial ranges and expansion anywhere: what a seat that does not act there re-solves
         its first decision from."""
-        return summarize(drive(self._initial_search(root, self.game.initial_ranges(), seed), self.value_fn))
+        return drive(self._initial_search(root, self.game.initial_ranges(), seed), self.value_fn)[1]
 
-    def _initial_search(self, root: Hashable, ranges: np.ndarray, seed: int) -> ValueSteps[GTCFR]:
-        search = self._gtcfr(PublicTree(self.game, [root]), ranges, None, None, seed)
-        yield from search.steps()
-        return search
+    def _initial_search(self, root: Hashable, ranges: np.ndarray, seed: int, timings: dict | None = None,
+                        excess: list | None = None) -> ValueSteps[tuple[SearchResult, Summary]]:
+        return (yield from _run(self._job([root], ranges, None, seed), timings, excess))
+
+    def _job(self, path: Sequence[Hashable], root_ranges: np.ndarray, gadget: Gadget | None, seed: int) -> SearchJob:
+        return SearchJob(self.game, self.value_fn, path, root_ranges, gadget, self.settings, seed)
 
     def is_initial(self, history: Sequence[Hashable], prev: Summary | None) -> bool:
         """Whether `search_steps(history, player, prev, seed)` is an initial solve: a search at the
@@ -114,30 +186,35 @@ class ContinualResolver:
         return j, ranges
 
     def search(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
-               ) -> tuple[SearchResult, Summary, GTCFR]:
+               ) -> tuple[SearchResult, Summary]:
         """`search_steps` with its requests answered by the resolver's value function."""
         return drive(self.search_steps(history, player, prev, seed), self.value_fn)
 
     def search_steps(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int
-                     ) -> ValueSteps[tuple[SearchResult, Summary, GTCFR]]:
+                     ) -> ValueSteps[tuple[SearchResult, Summary]]:
         """Search at history[-1] for `player`, conditioned on its previous search's summary
         (None at the seat's first decision: below the game's first public state that is not a
         chance node (`_opening`), the search then re-solves from an initial solve there, seeded
         from `seed`, and the result's queries and timings include the initial solve's; building
-        the branch and the summaries count as `tree` time)."""
-        t0 = time.perf_counter()
+        the branch and the summaries count as `tree` time); returns its result and summary."""
+        return (yield from self._search_steps(history, player, prev, seed, [0.0]))
+
+    def _search_steps(self, history: Sequence[Hashable], player: int, prev: Summary | None, seed: int,
+                      excess: list) -> ValueSteps[tuple[SearchResult, Summary]]:
+        """`search_steps`; excess[0] gathers the seconds suspended at jobs beyond their shares of
+        the batches that ran them (`_run`), which the result's `total` leaves out."""
+        t0, e0 = time.perf_counter(), excess[0]
         game = self.game
         earlier_queries = Queries()
         timings = dict.fromkeys(PHASES, 0.0)
         start, opening = self._opening(history)
         if prev is None and len(history) > start + 1:
-            first = yield from self._initial_search(history[start], opening, derive_seed(seed, 1))
-            add_timings(timings, first.timings)
-            t = time.perf_counter()
-            prev, earlier_queries = summarize(first), Queries(first.recorder.queries)
-            timings["tree"] += time.perf_counter() - t
+            first, prev = yield from self._initial_search(history[start], opening, derive_seed(seed, 1), timings,
+                                                          excess)
+            earlier_queries = Queries(first.queries)
         if prev is not None:
-            prev = yield from self._step_over_wide_chance(history, player, prev, seed, earlier_queries, timings)
+            prev = yield from self._step_over_wide_chance(history, player, prev, seed, earlier_queries, timings,
+                                                          excess)
         t1 = time.perf_counter()
         gadget = None
         if prev is None:
@@ -149,28 +226,15 @@ class ContinualResolver:
             possible = game.cached("possible_mask", s_prev)[1 - player]
             gadget = Gadget(1 - player, prev.values[s_prev][1 - player], prev.ranges[s_prev][1 - player],
                             possible, self.settings.gadget_alpha)
-        tree = PublicTree(game, [history[k]])
-        node = tree.roots[0]
-        for pub in history[k + 1:]:
-            kids = tree.expand(node)
-            node = next((c for c in kids if tree.pubs[c] == pub), -1)
-            if node < 0:
-                raise ValueError(f"{pub!r} is not a child of {tree.pubs[kids[0]] if kids else None!r}: "
-                                 "the history is not a path of the game")
-        search = self._gtcfr(tree, root_ranges, node, gadget, seed)
-        t2 = time.perf_counter()
-        result = yield from search.steps()
-        t3 = time.perf_counter()
-        summary = summarize(search)
-        t4 = time.perf_counter()
-        add_timings(timings, search.timings)
-        timings["tree"] += (t2 - t1) + (t4 - t3)
+        job = self._job(history[k:], root_ranges, gadget, seed)
+        timings["tree"] += time.perf_counter() - t1
+        result, summary = yield from _run(job, timings, excess)
         queries = earlier_queries + result.queries if earlier_queries else result.queries
-        result = dataclasses.replace(result, queries=queries, timings={**timings, "total": t4 - t0})
-        return result, summary, search
+        total = time.perf_counter() - t0 - (excess[0] - e0)
+        return dataclasses.replace(result, queries=queries, timings={**timings, "total": total}), summary
 
     def _step_over_wide_chance(self, history: Sequence[Hashable], player: int, prev: Summary, seed: int,
-                               queries: Queries, timings: dict) -> ValueSteps[Summary]:
+                               queries: Queries, timings: dict, excess: list) -> ValueSteps[Summary]:
         """`prev`, or where the history goes through a chance node too wide to expand
         (`sog.search.gtcfr.wide_chance`) below the deepest public state `prev` holds, the
         summary to re-solve from at the observed outcome: first, if `prev` stops above the
@@ -187,8 +251,8 @@ class ContinualResolver:
             if wide is None:
                 return prev
             if wide > k:
-                res, prev, _ = yield from self.search_steps(history[:wide + 1], player, prev,
-                                                            derive_seed(seed, 2, wide))
+                res, prev = yield from self._search_steps(history[:wide + 1], player, prev,
+                                                          derive_seed(seed, 2, wide), excess)
                 add_timings(timings, res.timings)
                 queries.extend(res.queries)
             pub, child = history[wide], history[wide + 1]
@@ -200,10 +264,6 @@ class ContinualResolver:
             values = np.asarray(values, dtype=np.float64)[0] * game.cached("possible_mask", child)
             prev = Summary({child: ranges}, {child: values})
 
-    def _gtcfr(self, tree: PublicTree, root_ranges: np.ndarray, node: int | None, gadget: Gadget | None,
-               seed: int) -> GTCFR:
-        return GTCFR(self.game, self.value_fn, tree, root_ranges, search_node=node, gadget=gadget,
-                     settings=self.settings, seed=seed)
 
 
 def carry(ranges: np.ndarray, state_maps: np.ndarray) -> np.ndarray:
@@ -216,9 +276,14 @@ def carry(ranges: np.ndarray, state_maps: np.ndarray) -> np.ndarray:
     return out
 
 
-def summarize(search: GTCFR) -> Summary:
-    """The summary of a finished search (every public state of its tree, at its first node)."""
+def summaries(search: GTCFR) -> list[Summary]:
+    """The summary of each finished search of a batch (every public state of its tree, at its
+    first node there); a single search's is the only one."""
     tree = search.tree
     firsts = np.flatnonzero(tree.first[:tree.size] == np.arange(tree.size))
-    pubs = [tree.pubs[v] for v in firsts.tolist()]
-    return Summary(dict(zip(pubs, search.average_ranges()[firsts])), dict(zip(pubs, search.average_values(firsts))))
+    ranges, values = search.average_ranges()[firsts], search.average_values(firsts)
+    out = [Summary({}, {}) for _ in range(search.lanes)]
+    for k, (v, b) in enumerate(zip(firsts.tolist(), tree.tree_of[firsts].tolist())):
+        out[b].ranges[tree.pubs[v]] = ranges[k]
+        out[b].values[tree.pubs[v]] = values[k]
+    return out

@@ -72,9 +72,14 @@ class PublicTree:
     public state (the node itself for a new one), as `index`. The edges into node c are rows
     [edge_start[c], edge_start[c + 1]) of the edge table (int [cap + 1]; nodes and their edges
     are appended in the same order).
+
+    separate: the roots' trees are kept apart (a batch of searches in one forest, GT-CFR's batch
+    axis): a node's `first` and the `index` key are per tree ((tree, public state), tree = its
+    root's position in `roots`), so no tree's prior, cache or summary reads another's. `tree_of`
+    int [cap]: every node's tree (its root's position), in any forest.
     """
 
-    def __init__(self, game: Game, roots: Sequence[Hashable], capacity: int = 64):
+    def __init__(self, game: Game, roots: Sequence[Hashable], capacity: int = 64, separate: bool = False):
         self.game = game
         N, A = game.spec.num_states, game.spec.num_actions
         self.size = 0
@@ -94,6 +99,8 @@ class PublicTree:
         self.next_sibling = np.full(cap, -1, dtype=np.int64)
         self._last_child = np.full(cap, -1, dtype=np.int64)
         self.first = np.zeros(cap, dtype=np.int64)
+        self.tree_of = np.zeros(cap, dtype=np.int64)
+        self.separate = separate
         self.edge_start = np.zeros(cap + 1, dtype=np.int64)   # node c's edges: [edge_start[c], edge_start[c + 1])
         slot = np.int16 if N < 2**15 else np.int32        # the edge maps' slots (hold'em: 1326 hands)
         self.in_state_maps = np.full((cap, 2, N), -1, dtype=slot)
@@ -111,8 +118,10 @@ class PublicTree:
         self.edge: list[Child | None] = []          # edge from the parent, per node
         self.children: list[list[int]] = []         # child node ids, per node
         self._added: list[set[int]] = []            # indices (in game.children) of added children
-        self.index: dict[Hashable, int] = {}        # public state -> node (first occurrence)
-        self.roots = [self._append(pub, -1, None) for pub in roots]
+        self.index: dict[Hashable, int] = {}        # public state (separate: (tree, public state)) -> first node
+        self.roots: list[int] = []
+        for pub in roots:
+            self.roots.append(self._append(pub, -1, None))
 
     # ---- growth -----------------------------------------------------------
     def _append(self, pub, parent: int, edge: Child | None) -> int:
@@ -135,8 +144,11 @@ class PublicTree:
         self.edge.append(edge)
         self.children.append([])
         self._added.append(set())
+        tree = int(self.tree_of[parent]) if parent >= 0 else len(self.roots)
+        self.tree_of[i] = tree
+        first = self.index.setdefault((tree, pub) if self.separate else pub, i)
         self.num_edges = _write_node(
-            i, parent, kind, game.cached("actor", pub), prob, self.index.setdefault(pub, i),
+            i, parent, kind, game.cached("actor", pub), prob, first,
             game.cached("possible_mask", pub), legal, state_maps, actor_map, edge is not None, self.num_edges,
             self.parent, self.depth, self.kind, self.actor, self.prob, self.expanded, self.possible, self.legal,
             self.present, self.first, self.first_child, self.next_sibling, self._last_child, self.edge_start,
@@ -156,7 +168,7 @@ class PublicTree:
 
     def _grow(self) -> None:
         for name in ("parent", "depth", "kind", "actor", "prob", "expanded", "possible", "legal", "present",
-                     "first_child", "next_sibling", "_last_child", "first", "edge_start", "in_state_maps",
+                     "first_child", "next_sibling", "_last_child", "first", "tree_of", "edge_start", "in_state_maps",
                      "in_actor_map"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.zeros_like(old)]))

@@ -10,9 +10,11 @@ expands and explores by; the exact oracle (`sog.search.oracle`), the CVPN
 A search does not call the value function itself: it is a coroutine
 (`ValueSteps`, a generator) that yields each value request `(pubs, ranges)` and
 is sent back the answer `(values, logits)`, as `ValueFunction.evaluate` takes and
-returns them, and returns its result. `drive` answers one coroutine's requests
-with a value function; `actors.lockstep` advances many at once and answers all
-their pending requests with one call.
+returns them, and returns its result. It may also yield a `Job` (a whole search it
+wants run: `sog.search.resolve.SearchJob`) and be sent the job's answer. `drive`
+answers one coroutine's requests with a value function and runs its jobs one by one;
+`actors.lockstep` advances many at once, answers all their pending requests with one
+call, and runs the jobs of a round that share a key as one (a batch of searches).
 """
 from __future__ import annotations
 
@@ -58,18 +60,34 @@ ValueRequest = tuple[Sequence, np.ndarray]
 ValueAnswer = tuple[np.ndarray, np.ndarray]
 """(values float64 [B, 2, N], logits float64 [B, 2, N, A]): what it is sent back."""
 ValueSteps = Generator[ValueRequest, ValueAnswer, T]
-"""A search in coroutine form: yields its value requests, is sent their answers, returns a T."""
+"""A search in coroutine form: yields its value requests (or `Job`s), is sent their answers, returns a T."""
+
+
+class Job:
+    """Work a coroutine yields for its driver to run (module doc): jobs with equal `key`s yielded
+    in the same round may run together, `type(job).together(jobs)` (a coroutine of value requests
+    returning each job's answer, in order); run alone, a job is `together([job])`."""
+
+    key: object = None
+
+    @classmethod
+    def together(cls, jobs: Sequence[Job]) -> ValueSteps[list]:
+        raise NotImplementedError
 
 
 def drive(steps: ValueSteps[T], value_fn: ValueFunction | None) -> T:
     """Run the coroutine `steps` to its end, each request answered by one `value_fn.evaluate`
-    call; its return value. A request with `value_fn` None is a ValueError."""
+    call and each `Job` run alone (`Job.together`); its return value. A request with `value_fn`
+    None is a ValueError."""
     answer = None
     while True:
         try:
             request = steps.send(answer)
         except StopIteration as stop:
             return stop.value
+        if isinstance(request, Job):
+            answer = drive(type(request).together([request]), value_fn)[0]
+            continue
         if value_fn is None:
             steps.close()
             raise ValueError("the tree has frontier leaves but no value function was given")
