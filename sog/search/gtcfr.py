@@ -449,7 +449,7 @@ class GTCFR:
     (`results`) are those of the same search run alone: every node's arithmetic reads its own
     tree only, each tree's frontier keeps its own order inside the merged one, and a search's
     walks draw its own stream. The per-search attributes are the lanes' (`roots`, `search_nodes`,
-    `lane_ranges` float [B, 2, N], `gadgets`, `rngs`); `root`, `search_node`, `root_ranges`,
+    `lane_ranges` float [B, 2, N], `rngs`); `root`, `search_node`, `root_ranges`,
     `gadget` and `rng` are the first's (a single search's own).
     """
 
@@ -486,7 +486,6 @@ class GTCFR:
         self.game, self.tree, self.lanes = game, tree, B
         self.roots, self.search_nodes = np.array(tree.roots, dtype=np.int64), np.array(search_nodes, dtype=np.int64)
         self.lane_ranges = np.array(root_ranges, dtype=np.float64)
-        self.gadgets = gadgets
         self._gadget_lanes = [(b, g) for b, g in enumerate(gadgets) if g is not None]
         self.rngs = [generator(seed) for seed in seeds]
         self.root, self.search_node = int(self.roots[0]), int(self.search_nodes[0])
@@ -515,7 +514,6 @@ class GTCFR:
         self._actions = np.zeros(A, dtype=np.int64)      # the actions an expansion adds
         self._uniforms = [np.zeros(0)] * B               # per search, its rng's uniforms drawn ahead, for the walks
         self._cursors = [np.zeros(1, dtype=np.int64) for _ in range(B)]  # the next one to use (`expansion` doc)
-        self._tree_sizes = np.bincount(tree.tree_of[:tree.size], minlength=B)   # nodes per search's tree
         self._chance_weights = [np.asarray(game.cached("chance_weights", tree.pubs[v]), dtype=np.float64)
                                 for v in self.search_nodes.tolist()]
         self._view: TreeView | None = None
@@ -787,7 +785,7 @@ class GTCFR:
         policies = np.empty((len(nodes),) + self.avg.shape[1:])
         node_cfr.matched_policies(nodes, tree.first_child[nodes] < 0, self.avg, tree.legal, tree.present, policies)
         values = self.average_values(nodes)
-        sizes = np.bincount(tree.tree_of[:tree.size], minlength=self.lanes) if self.lanes > 1 else [tree.size]
+        sizes = np.bincount(tree.tree_of[:tree.size], minlength=self.lanes)
         return [SearchResult(values[b], policies[b] if decision[b] else None, queries, int(sizes[b]), self.t)
                 for b, queries in enumerate(self.recorder.split(self.lanes))]
 
@@ -815,6 +813,7 @@ class GTCFR:
         pending until the phase ends), in each search of a batch in turn."""
         t0 = time.perf_counter()
         count = 0
+        self._tree_sizes = np.bincount(self.tree.tree_of[:self.tree.size], minlength=self.lanes)  # nodes a tree
         for b in range(self.lanes):
             for _ in range(simulations):
                 count = self._simulate(b, count)

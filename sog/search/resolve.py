@@ -265,7 +265,6 @@ class ContinualResolver:
             prev = Summary({child: ranges}, {child: values})
 
 
-
 def carry(ranges: np.ndarray, state_maps: np.ndarray) -> np.ndarray:
     """float [2, N]: ranges [2, N] at a chance node carried to one of its children by the
     child's `state_maps` (int [2, N]; -1: the slot is impossible there, e.g. a blocked card)."""

@@ -18,6 +18,7 @@ call, and runs the jobs of a round that share a key as one (a batch of searches)
 """
 from __future__ import annotations
 
+import abc
 from collections.abc import Generator, Sequence
 from typing import Protocol, TypeVar
 
@@ -63,16 +64,17 @@ ValueSteps = Generator[ValueRequest, ValueAnswer, T]
 """A search in coroutine form: yields its value requests (or `Job`s), is sent their answers, returns a T."""
 
 
-class Job:
+class Job(abc.ABC):
     """Work a coroutine yields for its driver to run (module doc): jobs with equal `key`s yielded
-    in the same round may run together, `type(job).together(jobs)` (a coroutine of value requests
-    returning each job's answer, in order); run alone, a job is `together([job])`."""
+    in the same round may run together, `type(job).together(jobs)`; run alone, a job is
+    `together([job])`."""
 
     key: object = None
 
     @classmethod
+    @abc.abstractmethod
     def together(cls, jobs: Sequence[Job]) -> ValueSteps[list]:
-        raise NotImplementedError
+        """The jobs as one coroutine of value requests, returning each job's answer, in order."""
 
 
 def drive(steps: ValueSteps[T], value_fn: ValueFunction | None) -> T:
