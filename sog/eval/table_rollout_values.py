@@ -26,8 +26,10 @@ the same expectation (with an agent that is deterministic given the cards and en
 run-outs, exactly equal: the test). The rollouts' noise adds variance, never bias.
 
 Measured (hunl_small, README): the blueprint's continuation variants against it need 4 to 8 times
-fewer hands than with the check-down, Modicum's hands 1.6 times; on Modicum's 2,680 hands the
-estimate sat 498 +- 345 mbb/hand below the check-down's (paired), a gap not explained yet.
+fewer hands than with the check-down, Modicum's hands 1.3 to 1.6 times. On Modicum's hands of
+seeds 7 and 8 (2,680) the estimate sat 498 +- 345 mbb/hand below the check-down's (paired); on
+seeds 9, 12 and 13 (2,040 hands, played afresh) the other way, -154 +- 265: over all five seeds
++88 +- 210, no gap.
 
 Cost: R rollouts per (deal, node) that a term reads (the path's nodes and each decision's
 other actions; a deal's rotations share them), walked in lockstep in chunks of at most
