@@ -1,6 +1,6 @@
 """The resignation threshold calibrated on the no-resignation games (AlphaGo Zero's rule).
 
-A fixed threshold (Table S2: -0.9) can be far off for a young network: session 11's go9_small
+A fixed threshold (Table S2: -0.9) can be far off for a young network: a go9_small
 run resigned wrongly in 29% of the cases its no-resignation games could check. AlphaGo Zero
 instead chose the threshold "automatically to keep the fraction of false positives below 5%".
 Here each self-play worker keeps, for the seats of its last `window` no-resignation games, the

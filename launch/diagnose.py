@@ -17,10 +17,9 @@ Per set, the public states that hold most of the network's error are listed
 values and the exact oracle's prior logits and the other way round, once with
 the network's values but the oracle's best-response values at the slots off each
 belief's support (hands their owner does not reach), and once with the oracle
-alone (`swap`: mbb/h each): which head, and which slots, hold the gap (issue 18,
-Leduc at step 19,457: 555 with the network, 556 with its values and the
-oracle's policy, 422 with the oracle's values and its policy, 425 with the
-oracle; session 19, eight seeds on another run's network: 565 with it, 404 with
+alone (`swap`: mbb/h each): which head, and which slots, hold the gap (Leduc at step
+19,457: 555 with the network, 556 with its values and the oracle's policy, 422 with
+the oracle's values and its policy, 425 with the oracle; eight seeds on another run's network: 565 with it, 404 with
 the oracle's best responses off the support alone). Prints one JSON object (None where a set has nothing to measure).
 Needs a game whose full public tree the exact oracle can solve.
 

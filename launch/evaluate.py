@@ -105,7 +105,7 @@ def run_checkpoint_steps(run_dir: Path) -> list[int]:
 def _run_config(run_dir: Path):
     """The run's Config from RUN_DIR/config.yaml, or None when there is none. A config.yaml that
     does not load is a UserError (exit 2): evaluating with default search settings instead would
-    give figures of another search than the run's (issue 18: default simultaneous updates where
+    give figures of another search than the run's (e.g. default simultaneous updates where
     the run's config had alternating ones)."""
     path = run_dir / "config.yaml"
     if not path.is_file():

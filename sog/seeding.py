@@ -13,7 +13,7 @@ that a restarted process must not repeat.
 `generator(seed)` is `np.random.default_rng(seed)` (the same PCG64 stream) for a seed in
 [0, 2**64), made in a third of the time: the SeedSequence hash that seeds PCG64 runs as one
 numba call (`_seed_words`, numpy's algorithm for one or two 32-bit words of entropy and no
-spawn key). Every search makes one (issue 24: `default_rng` was ~5% of a Kuhn query solve).
+spawn key). Every search makes one (`default_rng` would be ~5% of a Kuhn query solve).
 """
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def test_walk_steps_to_children_that_are_legal_non_terminal_and_possible(name):
 
 
 def test_leduc_situations_reach_second_round_states_after_raises_with_diverse_beliefs():
-    """The coverage the option is for (issue 18): Leduc's second round after raises in both
+    """The coverage the option is for: Leduc's second round after raises in both
     rounds, each time with other beliefs, both players' ranges mixed over several cards."""
     game = load_game("leduc_poker")
     rng = np.random.default_rng(0)

@@ -1,5 +1,5 @@
 """GT-CFR's results are bit-identical to those of the code before its hot paths were
-vectorised (issue 24): for fixed seeds, the search node's values and average policy, the tree
+vectorised: for fixed seeds, the search node's values and average policy, the tree
 size, the iterations and every frontier query (public state and ranges) hash to digests
 recorded from the unmodified code.
 

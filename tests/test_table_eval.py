@@ -264,7 +264,7 @@ def test_cli_table_and_bad_configs(tmp_path, capsys):
         assert rc == 2 and len(err) == 1 and needle in err[0], (kw, out.err)
 
 
-# ---- pieces of the real-time search (issue 23 item 3) ------------------------------------------------
+# ---- pieces of the real-time search ------------------------------------------------------------------
 def _small_blueprint(small, seed=0):
     """A BlueprintAgent with a random distribution at every (decision, code) of the SMALL table
     (lossless table buckets), and its DealBuckets."""

@@ -46,8 +46,8 @@ at the real decision from the blueprint's beliefs with nothing frozen, 0.278 (0.
 agent's beliefs); the end-game solves' beliefs along the translated path rather than the real one,
 0.128 / 0.115 / 0.123, 0.114, 0.168 and 0.174; the replies to the real bet started from the
 translated search's rows, 0.127 and 0.172. With the second round solved unsafely: 0.250 / 0.261 /
-0.285 (why is open). These figures are the sampled-deal search's (`search.ranges=0` since the range
-search became the default in session 36).
+0.285 (why is open). These figures are the sampled-deal search's (`search.ranges=0`; the range
+search is the default).
 
 A search on sampled deals solves for the hand it holds, so on the searched rounds the agent has
 no strategy for every hand there: `strategy_table` is NaN (AIVAT then corrects only the other

@@ -4,7 +4,7 @@ Where the sampled-deal search (`sog.agents.table_search` on `sog.agents.subgame_
 hands, each hand meets about one hand of the other player, so in its subgame every player's hand
 is known to the other: on the 8-card game of tests/test_holdem_blueprint_agent.py Modicum with 8
 sampled joint hands lost 0.032 chips a hand to its blueprint where listing every deal won 0.012
-(README, session 34). This search is the one of Brown, Sandholm and Amos (2018) instead: one
+(docs: Results). This search is the one of Brown, Sandholm and Amos (2018) instead: one
 subgame over all N hands of both players (1326 on 52 cards), solved for every hand the searcher
 may hold:
 

@@ -7,7 +7,7 @@ batch. `table` below is the `sog.eval.table.Table` (duck-typed: `betting`, `widt
 `call_slot`, `deck`). Agents: `UniformAgent` (`random`), `CallAgent` (`call`), `BlueprintAgent`
 (a `sog blueprint` file: the blueprint row of (decision, the seat's bucket code)).
 
-Real-time search pieces (Pluribus, issue 23 item 3; the search agent is
+Real-time search pieces (Pluribus; the search agent is
 `sog.agents.table_search.SearchAgent`; `sog.eval.table.Table.rollout` plays a profile of these
 agents on from any node, one agent a seat, which values a depth-limited subgame's leaves under
 each player's continuation):

@@ -18,7 +18,7 @@ the two table agents that do these parts:
   search (linear CFR over deals drawn from the beliefs). On the 8-card game (both rounds
   searched, search seeds 0 to 3) the range search's exact exploitability was 0.129 chips a hand
   on average and +0.0146 against the blueprint (0.305 exploitable), the sampled one's 0.382 and
-  -0.0334 on 8 drawn deals (README, session 35), hence the default since session 36;
+  -0.0334 on 8 drawn deals (docs: Results), hence the default;
 * from `endgame.first_round` (default 2, the turn) on, end-game solving
   (`sog.agents.table_endgame.EndgameAgent`: CFR+ over all hands of both players to the end of
   the hand, re-solved safely at each later round by default); a round whose game has more than

@@ -1,4 +1,4 @@
-"""Pluribus's real-time search as a table agent (issue 23 item 3; `search:CONFIG.yaml?...` at a table).
+"""Pluribus's real-time search as a table agent (`search:CONFIG.yaml?...` at a table).
 
 At each of its decisions from round `first_round` on (by default after the first betting round),
 `SearchAgent` plays its own hand's row of a depth-limited subgame's solution
@@ -28,7 +28,7 @@ round's start, the blueprint 269.9). A search:
 Where the deals are drawn, each hand meets about one hand of each other player, so in the subgame
 every player's hand is known to the others: on the 8-card game of tests/test_holdem_blueprint_agent.py
 Modicum with 8 sampled joint hands loses 0.032 chips a hand to its blueprint on average, exactly,
-where listing every deal wins 0.012 (README, session 34). With `bucketed` every hand but the one
+where listing every deal wins 0.012 (docs: Results). With `bucketed` every hand but the one
 the searcher holds plays its blueprint bucket's row in the subgame, so an opponent's row meets
 several of the searcher's hands; it is not measurably better at hunl_small yet. With `ranges` > 0
 (two players) the search is instead Modicum's over every hand of both players
@@ -36,7 +36,7 @@ several of the searcher's hands; it is not measurably better at hunl_small yet. 
 per hand at the leaves, leaf values from rollouts over hand pairs (or bucket pairs); on that 8-card
 game, both rounds searched, over search seeds 0 to 3, Modicum's exact exploitability 129 mbb/hand on
 average and +14.6 against its blueprint (305 exploitable), 186 and +12.2 with drawn pairs by bucket,
-where listing every deal gave 215 and -0.8 (README, session 35).
+where listing every deal gave 215 and -0.8 (docs: Results).
 
 Before `first_round` it plays the blueprint. Every agent at the table plays inside its abstract
 betting tree, so no bet is off the abstraction and Pluribus's first-round searches after

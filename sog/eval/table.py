@@ -1,6 +1,6 @@
 """Evaluation at a poker table of 2 to 6 players: one candidate against copies of a reference.
 
-Pluribus's 1H+5AI format (issue 23 item 4): a candidate agent sits at an n-player hold'em
+Pluribus's 1H+5AI format: a candidate agent sits at an n-player hold'em
 table (`sog.multiplayer.holdem.Holdem`, 2 to 6 players) with n - 1 copies of a reference
 agent, and its win rate is reported in mbb/hand with a 95% interval.
 

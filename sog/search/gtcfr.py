@@ -48,7 +48,7 @@ plays this way) also asks for the belief with that player's normalised range mix
 uniform (`smoothed_beliefs`), in the same request, and reads that player's values at those hands
 from it: the value of holding the hand while the other player allows for it, instead of the
 value at a belief that excludes it, whose equilibrium value is not unique and which a trained
-network gets worst (issue 18, Leduc: its error there was 3.5x that on the support, biased low).
+network gets worst (Leduc: its error there was 3.5x that on the support, biased low).
 Every row is a recorded query. Leduc, SoG(10,1), 8 seeds: a trained network 571.6 -> 401.5
 mbb/h at eps 0.5, against the exact oracle's 390.2 without smoothing (README).
 
@@ -304,7 +304,7 @@ class Queries(Sequence):
     """A search's network queries, (pub, ranges float [2, N]) each, kept as the blocks they were
     asked in (one list of public states and one ranges array [B, 2, N] per request) instead of a
     tuple and an array view per query: recording a Leduc self-play step's ~10^4 queries one by one
-    cost ~8% of its time (issue 24), and the consumers read a few of them (`actors.selfplay`
+    cost ~8% of its time, and the consumers read a few of them (`actors.selfplay`
     samples ~1 a search). An item is a new copy of its row (a kept query does not hold its
     block); the order is the order asked, as a list's."""
 

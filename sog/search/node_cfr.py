@@ -4,7 +4,7 @@ update phase, with no compilation.
 `sog.search.cfr` renumbers a tree by depth and precomputes per-depth index arrays
 (`compile_tree`, `Levels`) so that a pass is a few numpy calls per depth. GT-CFR's
 tree grows after every simulation, and on Leduc SoG(100, 1) rebuilding those arrays
-every iteration cost more than the CFR passes themselves (issue 24). Here the passes
+every iteration cost more than the CFR passes themselves. Here the passes
 are numba loops over the tree's own arrays, indexed by node id:
 
 * down: node ids are a topological order (a child is appended after its parent), so

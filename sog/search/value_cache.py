@@ -5,7 +5,7 @@ current policy induces there. In a perfect-information game a leaf has one slot 
 (`spec.num_states` = 1) and its ranges are the players' reaches, so its normalised beliefs are
 one of (1, 1), (1, 0), (0, 1), (0, 0), and pass after pass asks the same few questions again: a
 tic-tac-toe SoG(400,1) search sent ~35k rows to the network for ~1,100 different ones
-(issue 24). This is AlphaZero's evaluation cache keyed by position; here the key is the public
+without it. This is AlphaZero's evaluation cache keyed by position; here the key is the public
 state and both players' normalised ranges, so it is also correct, and rarely hits, in
 imperfect-information games (Leduc SoG(100,1): 6% of the rows, no time saved).
 

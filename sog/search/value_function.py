@@ -115,7 +115,7 @@ class OffSupportValueFunction:
     """Values from `on_support` at the slots each belief's owner reaches and from `off_support` at
     the others (own range 0: a hand off the belief's support), logits from `on_support` (`sog
     diagnose --swap`: does a trained network's gap sit at the hands off its beliefs' support,
-    whose equilibrium values are not unique? Leduc, issue 18). Both are asked every batch;
+    whose equilibrium values are not unique? Leduc). Both are asked every batch;
     `cacheable` only if both are."""
 
     def __init__(self, on_support: ValueFunction, off_support: ValueFunction):
