@@ -5,8 +5,11 @@ interface; this package is a separate, small one for games of 2 to 6 players
 (`api`): Kuhn and Leduc poker with OpenSpiel's n-player rules (`kuhn`,
 `leduc`), hold'em with universal_poker's parameters and rules (`holdem`), a
 lazily grown flat world-state tree (`tree`), external-sampling MCCFR with
-Pluribus' linear weighting and negative-regret pruning (`mccfr`), and exact
-n-player best responses and NashConv on the full tree (`best_response`).
+Pluribus' linear weighting and negative-regret pruning, and outcome-sampling
+MCCFR (`mccfr`), the same solvers compiled with numba for Kuhn and Leduc
+(`compiled`, on the betting skeleton and deal of `dealt`), exact n-player best
+responses and NashConv on the full tree (`best_response`), and policy files
+OpenSpiel reads (`policy`).
 """
 from __future__ import annotations
 

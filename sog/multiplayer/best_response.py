@@ -1,6 +1,7 @@
 """Exact n-player best responses and NashConv over the full world-state tree.
 
-`Evaluator(game)` expands the whole tree once (`WorldTree.expand_all`) and keeps
+`Evaluator(game, max_nodes)` expands the whole tree once (`WorldTree.expand_all`: TreeTooLargeError
+past max_nodes) and keeps
 it as arrays over its N nodes, processed a depth at a time (no Python loop
 over nodes):
 
@@ -33,8 +34,8 @@ from sog.multiplayer.tree import InconsistentGameError, WorldTree
 class Evaluator:
     """Exact policy values, best responses and NashConv on `game`'s full tree."""
 
-    def __init__(self, game: Game):
-        tree = self.tree = WorldTree(game).expand_all()
+    def __init__(self, game: Game, max_nodes: int | None = None):
+        tree = self.tree = WorldTree(game).expand_all(max_nodes)
         self.num_players = n = game.num_players
         self.player = np.array(tree.player)
         self.row = np.array(tree.row)

@@ -81,6 +81,14 @@ class KuhnState(State):
         out[winner] += stakes.sum()
         return out
 
+    def contributions(self) -> tuple[np.ndarray, np.ndarray]:
+        """At a terminal: (float [n] chips each player put in, bool [n] players still in)."""
+        first = self._first_bettor()
+        if first < 0:
+            return np.ones(self.n), np.ones(self.n, dtype=bool)
+        stakes = np.array([2.0 if self._did_bet(p, first) else 1.0 for p in range(self.n)])
+        return stakes, stakes == 2.0
+
     def information_state(self, player: int) -> str:
         card = str(self.cards[player]) if player < len(self.cards) else ""
         return card + "".join("pb"[a] for a in self.actions)
@@ -98,6 +106,13 @@ class KuhnPoker(Game):
     def __init__(self, players: int = 2):
         self.num_players = check_players(players)
         self.max_utility = float(2 * self.num_players - 2)   # a lone caller wins every other stake
+        self.deck_size = self.num_players + 1
+
+    def showdown_ranks(self) -> np.ndarray:
+        """int [D, D + 1]: the showdown rank of private card c with public card b (column D: none;
+        Kuhn has no public card, so every column is c)."""
+        d = self.deck_size
+        return np.repeat(np.arange(d)[:, None], d + 1, axis=1)
 
     def initial_state(self) -> KuhnState:
         return KuhnState(self.num_players)

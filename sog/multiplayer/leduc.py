@@ -152,6 +152,11 @@ class LeducState(State):
             return size * size + lo
         return (hi // 2) * size + lo // 2
 
+    def contributions(self) -> tuple[np.ndarray, np.ndarray]:
+        """At a terminal: (float [n] chips each player put in, ante included; bool [n] players
+        who have not folded)."""
+        return np.array(self.ante, dtype=float), ~np.array(self.folded)
+
     def _resolve(self) -> None:
         live = [p for p in range(self.n) if not self.folded[p]]
         if len(live) == 1:
@@ -192,6 +197,17 @@ class LeducPoker(Game):
         self.num_players = check_players(players)
         # a winner takes at most every other player's 1 + 2 + 2 + 4 + 4 chips
         self.max_utility = 13.0 * (self.num_players - 1)
+        self.deck_size = 2 * (self.num_players + 1)
+
+    def showdown_ranks(self) -> np.ndarray:
+        """int [D, D + 1]: the showdown rank (larger wins) of private card c with public card b
+        (`LeducState._rank`; -1 where c == b and in column D, no public card: no showdown)."""
+        d = self.deck_size
+        c, b = np.meshgrid(np.arange(d), np.arange(d), indexing="ij")
+        lo, hi = np.minimum(c, b), np.maximum(c, b)
+        rank = np.where((lo % 2 == 0) & (hi == lo + 1), d * d + lo, (hi // 2) * d + lo // 2)
+        rank[c == b] = -1
+        return np.concatenate([rank, np.full((d, 1), -1)], axis=1)
 
     def initial_state(self) -> LeducState:
         return LeducState.initial(self.num_players)

@@ -5,12 +5,27 @@ A policy is a dict: information-state key (OpenSpiel's string) -> list of
 `pyspiel.TabularPolicy(...)` and `pyspiel.nash_conv(game, ...)` take.
 `policy_table` turns one into a per-row array on a `WorldTree`; keys the
 policy lacks are filled uniformly (`completed` does the same on the dict).
+
+`save_policy(game, policy, path)` writes one as the two-player policy files
+(`sog.policy.files`: format "sog-tabular-policy/1", information-state string ->
+{action id: probability}), the game named by its OpenSpiel game string
+(`openspiel_game_string`: `kuhn_poker(players=3)`, `universal_poker(numPlayers=3,...)`), and
+under "openspiel" its name and typed parameters: `pyspiel.load_game(name, params)` is the game
+(OpenSpiel's string parser reads universal_poker's one-number lists such as firstPlayer=1 as
+integers and refuses them), whose tabular policy the keys fill.
 """
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
 
+from sog.files import atomic_write
+from sog.multiplayer.api import Game
 from sog.multiplayer.tree import WorldTree
+
+FORMAT = "sog-tabular-policy/1"
 
 Policy = dict   # str -> list[tuple[int, float]]
 
@@ -52,3 +67,17 @@ def completed(tree: WorldTree, policy: Policy) -> Policy:
             actions = tree.row_actions[r]
             out[key] = [(int(a), 1.0 / len(actions)) for a in actions]
     return out
+
+
+def openspiel_game_string(game: Game) -> str:
+    """The string `pyspiel.load_game` takes for the same game, e.g. 'leduc_poker(players=3)'."""
+    params = ",".join(f"{k}={v}" for k, v in sorted(game.openspiel_params().items()))
+    return f"{game.name}({params})"
+
+
+def save_policy(game: Game, policy: Policy, path: str | os.PathLike) -> None:
+    """Write `policy` (its information states; OpenSpiel plays any other uniformly) atomically."""
+    data = {"format": FORMAT, "game": openspiel_game_string(game), "players": game.num_players,
+            "openspiel": {"name": game.name, "params": game.openspiel_params()},
+            "policy": {key: {str(a): q for a, q in row} for key, row in policy.items()}}
+    atomic_write(path, lambda f: json.dump(data, f), mode="w")

@@ -28,6 +28,10 @@ import itertools
 from sog.multiplayer.api import CHANCE, TERMINAL, Game, State
 
 
+class TreeTooLargeError(ValueError):
+    """A full tree past the node limit asked for."""
+
+
 class InconsistentGameError(ValueError):
     """Two histories of one information set disagree on the actor or the legal actions."""
 
@@ -111,10 +115,13 @@ class WorldTree:
         self._state[node] = None
         return first
 
-    def expand_all(self) -> WorldTree:
-        """Expand every node (breadth first from whatever exists); returns self."""
+    def expand_all(self, max_nodes: int | None = None) -> WorldTree:
+        """Expand every node (breadth first from whatever exists); returns self. TreeTooLargeError
+        once the tree would pass `max_nodes` (None: no limit)."""
         node = 0
         while node < self.num_nodes:
+            if max_nodes is not None and self.num_nodes > max_nodes:
+                raise TreeTooLargeError(f"{self.game!r} has more than {max_nodes:,} world states")
             if self.player[node] != TERMINAL and self.first[node] < 0:
                 self.expand(node)
             node += 1
