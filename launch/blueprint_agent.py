@@ -12,7 +12,7 @@ searched on every round (default), from the turn on only, or translated).
 The blueprint is CONFIG's (`sog blueprint --config CONFIG`): its file `run.out/blueprint.npz`,
 or PATH, which must carry CONFIG's fingerprint; its bucket tables as CONFIG builds them (from
 `abstraction.cache_dir`). Loaded blueprints are kept per process, so the agents of a
-tournament's games share one.
+tournament's games share one; a file rewritten since (a resumed run) is read again.
 """
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def _blueprint_agent(game, arg: str | None, params: dict):
     if not isinstance(game, Holdem):
         raise AgentError(f"agent 'blueprint' plays two-player hold'em games, not {game.spec.name}")
     key = (arg, p.get("file"))
+    if key in _loaded and _stamp(_loaded[key][4]) != _loaded[key][5]:
+        del _loaded[key]
     if key not in _loaded:
         try:
             bp = parse_config(arg)
@@ -53,6 +55,7 @@ def _blueprint_agent(game, arg: str | None, params: dict):
         file = Path(p.get("file") or Path(bp.out) / "blueprint.npz")
         if not file.is_file():
             raise AgentError(f"agent 'blueprint': no blueprint file {file} (train it: sog blueprint --config {arg})")
+        stamp = _stamp(file)
         try:
             meta, keys, probs = read_blueprint(file)
         except BlueprintError as e:
@@ -64,9 +67,18 @@ def _blueprint_agent(game, arg: str | None, params: dict):
                                 seed=bp.buckets.seed, players=2)
         except (DealBucketError, UserError) as e:
             raise AgentError(f"agent 'blueprint': {e}") from None
-        _loaded[key] = (bp, cards, key_rows(keys), probs)
-    bp, cards, rows, probs = _loaded[key]
+        _loaded[key] = (bp, cards, key_rows(keys), probs, file, stamp)
+    bp, cards, rows, probs = _loaded[key][:4]
     return HoldemBlueprintAgent(game, bp.game, bp.bet_sizes, cards, rows, probs)
+
+
+def _stamp(file: Path) -> tuple | None:
+    """(modification time ns, size) of a blueprint file, None where it is gone."""
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _solving_agent(kind: str, game, arg: str | None, params: dict):

@@ -4,6 +4,7 @@ uninterrupted one, and bad input is one line with exit status 2, nothing overwri
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +118,52 @@ def test_resume_equals_uninterrupted(tmp_path, capsys):
     rb = dict(zip(cb["keys"].tolist(), cb["regret"]))
     assert all(np.array_equal(ra[k], rb[k]) for k in ra)
     assert ca["counters"].tolist() == cb["counters"].tolist()
+
+
+FCPA = ("holdem(betting=nolimit,bettingAbstraction=fcpa,numRounds=2,blind=2 1,stack=8 8,firstPlayer=2 1,"
+        "numRanks=4,numSuits=2,numHoleCards=1,numBoardCards=0 1)")
+SOG = FCPA.replace("bettingAbstraction=fcpa", "bettingAbstraction=sog,fractionSteps=2")
+
+
+def _agent_exploitability(capsys, game: str, spec: str) -> float:
+    """mbb/hand: `sog exploitability --game GAME --agent SPEC`'s figure."""
+    capsys.readouterr()
+    assert main(["exploitability", "--game", game, "--agent", spec]) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])["exploitability_mbb"]
+
+
+@pytest.mark.parametrize("game, recall", [(TINY, "imperfect"), (TINY, "perfect"), (FCPA, "imperfect"),
+                                          (SOG, "imperfect")])
+def test_result_exploitability_is_the_blueprint_agents(tmp_path, capsys, game, recall):
+    """result.json's exploitability, after a first run and after its resume, is the exact
+    exploitability of the policy `blueprint:CONFIG` plays from the written file (`sog
+    exploitability --agent`; the file holds float32 probabilities); on the limit game both equal
+    OpenSpiel's on that policy; the iteration counts run on across the resume."""
+    cfg = _config(tmp_path, game=game, buckets="[0, 2]", extra_abstraction=f"  recall: {recall}", eval_every=1000)
+    spec = f"blueprint:{cfg}"
+    for argv, done, start in ((["--iterations", "2000"], 2000, 0), ([], 4000, 2000)):
+        assert _run(["--config", cfg, *argv]) == 0
+        result = json.loads((tmp_path / "out" / "result.json").read_text())
+        assert (result["iterations_done"], result["resumed_from"]) == (done, start)
+        assert [p["iterations"] for p in result["curve"]] == list(range(0, done + 1, 1000))
+        assert np.load(tmp_path / "out" / "checkpoint.npz")["counters"][0] == done
+        assert json.loads(str(np.load(tmp_path / "out" / "blueprint.npz")["meta"]))["iterations"] == done
+        assert _agent_exploitability(capsys, result["game"], spec) == pytest.approx(result["exploitability_mbb"],
+                                                                                      rel=1e-5)
+    if game == TINY and recall == "imperfect":
+        import pyspiel
+        from open_spiel.python import policy as os_policy
+
+        from sog.agents.registry import make_agent
+        from sog.eval.exact_agents import agent_policy
+        from sog.policy.files import to_openspiel
+        from sog.search.full_tree import tabular_from_array
+
+        g = _game()
+        tabular = to_openspiel(tabular_from_array(g, agent_policy(g, make_agent(spec, g))))
+        theirs = pyspiel.exploitability(pyspiel.load_game(g.openspiel_name()),
+                                        os_policy.python_policy_to_pyspiel_policy(tabular))
+        assert 1000 * theirs / g.big_blind == pytest.approx(result["exploitability_mbb"], rel=1e-5)
 
 
 def _one_line_error(capsys, argv, needle):

@@ -116,11 +116,7 @@ class CardAbstraction:
         return self.game.betting_state(pub).round
 
     def history(self, pub) -> str:
-        st = self.game.betting_state(pub)
-        text = B.sequences(self.game.rules, st)
-        if self.game.rules.abstraction == "sog":
-            text += f"/{st.setup.fraction}/{st.setup.stacks[0]},{st.setup.stacks[1]}"
-        return text
+        return betting_key(self.game.rules, self.game.betting_state(pub))
 
     def keys(self, pub) -> tuple[str, np.ndarray]:
         return self._keys(pub)
@@ -228,6 +224,15 @@ class AbstractWorldTree(WorldTree):
         if (rows < 0).any():
             raise AssertionError(f"{self.game.spec.name}: an impossible hand at {pub!r}")
         return rows
+
+
+def betting_key(rules, st) -> str:
+    """The history part of an abstract key at betting state `st`: the ACPC betting string, with
+    the `sog` abstraction's setup (drawn bet fraction, stacks) after it."""
+    text = B.sequences(rules, st)
+    if rules.abstraction == "sog":
+        text += f"/{st.setup.fraction}/{st.setup.stacks[0]},{st.setup.stacks[1]}"
+    return text
 
 
 def _key_round(key: str) -> int:
@@ -546,9 +551,11 @@ def real_action(rules, st_abs, st_real, action: int) -> int:
     """The real action (fullgame id) that plays abstract `action` of state `st_abs` at real
     state `st_real`: fold and call as they are (fold where the real player faces no bet is a
     check), a raise at its pot fraction of the real pot (all-in as all-in), clipped to the
-    real raise-to range, a call where the real player may not raise."""
+    real raise-to range, a call where the real player may not raise. In a game of its own
+    actions (limit, the fcpa and sog abstractions) every action is itself, a call where the
+    real player may not take it."""
     real_legal = B.legal_actions(rules, st_real)
-    if action in (B.FOLD, B.CALL):
+    if action in (B.FOLD, B.CALL) or rules.limit or rules.abstraction != "fullgame":
         return action if action in real_legal else B.CALL
     rng = B.raise_range(rules, st_real)
     if rng is None:
@@ -639,11 +646,24 @@ def read_blueprint(path: str | Path) -> tuple[dict, np.ndarray, np.ndarray]:
 
 
 def save_blueprint(solver: BlueprintMCCFR, path: str | Path, probs: np.ndarray | None = None) -> None:
-    """The blueprint policy file: abstract keys, float32 [R, A] probabilities (the solver's
-    `blueprint_probs`, or `probs`), the fingerprint."""
+    """The blueprint policy file: abstract keys, float32 [R, K] probabilities over each row's
+    abstract actions in increasing id (slot j: its j-th legal action; the solver's
+    `blueprint_probs`, or `probs`: [R, A] over action ids for the world tree, `in_slots`, [R, K]
+    already for the solvers on sampled deals), the fingerprint."""
     meta = {"format": CHECKPOINT_FORMAT, "kind": "blueprint", "fingerprint": solver.fingerprint(),
             "iterations": solver.iterations}
+    probs = solver.blueprint_probs() if probs is None else probs
+    if isinstance(solver, BlueprintMCCFR):
+        probs = in_slots(probs, solver.tree.row_legal)
     arrays = {"meta": np.array(json.dumps(meta, sort_keys=True)),
               "keys": np.array(solver.tree.row_key, dtype=str).reshape(solver.tree.num_rows),
-              "probs": (solver.blueprint_probs() if probs is None else probs).astype(np.float32)}
+              "probs": probs.astype(np.float32)}
     atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
+
+
+def in_slots(probs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """float [R, K]: rows over action ids (`probs` float [R, A], `legal` bool [R, A]) as rows over
+    their legal actions in increasing id (K: the most legal actions of a row; zeros past a row's)."""
+    order = np.argsort(~legal, axis=1, kind="stable")
+    k = max(int(legal.sum(axis=1).max(initial=0)), 1)
+    return np.where(np.take_along_axis(legal, order, axis=1), np.take_along_axis(probs, order, axis=1), 0.0)[:, :k]

@@ -13,13 +13,15 @@ hand at once (`strategy_table`, which AIVAT reads):
    agree chip for chip.
 2. The abstract history the blueprint knows: every raise read as the abstract raise the
    pseudo-harmonic mapping picks (`sog.agents.blueprint.translate_history`, deterministic).
-3. The blueprint row of (abstract betting string, the hand's bucket code on that round's
-   board), as the blueprint's keys write it ("<history>|<code>"); states the blueprint never
+3. The blueprint row of (abstract betting string, with the `sog` abstraction's setup
+   (`sog.agents.blueprint.betting_key`); the hand's bucket code on that round's board), as
+   the blueprint's keys write it ("<history>|<code>"); states the blueprint never
    met play uniformly over their abstract actions (counted in `stats`).
 4. Each abstract action played as the real action of the same kind and pot fraction of the
-   real pot (`sog.agents.blueprint.real_action`), then as the agent's game's action nearest
-   it: fold and check / call as they are, a raise as the legal raise whose raise-to is nearest
-   those chips (ties: the smaller), a call where the game allows no raise.
+   real pot (`sog.agents.blueprint.real_action`; in a game of its own actions, itself), then
+   as the agent's game's action nearest it: fold and check / call as they are, a raise as the
+   legal raise whose raise-to is nearest those chips (ties: the smaller), a call where the game
+   allows no raise.
 
 Where step 2 has no counterpart (the abstract hand ended or went to a card while the real one
 goes on) every hand checks or calls, as `sog.agents.blueprint.real_policy` plays it.
@@ -31,7 +33,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from sog.agents.api import AgentError
-from sog.agents.blueprint import real_action, translate_history
+from sog.agents.blueprint import betting_key, real_action, translate_history
 from sog.agents.policy_agents import BaseAgent
 from sog.games.api import DECISION
 from sog.games.holdem import betting as B
@@ -174,7 +176,7 @@ class HoldemBlueprintAgent(BaseAgent):
             return out, None
         st_abs, board = decision[3], decision[4]
         k = len(self._abstract_actions(decision))
-        probs, known = self._abstract_probs(B.sequences(self.blueprint_game.rules, st_abs), st_abs.round, k, board)
+        probs, known = self._abstract_probs(betting_key(self.blueprint_game.rules, st_abs), st_abs.round, k, board)
         return self._in_game(pub, decision, probs), known
 
     def _abstract_actions(self, decision: tuple) -> tuple:
