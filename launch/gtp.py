@@ -11,13 +11,19 @@ message format is `sog.agents.gtp`'s). Commands:
     genmove COLOUR       -> the agent's vertex (played on the board)
     undo                 takes back the last move
     showboard            -> the board as OpenSpiel draws it
+    final_score          -> the Tromp-Taylor area score of the position: B+3.5, W+7.0 or 0
+                            (GnuGo's `final_score` with --chinese-rules once dead stones are
+                            captured, as `gnugo --capture-all-dead` plays out its games)
 
+The game follows the controller's: no move limit, and a move that recreates an
+earlier position (positional superko) is illegal for the mover (`sog.games.go`'s
+hosted rules, `move_limit=0,superko=illegal`; the agent searches that game).
 Colours must alternate, black first (the game has no handicap stones or
 consecutive moves of one colour): a `play` or `genmove` for the side not to
-move, an illegal vertex, or any move once the game is over (two passes, or the
-move limit) is refused with `? ...`, as is an unknown command. The agent plays
-the side to move (`launch.hosted`): with a SoG spec (`sog:RUN?s=...`) it keeps
-its search between the moves of a game.
+move, an illegal vertex, or any move once the game is over (two passes) is
+refused with `? ...`, as is an unknown command. The agent plays the side to
+move (`launch.hosted`): with a SoG spec (`sog:RUN?s=...`) it keeps its search
+between the moves of a game.
 """
 from __future__ import annotations
 
@@ -36,7 +42,7 @@ NAME = "sog"
 SIZES = (9, 13, 19)
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 COMMANDS = ("protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
-            "clear_board", "komi", "play", "genmove", "undo", "showboard")
+            "clear_board", "komi", "play", "genmove", "undo", "showboard", "final_score")
 
 
 class GTPCommandError(Exception):
@@ -135,15 +141,17 @@ class GTPServer:
             return ""
         if cmd == "showboard":
             return "\n" + self.game.render(self.pub)
+        if cmd == "final_score":
+            return score_text(self.game.area_score(self.pub))
         raise GTPCommandError("unknown command")
 
     def _set_game(self, size: int, komi: float) -> None:
         """Switch to the Go game of `size` and `komi` (the moves are kept)."""
-        game = load_game(f"go(board_size={size},komi={komi})")
+        game = load_game(f"go(board_size={size},komi={komi},move_limit=0,superko=illegal)")
         try:
             self.host.agent(game)
         except AgentError as e:
-            raise GTPCommandError(f"agent cannot play {game.spec.name}: {e}") from None
+            raise GTPCommandError(f"agent cannot play {game.network_family}: {e}") from None
         self.size, self.komi, self.game = size, komi, game
 
     def _turn(self, colour: str) -> None:
@@ -157,6 +165,9 @@ class GTPServer:
         if state.current_player() != player:
             raise GTPCommandError(f"illegal move: {('black', 'white')[state.current_player()]} is to play")
 
+    def close(self) -> None:
+        """Nothing to wait for: each command is answered before the next is read."""
+
     @staticmethod
     def _number(args: list[str], typ, what: str):
         try:
@@ -166,13 +177,21 @@ class GTPServer:
             raise GTPCommandError(f"syntax error: {what} needs one number") from None
 
 
+def score_text(margin: float) -> str:
+    """GTP's score of black's margin in points as GnuGo writes it: 'B+3.5', 'W+7.0', or '0' for
+    a tie."""
+    if margin == 0:
+        return "0"
+    return f"{'B' if margin > 0 else 'W'}+{abs(margin):.1f}"
+
+
 def serve(spec: str, inp: TextIO, out: TextIO, seed: int = 0, board_size: int = 9, komi: float = 7.5) -> None:
     """Answer GTP commands from `inp` on `out` until `quit` or the end of input."""
     answer(GTPServer(spec, out, seed, board_size, komi), inp)
 
 
 def add_parser(subparsers):
-    g = subparsers.add_parser("gtp", help="speak GTP on stdin/stdout: host an agent on a Go server or GUI")
+    g = subparsers.add_parser("gtp", help="host an agent on a Go server or GUI (GTP)")
     g.add_argument("--agent", required=True, help="agent spec, e.g. sog:runs/go?s=100&c=1, random")
     g.add_argument("--boardsize", type=int, default=9, help="board size until a `boardsize` command: 9, 13, 19")
     g.add_argument("--komi", type=float, default=7.5, help="komi until a `komi` command")

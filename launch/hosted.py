@@ -58,10 +58,12 @@ class HostedAgent:
 
 def answer(server, inp) -> None:
     """Feed the lines of `inp` to `server.handle` (a protocol server holding the hosted agent as
-    `server.host`) until it returns False or the input ends; the agent is closed either way."""
+    `server.host`) until it returns False or the input ends, then `server.close()` (waits for
+    work still running); the agent is closed either way."""
     try:
         for line in inp:
             if not server.handle(line):
                 break
+        server.close()
     finally:
         server.host.close()

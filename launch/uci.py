@@ -3,16 +3,33 @@
 Speaks UCI on stdin/stdout (everything else goes to stderr):
 
     uci                          -> id name, id author, uciok
-    isready                      -> readyok
+    isready                      -> readyok (at once, also during a search)
     ucinewgame                   the next `go` starts a new game (the agent is reset)
     position startpos [moves M...]
     position fen FEN [moves M...]   moves in UCI notation (e2e4, e7e8q)
-    go [...]                     -> bestmove M (0000 when there is no legal move); the
-                                    agent's own budget decides, the clock arguments are
-                                    ignored; `go infinite` / `go ponder` hold the answer
-                                    until `stop` / `ponderhit`
-    stop, ponderhit, setoption, debug, register   accepted (no options)
-    quit                         (or the end of input) ends the program
+    go [...]                     searches on a worker thread, then -> bestmove M (0000 only
+                                 when the side to move has no legal move: checkmate, stalemate)
+    stop                         ends the search: bestmove with the best move so far
+    ponderhit                    answers a `go ponder` held answer
+    setoption, debug, register   accepted (no options)
+    quit                         (or the end of input) ends the search and the program
+
+`go` limits: the agent's own budget (`uct?simulations=150`) is the longest search;
+`movetime MS`, the clock (`wtime`/`btime` MS, `winc`/`binc` MS, `movestogo N`: the side to
+move's time / N (20 if not given) + 3/4 of its increment, at most its time less 0.1 s) and
+`nodes N` (iterations: simulations of the UCT kinds) end it earlier, as `stop` does; a search
+stops before an iteration (a simulation) that would likely end past the time at the mean
+iteration length so far, and always runs at least one. `go infinite` / `go ponder` hold the
+answer until `stop` / `ponderhit`. Agents that search with a `Budget` (`sog.agents.common`:
+the UCT and MCCFR kinds) honour these limits; the others (`sog:`, external engines) search for
+their own budget. Commands that change the position (`position`, `go`, `ucinewgame`) wait for
+a running search to end.
+
+Positions follow the controller's game: a threefold repetition or a fifty-move count is a
+draw that a player may claim, not the end of the game (OpenSpiel ends it automatically), so
+such a position is searched as a game from its FEN (`board_moves.chess_continued`); in a
+position with too little material to mate, where every move draws, the engine answers the
+first legal move (python-chess's order).
 
 A bad position (an unparsable FEN, an illegal move) is reported as
 `info string error: ...` and leaves no position, so that a following `go`
@@ -21,6 +38,9 @@ with a SoG spec (`sog:RUN?s=...`) it keeps its search between the moves of a gam
 """
 from __future__ import annotations
 
+import itertools
+import threading
+import time
 from typing import TextIO
 
 import chess
@@ -29,14 +49,20 @@ from launch.console import UserError
 from launch.hosted import HostedAgent, answer
 from sog.agents import board_moves
 from sog.agents.api import AgentError, AgentFailure
+from sog.agents.common import SEARCH_LIMITS
 from sog.games import UnknownGameError, load_game
 from sog.games.chess import Chess
 
 NAME = "sog"
+MOVES_TO_GO = 20          # moves the clock is shared over when `go` gives no movestogo
+INCREMENT_SHARE = 0.75    # of the increment spent on this move
+CLOCK_RESERVE = 0.1       # seconds of the clock never spent
+GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate")
 
 
 class UCIServer:
-    """The UCI loop around one hosted agent; `handle(line)` is False after `quit`."""
+    """The UCI loop around one hosted agent; `handle(line)` is False after `quit` (which ends a
+    running search); `close()` waits for a running search."""
 
     def __init__(self, spec: str, out: TextIO, seed: int = 0):
         self.spec, self.out = spec, out
@@ -46,13 +72,20 @@ class UCIServer:
             self.host.agent(self.standard)       # a bad spec fails before the GUI is told anything
         except AgentError as e:
             raise UserError(str(e)) from None
-        self.game: Chess | None = self.standard
-        self.pub: tuple | None = ()
-        self.pending: str | None = None          # a bestmove held until `stop` (go infinite)
+        self.board: chess.Board | None = chess.Board()   # the controller's position; None: bad
+        self.game: Chess | None = self.standard          # it as OpenSpiel plays it; None: dead
+        self.pub: tuple = ()
+        self.lock = threading.Lock()             # one writer of `out` at a time; guards `held`
+        self.search: threading.Thread | None = None
+        self.stop = threading.Event()
+        self.held: str | None = None             # a bestmove held until `stop` / `ponderhit`
+        self.holding = False                     # the running search's answer is to be held
+        self.failure: BaseException | None = None
 
     def send(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        with self.lock:
+            self.out.write(text + "\n")
+            self.out.flush()
 
     def handle(self, line: str) -> bool:
         words = line.split()
@@ -60,6 +93,7 @@ class UCIServer:
             return True
         cmd, args = words[0], words[1:]
         if cmd == "quit":
+            self.stop.set()
             return False
         if cmd == "uci":
             self.send(f"id name {NAME} ({self.spec})")
@@ -68,37 +102,54 @@ class UCIServer:
         elif cmd == "isready":
             self.send("readyok")
         elif cmd == "ucinewgame":
+            self.wait()
             self.host.new_game()
         elif cmd == "position":
+            self.wait()
             self.position(args)
         elif cmd == "go":
-            move = self.bestmove()
-            if "infinite" in args or "ponder" in args:
-                self.pending = move
-            else:
-                self.send(f"bestmove {move}")
+            self.wait()
+            self.go(args)
         elif cmd in ("stop", "ponderhit"):
-            if self.pending is not None:
-                self.send(f"bestmove {self.pending}")
-                self.pending = None
+            if cmd == "stop":
+                self.stop.set()
+            with self.lock:
+                self.holding = False
+                move, self.held = self.held, None
+            if move is not None:
+                self.send(f"bestmove {move}")
         elif cmd not in ("setoption", "debug", "register"):
             self.send(f"info string unknown command {cmd}")
         return True
 
+    def wait(self) -> None:
+        """Wait for the running search (if any) to end; re-raise what broke it."""
+        if self.search is not None:
+            self.search.join()
+            self.search = None
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+
+    def close(self) -> None:
+        """Wait for the running search (the end of input: its bestmove is still sent)."""
+        self.wait()
+
     def position(self, args: list[str]) -> None:
         """Set the position of `position startpos|fen FEN [moves ...]`."""
-        self.game, self.pub = None, None
+        self.board = self.game = None
         moves_at = args.index("moves") if "moves" in args else len(args)
         head, moves = args[:moves_at], args[moves_at + 1:]
         if head == ["startpos"]:
-            game = self.standard
+            board, game = chess.Board(), self.standard
         elif head[:1] == ["fen"] and len(head) > 1:
             fen = " ".join(head[1:])
             try:
-                canonical = chess.Board(fen).fen()
+                board = chess.Board(fen)
             except ValueError as e:
                 self.send(f"info string error: bad FEN {fen!r}: {e}")
                 return
+            canonical = board.fen()
             try:
                 game = self.standard if canonical == chess.STARTING_FEN else load_game(f"chess(fen={canonical})")
             except UnknownGameError as e:
@@ -108,18 +159,75 @@ class UCIServer:
             self.send(f"info string error: expected 'position startpos|fen FEN [moves ...]', got {' '.join(args)!r}")
             return
         pub: tuple = ()
-        for move in moves:
-            action = board_moves.chess_legal_moves(game, pub).get(move)
-            if action is None:
-                self.send(f"info string error: illegal move {move} after {' '.join(moves[:len(pub)]) or 'the start'}")
+        for i, name in enumerate(moves):
+            try:
+                move = board.parse_uci(name)
+            except ValueError:
+                move = chess.Move.null()
+            if not move:
+                self.send(f"info string error: illegal move {name} after {' '.join(moves[:i]) or 'the start'}")
                 return
-            pub += (action,)
-        self.game, self.pub = game, pub
+            if game is not None and game.state(pub).is_terminal():
+                game, pub = board_moves.chess_continued(board), ()
+            if game is not None:
+                pub += (board_moves.chess_legal_moves(game, pub)[board.uci(move)],)
+            board.push(move)
+        if game is not None and game.state(pub).is_terminal():
+            game, pub = board_moves.chess_continued(board), ()
+        self.board, self.game, self.pub = board, game, pub
+
+    def go(self, args: list[str]) -> None:
+        """Start the search of `go ARGS` on a worker thread (its bestmove sent when it ends)."""
+        deadline, nodes = self.limits(args)
+        self.stop.clear()
+        self.held, self.holding = None, "infinite" in args or "ponder" in args
+        self.search = threading.Thread(target=self._search, args=(deadline, nodes), daemon=True)
+        self.search.start()
+
+    def limits(self, args: list[str]) -> tuple[float | None, int | None]:
+        """(deadline as a `time.perf_counter()` time or None, nodes or None) of `go ARGS`."""
+        now = time.perf_counter()
+        numbers: dict[str, int] = {}
+        for key, value in itertools.pairwise(args):
+            if key in GO_NUMBERS:
+                try:
+                    numbers[key] = int(value)
+                except ValueError:
+                    self.send(f"info string error: go {key} needs an integer, got {value!r} (ignored)")
+        seconds = []
+        if "movetime" in numbers:
+            seconds.append(numbers["movetime"] / 1000)
+        white = self.board is None or self.board.turn == chess.WHITE
+        clock, inc = ("wtime", "winc") if white else ("btime", "binc")
+        if clock in numbers:
+            left = numbers[clock] / 1000
+            share = left / max(numbers.get("movestogo", MOVES_TO_GO), 1) + INCREMENT_SHARE * numbers.get(inc, 0) / 1000
+            seconds.append(min(share, left - CLOCK_RESERVE))
+        deadline = now + max(min(seconds), 0.0) if seconds else None
+        return deadline, numbers.get("nodes")
+
+    def _search(self, deadline: float | None, nodes: int | None) -> None:
+        """The worker thread: the best move under the limits, sent (or held) as bestmove."""
+        try:
+            with SEARCH_LIMITS.limited(self.stop, deadline, nodes):
+                move = self.bestmove()
+        except Exception as e:  # noqa: BLE001 - re-raised on the input thread by `wait`
+            self.failure = e
+            move = "0000"
+        with self.lock:
+            if self.holding and not self.stop.is_set():
+                self.held = move
+                return
+            self.holding = False
+        self.send(f"bestmove {move}")
 
     def bestmove(self) -> str:
-        """The agent's move in the current position in UCI notation, or 0000 if there is none."""
-        if self.game is None or self.game.state(self.pub).is_terminal():
+        """The agent's move in the current position in UCI notation; 0000 if there is none, the
+        first legal move in a dead position (too little material)."""
+        if self.board is None or not any(self.board.legal_moves):
             return "0000"
+        if self.game is None:
+            return next(iter(self.board.legal_moves)).uci()
         try:
             action = self.host.move(self.game, self.pub)
         except (AgentError, AgentFailure) as e:
@@ -134,7 +242,7 @@ def serve(spec: str, inp: TextIO, out: TextIO, seed: int = 0) -> None:
 
 
 def add_parser(subparsers):
-    u = subparsers.add_parser("uci", help="speak UCI on stdin/stdout: host an agent in a chess GUI")
+    u = subparsers.add_parser("uci", help="host an agent in a chess GUI (UCI on stdin/stdout)")
     u.add_argument("--agent", required=True, help="agent spec, e.g. sog:runs/chess?s=100&c=1, random")
     u.add_argument("--seed", type=int, default=0, help="seed of the first game (the next ones derive from it)")
     u.set_defaults(func=run, protocol=True)

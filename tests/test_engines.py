@@ -270,3 +270,30 @@ def test_go_tournament_finishes_when_a_gtp_engine_fails(tmp_path, what, message)
     assert all(message in e["error"] for e in report["errors"]), report["errors"]
     lines = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
     assert sum("error" in r for r in lines) == 4 and len(lines) == 6
+
+
+def test_search_limits_end_budgets_after_one_iteration():
+    """`SEARCH_LIMITS` (a protocol host's stop, deadline and node limits) end a `Budget` on its
+    own thread only, and never before its first iteration."""
+    import threading
+    import time
+
+    from sog.agents.common import SEARCH_LIMITS, Budget
+
+    stop = threading.Event()
+    stop.set()
+    with SEARCH_LIMITS.limited(stop=stop):
+        assert len(list(Budget(100, None))) == 1
+        other = []
+        thread = threading.Thread(target=lambda: other.append(len(list(Budget(100, None)))))
+        thread.start()
+        thread.join()
+        assert other == [100]                                 # another thread's budget runs on
+    assert len(list(Budget(100, None))) == 100
+    with SEARCH_LIMITS.limited(iterations=7):
+        assert len(list(Budget(100, None))) == 7 and len(list(Budget(3, None))) == 3
+    with SEARCH_LIMITS.limited(deadline=time.perf_counter() + 0.25):
+        start, done = time.perf_counter(), 0
+        for done in Budget(None, 10.0):
+            time.sleep(0.1)
+        assert done + 1 == 2 and time.perf_counter() - start < 0.25    # a third 0.1 s would end late

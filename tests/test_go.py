@@ -190,6 +190,47 @@ def test_api_and_features():
     assert all(c.actor_map[0, c.pub[-1]] == 0 for c in children)
 
 
+def _superko_reference(game: Go, pub: tuple) -> np.ndarray:
+    """bool [A]: OpenSpiel's legal moves at `pub` less those whose board (by brute force:
+    apply the move, compare the stones with every earlier position's) repeats an earlier one."""
+    state = game.state(pub)
+    mask = np.zeros(game.spec.num_actions, dtype=bool)
+    mask[state.legal_actions()] = True
+    seen = {game.position_planes(pub[:i]).tobytes() for i in range(len(pub) + 1)}
+    for a in np.flatnonzero(mask[:PASS]):
+        child = state.clone()
+        child.apply_action(int(a))
+        board = np.asarray(child.observation_tensor(0), dtype=np.float32)[:2 * PASS].reshape(2, SIZE, SIZE)
+        mask[a] = board.tobytes() not in seen
+    return mask
+
+
+def test_hosted_rules_make_superko_illegal_and_lift_the_move_limit():
+    """`move_limit=0, superko="illegal"` (the rules of a game hosted over GTP): the legal moves
+    are the brute-force reference's at every position of random games that meet superko moves,
+    and the games run past the default 162-move limit; networks of the plain game fit."""
+    game = Go(move_limit=0, superko="illegal")
+    assert game.spec.name == "go(move_limit=0,superko=illegal)" and game.network_family == "go"
+    assert load_game("go(board_size=9,komi=7.5,move_limit=0,superko=illegal)").spec == game.spec
+    banned, lengths = 0, []
+    for seed in (103, 32):                    # random games with a superko move (found by search)
+        rng, pub = np.random.default_rng(seed), ()
+        while game.kind(pub) == DECISION:
+            legal = game.legal_mask(pub)[0]
+            assert np.array_equal(legal, _superko_reference(game, pub)), pub
+            assert [c.pub[-1] for c in game.children(pub)] == np.flatnonzero(legal).tolist()
+            banned += int((game.state(pub).legal_actions_mask()[:PASS + 1] > legal).sum())
+            stones = np.flatnonzero(legal[:PASS])
+            pub += (int(rng.choice(stones)) if len(stones) and rng.random() < 0.97 else PASS,)
+        assert pub[-2:] == (PASS, PASS)
+        lengths.append(len(pub))
+    assert banned >= 2 and max(lengths) > 162
+    assert Go(move_limit=170).kind(pub[:170]) == TERMINAL and Go().kind(pub[:162]) == TERMINAL
+    for bad in ({"move_limit": -1}, {"superko": "loss"}):
+        with pytest.raises(ValueError):
+            Go(**bad)
+
+
 def test_state_table_is_bounded_and_stays_right(monkeypatch):
     """Self-play meets ever new positions: the OpenSpiel states and the per-state values the
     game keeps are bounded, and a state rebuilt after the table was emptied is the same."""

@@ -6,19 +6,27 @@ from __future__ import annotations
 
 import io
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import chess
 import chess.engine
 import jax
+import numpy as np
 import pytest
 from engine_programs import needs_gnugo, needs_stockfish, program
 
+from launch.gtp import GTPServer
 from launch.uci import UCIServer
+from sog.agents import board_moves
 from sog.agents.gtp import GTPClient, GTPError
 from sog.games import load_game
+from sog.games.api import DECISION
+from sog.games.go import Go
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
@@ -89,8 +97,115 @@ def test_uci_server_resets_the_agent_per_game_only():
     assert server.host.games == 1                        # the second position extends the first
     for line in ("ucinewgame", "position startpos moves e2e4", "go", "position startpos moves d2d4", "go"):
         server.handle(line)
+    server.close()                                       # the last search's bestmove
     assert server.host.games == 3                        # a new game, then a position off its line
     assert [x.split()[0] for x in out.getvalue().splitlines()] == ["bestmove"] * 4
+
+
+def uci_answers(spec: str, *lines: str) -> list[str]:
+    """The lines that an in-process UCI server hosting `spec` answers to `lines` (each
+    search waited for)."""
+    out = io.StringIO()
+    server = UCIServer(spec, out)
+    for line in lines:
+        server.handle(line)
+        server.wait()
+    server.close()
+    return out.getvalue().splitlines()
+
+
+def test_uci_moves_in_claimable_draws():
+    """Threefold repetition, the fifty-move count and too little material are draws a player
+    may claim, not game ends (OpenSpiel ends them): the engine still moves; only checkmate and
+    stalemate answer 0000."""
+    repeated = "position startpos moves g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8"      # the start, three times
+    dead = "position fen 4k3/8/8/8/8/8/8/4KB2 w - - 0 1"                              # K+B v K
+    answers = uci_answers("random", repeated, "go", repeated + " e2e4 e7e5", "go",
+                          "position fen 4k3/8/8/8/8/8/8/R3K3 w - - 100 80", "go", dead, "go",
+                          dead + " moves f1c4 e8d7", "go", "position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", "go",
+                          "position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "go")
+    assert len(answers) == 7 and all(a.startswith("bestmove ") for a in answers), answers
+    moves = [chess.Move.from_uci(a.split()[1]) for a in answers]
+    assert moves[0] in chess.Board().legal_moves
+    after = chess.Board()
+    for m in repeated.split()[3:] + ["e2e4", "e7e5"]:
+        after.push_uci(m)
+    assert moves[1] in after.legal_moves
+    assert moves[2] in chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 100 80").legal_moves
+    assert moves[3] in chess.Board("4k3/8/8/8/8/8/8/4KB2 w - - 0 1").legal_moves
+    dead_after = chess.Board("4k3/8/8/8/8/8/8/4KB2 w - - 0 1")
+    dead_after.push_uci("f1c4"), dead_after.push_uci("e8d7")
+    assert moves[4] in dead_after.legal_moves
+    assert answers[5:] == ["bestmove 0000"] * 2                     # checkmate, stalemate
+
+
+def test_uci_finds_the_mate_after_a_fifty_move_count():
+    """a1a8 mates on the hundredth reversible half-move (checkmate outranks the count)."""
+    assert uci_answers("uct?simulations=60", "position fen 4k3/8/4K3/8/8/8/8/R7 w - - 100 80", "go") == \
+        ["bestmove a1a8"]
+
+
+def test_continued_game_drops_the_counts_not_the_position():
+    board = chess.Board("4k3/8/4K3/8/8/8/8/R7 b - - 100 80")
+    game = board_moves.chess_continued(board)
+    assert game.spec.name == "chess(fen=4k3/8/4K3/8/8/8/8/R7 b - - 0 80)" and game.network_family == "chess"
+    assert sorted(board_moves.chess_legal_moves(game, ())) == sorted(m.uci() for m in board.legal_moves)
+    assert board_moves.chess_continued(chess.Board("4k3/8/8/8/8/8/8/4KB2 w - - 0 1")) is None
+
+
+class LineReader:
+    """A subprocess's stdout lines, read on a thread: `next(timeout)` is the next line or None."""
+
+    def __init__(self, stream):
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x.rstrip("\n")) for x in stream], daemon=True).start()
+
+    def next(self, timeout: float) -> str | None:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+
+def test_uci_answers_isready_during_a_search_and_stop_ends_it():
+    """The input is read while the agent searches: `isready` is answered at once, `stop` ends
+    an infinite search with its best move so far, `go movetime` / `go nodes` / the clock end it
+    in time (a search of 10^6 simulations would take hours)."""
+    proc = subprocess.Popen(sog("uci", "--agent", "uct?simulations=1000000"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=ENV)
+    reader = LineReader(proc.stdout)
+
+    def send(line: str) -> float:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        return time.perf_counter()
+
+    def answer(prefix: str, timeout: float) -> float:
+        line = reader.next(timeout)
+        assert line is not None and line.startswith(prefix), line
+        return time.perf_counter()
+
+    try:
+        send("isready")
+        answer("readyok", 60)                              # the program has started
+        send("position fen 4k3/8/4K3/8/8/8/8/R7 w - - 0 1")
+        send("go infinite")
+        time.sleep(1.0)
+        start = send("isready")
+        assert answer("readyok", 5) - start < 0.5
+        start = send("stop")
+        assert answer("bestmove ", 10) - start < 3.0
+        start = send("go movetime 500")
+        assert answer("bestmove ", 10) - start < 2.0
+        start = send("go wtime 3000 btime 3000")           # 3 s / 20 moves: 0.15 s
+        assert answer("bestmove ", 10) - start < 2.0
+        start = send("go nodes 5")
+        assert answer("bestmove ", 60) - start < 30
+        send("quit")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.mark.parametrize("command, message", [
@@ -131,6 +246,45 @@ def test_gtp_commands():
         with pytest.raises(GTPError, match="unknown command"):
             g.send("fly")
         assert "ABCDEFGHJ" in g.send("showboard")
+        assert g.send("known_command final_score") == "true"
+        assert g.send("final_score") == "B+74.5"                # D4 alone: 81 - 6.5
+        g.send("clear_board")
+        assert g.send("final_score") == "W+6.5"
+
+
+def random_go_game(seed: int) -> tuple[Go, tuple]:
+    """A random 9 x 9 game under the hosted rules (no move limit, superko illegal) to its end:
+    stones rather than passes (97%), which makes long games with captures."""
+    game, rng = Go(move_limit=0, superko="illegal"), np.random.default_rng(seed)
+    pub = ()
+    while game.kind(pub) == DECISION:
+        legal = np.flatnonzero(game.legal_mask(pub)[0])
+        stones = legal[legal != 81]
+        pub += (int(rng.choice(stones)) if len(stones) and rng.random() < 0.97 else 81,)
+    return game, pub
+
+
+def test_gtp_follows_the_controllers_game():
+    """No move limit (the game is not over after 162 moves), and a move that repeats an
+    earlier position is refused as illegal for the mover, not played as the end of the game."""
+    out = io.StringIO()
+    server = GTPServer("random", out, seed=1)
+    moves = 0
+    while server.handle(f"genmove {'bw'[moves % 2]}") and not out.getvalue().splitlines()[-2].startswith("?"):
+        moves += 1
+    assert moves > 162 and out.getvalue().splitlines()[-2] == "? illegal move: the game is over"
+    assert server.pub[-2:] == (81, 81)                            # it ended with two passes
+    game, pub = random_go_game(103)                               # a game with a superko move
+    base = Go(move_limit=0)
+    k = next(i for i in range(len(pub)) if (base.legal_mask(pub[:i]) & ~game.legal_mask(pub[:i])).any())
+    banned = int(np.flatnonzero(base.legal_mask(pub[:k])[0] & ~game.legal_mask(pub[:k])[0])[0])
+    out = io.StringIO()
+    server = GTPServer("random", out)
+    for i, a in enumerate(pub[:k]):
+        server.handle(f"play {'bw'[i % 2]} {board_moves.go_vertex(game, pub[:i], a)}")
+    vertex = board_moves.go_vertex(game, pub[:k], banned)
+    server.handle(f"play {'bw'[k % 2]} {vertex}")
+    assert out.getvalue().splitlines()[-2] == "? illegal move" and len(server.pub) == k
 
 
 @pytest.mark.slow          # as test_uci_hosts_sog_with_a_fresh_network
@@ -142,24 +296,40 @@ def test_gtp_hosts_sog_with_a_fresh_network():
         assert g.send("genmove b")
 
 
-@needs_gnugo
-def test_gtp_random_loses_to_gnugo():
-    """A whole game relayed between `sog gtp` (random, black) and GnuGo (white)."""
+def relay_against_gnugo(spec: str, seed: int = 0) -> tuple[str, str]:
+    """A whole 9 x 9 game relayed between `sog gtp` (SPEC, black) and GnuGo (white) until two
+    passes: (GnuGo's final_score, ours)."""
     gnugo = GTPClient([program("gnugo"), "--mode", "gtp", "--level", "0", "--chinese-rules", "--capture-all-dead",
                        "--never-resign"], timeout=30)
-    with gtp_engine("random") as ours, gnugo:
+    with gtp_engine(spec, "--seed", str(seed)) as ours, gnugo:
         passes, moves = 0, 0
         for engine in (ours, gnugo):
             engine.send("boardsize 9")
             engine.send("komi 7.5")
             engine.send("clear_board")
-        while passes < 2 and moves < 162:
+        while passes < 2:
+            assert moves < 1000
             colour, mover, other = ("b", ours, gnugo) if moves % 2 == 0 else ("w", gnugo, ours)
             vertex = mover.send(f"genmove {colour}")
             other.send(f"play {colour} {vertex}")
             passes = passes + 1 if vertex.lower() == "pass" else 0
             moves += 1
-        assert gnugo.send("final_score").startswith("W+")
+        return gnugo.send("final_score"), ours.send("final_score")
+
+
+@needs_gnugo
+def test_gtp_random_loses_to_gnugo():
+    theirs, ours = relay_against_gnugo("random")
+    assert theirs.startswith("W+") and ours == theirs
+
+
+@needs_gnugo
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_gtp_final_score_is_gnugos_chinese_score(seed):
+    """Games that GnuGo plays out on both sides (capturing every dead stone before it passes):
+    the Tromp-Taylor area score is GnuGo's Chinese-rules score."""
+    theirs, ours = relay_against_gnugo("gnugo?level=0", seed)
+    assert ours == theirs
 
 
 def test_fresh_agent_takes_a_training_configs_network():

@@ -11,9 +11,15 @@ actions (`pyspiel.chess.action_to_move(...).to_lan()`, Go's `action_to_string`
 `*_legal_moves(game, pub)` is {name: action} over the legal actions of `pub`
 (empty at a terminal state). Names are compared as given for chess (UCI is
 lower case) and upper-cased for Go (GTP vertices are case-insensitive).
+
+`chess_continued(board)` is the game a chess host searches from when the
+controller's position (a python-chess `Board`) has legal moves: the game
+continues after a threefold repetition or a fifty-move count that no one
+claimed, which OpenSpiel ends automatically.
 """
 from __future__ import annotations
 
+import chess
 import pyspiel
 
 from sog.games.chess import Chess
@@ -34,6 +40,16 @@ def chess_legal_moves(game: Chess, pub: tuple) -> dict[str, int]:
     return {pyspiel.chess.action_to_move(a, board).to_lan(): a for a in state.legal_actions()}
 
 
+def chess_continued(board: chess.Board) -> Chess | None:
+    """The game from `board`'s position with no history and the fifty-move count at 0 (draws by
+    repetition or by the count that were not claimed are not counted again); None if OpenSpiel
+    ends that game at once (a position without legal moves, or one with too little material to
+    mate, where every move draws)."""
+    fen = board.fen().split()
+    game = Chess(fen=" ".join(fen[:4] + ["0", fen[5]]))
+    return None if game.state(()).is_terminal() else game
+
+
 def chess_start_fen(game: Chess) -> str:
     """The FEN of the game's starting position (the standard one, or the game's `fen`)."""
     return game.state(()).board().to_fen()
@@ -51,9 +67,11 @@ def go_vertex(game: Go, pub: tuple, action: int) -> str:
 
 
 def go_legal_moves(game: Go, pub: tuple) -> dict[str, int]:
-    """{GTP vertex: action} of the legal moves at `pub` (upper case, 'PASS' included)."""
+    """{GTP vertex: action} of the legal moves at `pub` (upper case, 'PASS' included; the
+    game's `legal_mask`, which leaves out superko moves when the game makes them illegal)."""
     state = game.state(pub)
     if state.is_terminal():
         return {}
     player = state.current_player()
-    return {state.action_to_string(player, a).split()[-1].upper(): a for a in state.legal_actions()}
+    return {state.action_to_string(player, a).split()[-1].upper(): a
+            for a in game.cached("legal_mask", pub)[0].nonzero()[0].tolist()}

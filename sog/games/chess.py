@@ -64,6 +64,12 @@ class Chess(SpielBoardGame):
                              feature_size=NUM_PLANES * 64, max_utility=1.0,
                              perfect_information=True, feature_shape=(NUM_PLANES, 8, 8))
 
+    @property
+    def network_family(self) -> str:
+        """"chess" from any start: the features and moves are the standard game's, so its
+        networks play a FEN position (a UCI host's game, `sog.agents.board_moves`)."""
+        return "chess"
+
     def public_tree_size(self) -> int | None:
         """From the standard start, a lower bound: the histories of at most five plies
         (perft(0..5) = 1 + 20 + 400 + 8,902 + 197,281 + 4,865,609, the Chess Programming

@@ -14,6 +14,13 @@ OpenSpiel's C++ `go` (through `sog.games.spiel_board`):
   stones plus empty regions reaching only one colour, black minus white minus
   komi; +1 for the winner, -1 for the loser (0 only for an integral komi's tie).
 
+A game hosted for an outside controller (`sog gtp`: GnuGo, a Go server) follows the
+controller's rules: `move_limit=0` lifts the move limit (`move_limit=N` sets it to N moves),
+and `superko="illegal"` makes a move that recreates an earlier position illegal for the
+mover (strict Tromp-Taylor) instead of a draw: `legal_mask` leaves it out. Such a move puts
+a stone on a point that the earlier position had a stone on, so on a point played before:
+only those legal moves are tried on a copy of the state.
+
 Score utility (`score_weight` w > 0, `score_scale` s points; KataGo's score term): a scored
 game's utility for black is `(1 - w) * result + w * tanh(margin / s)`, `result` +-1 as above and
 `margin` the Tromp-Taylor area score (`area_score`), so the winner still gets more than the
@@ -42,13 +49,14 @@ from sog.games.spiel_board import SpielBoardGame
 
 HISTORY = 8
 NUM_PLANES = 2 * HISTORY + 1
+MAX_MOVE_LIMIT = 2 ** 31 - 1     # OpenSpiel's max_game_length of `move_limit=0` (no limit)
 
 
 class Go(SpielBoardGame):
     colours = ("black", "white")
 
     def __init__(self, board_size: int = 9, komi: float = 7.5, score_weight: float = 0.0,
-                 score_scale: float = 20.0):
+                 score_scale: float = 20.0, move_limit: int | None = None, superko: str = "draw"):
         board_size, komi = int(board_size), float(komi)
         score_weight, score_scale = float(score_weight), float(score_scale)
         if board_size not in (9, 13, 19):
@@ -57,12 +65,22 @@ class Go(SpielBoardGame):
             raise ValueError(f"score_weight must be in [0, 1), not {score_weight}")
         if not score_scale > 0.0:
             raise ValueError(f"score_scale must be > 0 points, not {score_scale}")
-        super().__init__("go", {"board_size": board_size, "komi": komi})
+        default_limit = 2 * board_size ** 2
+        move_limit = default_limit if move_limit is None else int(move_limit)
+        if not 0 <= move_limit < MAX_MOVE_LIMIT:
+            raise ValueError(f"move_limit must be in [0, {MAX_MOVE_LIMIT}) moves (0: none), not {move_limit}")
+        if superko not in ("draw", "illegal"):
+            raise ValueError(f"superko must be 'draw' or 'illegal', not {superko!r}")
+        super().__init__("go", {"board_size": board_size, "komi": komi,
+                                "max_game_length": move_limit or MAX_MOVE_LIMIT})
         self.size, self.komi = board_size, komi
         self.score_weight, self.score_scale = score_weight, score_scale
+        self.move_limit, self.superko = move_limit, superko
         board = "" if (board_size, komi) == (9, 7.5) else f"board_size={board_size},komi={komi}"
         score = f"score_weight={score_weight},score_scale={score_scale}" if score_weight > 0.0 else ""
-        args = ",".join(filter(None, (board, score)))
+        hosted = ",".join(filter(None, ("" if move_limit == default_limit else f"move_limit={move_limit}",
+                                        "" if superko == "draw" else f"superko={superko}")))
+        args = ",".join(filter(None, (board, score, hosted)))
         self._family, name = f"go({board})" if board else "go", f"go({args})" if args else "go"
         self.spec = GameSpec(name=name, num_states=1, num_actions=board_size ** 2 + 1,
                              feature_size=NUM_PLANES * board_size ** 2, max_utility=1.0,
@@ -73,6 +91,30 @@ class Go(SpielBoardGame):
     def network_family(self) -> str:
         """The game without its score term: the features and moves are the same."""
         return self._family
+
+    def legal_mask(self, pub) -> np.ndarray:
+        """bool [1, A]: OpenSpiel's legal moves, less the superko moves if `superko="illegal"`."""
+        mask = super().legal_mask(pub)
+        if self.superko == "draw" or not pub:
+            return mask
+        points = self.size ** 2
+        played = np.zeros(points + 1, dtype=bool)
+        played[list(pub)] = True
+        state = self.state(pub)
+        for a in np.flatnonzero(mask[0, :points] & played[:points]).tolist():
+            child = state.clone()
+            child.apply_action(a)
+            if child.is_terminal() and len(pub) + 1 != self.move_limit:
+                mask[0, a] = False
+        return mask
+
+    def children(self, pub) -> list:
+        """OpenSpiel's children at the moves of `legal_mask`."""
+        children = super().children(pub)
+        if self.superko == "draw" or not children:
+            return children
+        legal = self.cached("legal_mask", pub)[0]
+        return [c for c in children if legal[c.pub[-1]]]
 
     def utility(self, pub) -> np.ndarray:
         """float [1, 1]: black's utility, OpenSpiel's result, with the score term if
