@@ -27,7 +27,7 @@ VERSION = "VERSION:2.0.0"
 
 
 def add_parser(subparsers):
-    a = subparsers.add_parser("acpc", help="play an agent at an ACPC poker dealer (match-state protocol)")
+    a = subparsers.add_parser("acpc", help="play an agent at an ACPC poker dealer")
     a.add_argument("--host", required=True, help="the dealer's host")
     a.add_argument("--port", type=int, required=True, help="the port the dealer gave this seat")
     a.add_argument("--agent", required=True, help="agent spec, e.g. equity?fold=0.3&raise=0.7, sog:RUN?s=10&c=1")

@@ -34,8 +34,7 @@ BASELINES = ("outcome", "external", "pluribus", "uct", "smooth_uct", "ismcts")
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser("baselines", help="run the full-game baselines for a fixed budget "
-                                                "and compare their exact exploitability")
+    p = subparsers.add_parser("baselines", help="exact exploitability of baselines at a fixed budget")
     p.add_argument("--game", required=True)
     p.add_argument("--budget", type=float, required=True, help="wall-clock seconds per baseline")
     p.add_argument("--only", default=None,

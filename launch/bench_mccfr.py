@@ -38,8 +38,7 @@ OPENSPIEL = {"outcome": "OutcomeSamplingMCCFRSolver", "external": "ExternalSampl
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser("bench-mccfr", help="our MCCFR samplers vs OpenSpiel's C++ samplers "
-                                                  "for the same wall-clock budget")
+    p = subparsers.add_parser("bench-mccfr", help="our MCCFR samplers vs OpenSpiel's at equal wall time")
     p.add_argument("--game", default="leduc_poker")
     p.add_argument("--seconds", type=float, required=True, help="wall-clock seconds per solver")
     p.add_argument("--variants", default="outcome,external",

@@ -22,8 +22,7 @@ from sog.games.holdem.buckets import (
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser("buckets", help="hold'em hand buckets per round (suit isomorphism, then "
-                                              "k-means over equity distributions), cached on disk")
+    p = subparsers.add_parser("buckets", help="hold'em hand buckets per round, cached on disk")
     p.add_argument("--game", default="hunl", help="a holdem game (default hunl)")
     p.add_argument("--buckets", required=True,
                    help="bucket counts per round, comma-separated (0: one per class, lossless), for the "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-PROGRESS_SECONDS = 5.0     # a progress line written to a file or pipe: at most one per this many seconds
+PROGRESS_SECONDS = 30.0    # a progress line written to a file or pipe: at most one per this many seconds
 _last_progress = [-float("inf")]
 _clock = time.monotonic
 

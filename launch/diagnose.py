@@ -46,8 +46,7 @@ DEFAULT_CAPACITY = 1 << 20     # the replay window read without the run's config
 
 
 def add_parser(subparsers):
-    d = subparsers.add_parser("diagnose", help="a checkpoint's value and policy errors against exact values "
-                                               "on the run's replay (JSON)")
+    d = subparsers.add_parser("diagnose", help="a checkpoint's value/policy errors vs exact values")
     d.add_argument("--run", required=True, help="run directory (numbered checkpoints, replay.npz)")
     d.add_argument("--checkpoint", type=int, help="learner step of the checkpoint (default: the newest)")
     d.add_argument("--samples", type=int, default=256,

@@ -56,8 +56,7 @@ POLICY = "policy"
 
 
 def add_parser(subparsers):
-    e = subparsers.add_parser("eval", help="exploitability of a run's checkpoints: SoG(s, c) and the raw "
-                                           "network policy; eval.csv, tensorboard, eval.png")
+    e = subparsers.add_parser("eval", help="evaluate a run's checkpoints: eval.csv, eval.png")
     e.add_argument("--run", required=True, help="run directory (numbered checkpoint directories inside)")
     e.add_argument("--every", type=int, default=1, help="evaluate every N-th checkpoint (and the newest)")
     e.add_argument("--step", type=int, nargs="+", action="extend", default=None,
@@ -168,7 +167,7 @@ def plot(rows: list[dict], path: Path, title: str, references: dict | None = Non
         ax.fill_between(x, [p[1] for p in pts], [p[3] for p in pts], alpha=0.2, color=line.get_color())
         if (search, seeds) in references:
             ax.axhline(references[search, seeds], linestyle="--", color=line.get_color(),
-                       label=f"SoG({search}) with the exact oracle: {references[search, seeds]:.1f}")
+                       label=f"SoG({search}) with the exact oracle, {seeds} seeds: {references[search, seeds]:.1f}")
     if any(float(r["min_mbb"]) > 0 for r in rows) and all(v > 0 for v in references.values()):
         ax.set_yscale("log")
     ax.set_xlabel("learner step")

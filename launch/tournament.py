@@ -49,8 +49,7 @@ from sog.games.holdem import Holdem
 
 
 def add_parser(subparsers):
-    t = subparsers.add_parser("tournament", help="play a round robin / gauntlet between agents; head-to-head, "
-                                                 "Elo and (poker) AIVAT report")
+    t = subparsers.add_parser("tournament", help="round robin / gauntlet between agents: Elo, AIVAT")
     t.add_argument("--config", required=True, help="tournament YAML (see configs/tournaments/)")
     t.add_argument("--out", help="output directory (default: the config's `out`, else tournaments/<name>)")
     t.add_argument("--workers", type=int, help="override the config's worker processes")

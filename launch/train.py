@@ -17,6 +17,11 @@ then); what is unfinished then is given up and named in one line
 with the `sog eval` command that computes it (`launch.training_run`), so a run
 ends within `run.eval_grace` plus the time to save its state.
 Ctrl-C stops the same way.
+
+What the run prints (stderr: a progress line, one line per evaluation) and what it writes to
+the run directory (metrics.jsonl, tb/, eval.csv, eval.png, checkpoints) is described in
+`launch.training_run`; `train` returns the final state (`TrainingRun.summary`), which
+`sog train` prints as its JSON line.
 """
 from __future__ import annotations
 

@@ -37,6 +37,21 @@ then), as does the reference process; what is given up is only not logged
 (eval.csv, the checkpoints, replay and queue are written as without it), and
 `report_unfinished` names it in one line with the `sog eval` command that
 computes it afterwards.
+
+What goes where. Stderr (`log`, `launch.console.say`) is for a person: one line
+naming the run directory and its metric files at the start, the progress line
+(redrawn in place on a terminal; into a file or pipe one line per
+`launch.console.PROGRESS_SECONDS`), one short line per evaluation (`eval_line`:
+step, SoG(s, c)'s mean exploitability over its seeds with their range, and the
+exact-oracle reference over the same seeds), one line when a reference arrives,
+warnings, and `report_unfinished`'s line. The details go to the run directory:
+every tick's scalars to metrics.jsonl and tb/ (`tensorboard --logdir RUN_DIR/tb`,
+with the `viz` extra: `pip install -e ".[viz]"`), each evaluation's rows to
+eval.csv and tb/ and its diagnostics to both as diag/ scalars
+(`learners.metrics`), eval.png at the end. The JSON summary `summary()` returns
+(`sog train`'s stdout) is the final state, of a size that does not grow with
+the run: the figures at the end, the newest evaluation, the checkpoints kept on
+disk and the paths of those files.
 """
 from __future__ import annotations
 
@@ -54,11 +69,11 @@ import numpy as np
 from actors.selfplay import END_STATS
 from launch.console import say
 from launch.evaluate import PNG_FILE, checkpoint_steps, plot
-from launch.roles import TIME_STATS, WAIT_STATS, Role
+from launch.roles import ROLES, TIME_STATS, WAIT_STATS, Role
 from learners import oracle_reference
 from learners.learner import Learner
 from learners.metrics import Metrics, read_eval_csv
-from sog.config import Config, config_to_dict, dump_config, parse_eval_search
+from sog.config import Config, dump_config, parse_eval_search
 from sog.games import load_game
 from sog.process import rss_mb
 from sog.seeding import derive_seed
@@ -95,6 +110,24 @@ def _fmt_time(seconds: float) -> str:
     return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m:02d}:{s:02d}"
 
 
+def final_row(step: int, version: int, row: dict) -> dict:
+    """An evaluated row (`learners.metrics.Evaluator.exploitability`, with its `oracle` row or
+    None) as the summary keeps it: step, version, search ('S,C'), seeds, min_mbb, mean_mbb,
+    max_mbb, seconds, and oracle_mbb, the exact-oracle reference over the same seeds (None
+    while it is being computed); mbb/h."""
+    ref = row.get("oracle")
+    return {"step": step, "version": version, "search": row["search"], "seeds": row["seeds"],
+            "min_mbb": row["min_mbb"], "mean_mbb": row["mean_mbb"], "max_mbb": row["max_mbb"],
+            "seconds": row["seconds"], "oracle_mbb": ref["mean_mbb"] if ref else None}
+
+
+def eval_line(row: dict) -> str:
+    """The one line an evaluation's row (`final_row`) gets on stderr."""
+    ref = f"exact oracle {row['oracle_mbb']:.1f}" if row["oracle_mbb"] is not None else "exact oracle pending"
+    return (f"eval at step {row['step']}: SoG({row['search']}) {row['mean_mbb']:.1f} mbb/h "
+            f"({row['seeds']} seeds: {row['min_mbb']:.1f}-{row['max_mbb']:.1f}; {ref})")
+
+
 class TrainingRun(abc.ABC):
     """What both modes share (see module doc); `run()` is the loop, the other hooks its parts."""
 
@@ -119,7 +152,7 @@ class TrainingRun(abc.ABC):
         self.reference_jobs: oracle_reference.Background | None = None   # `begin` starts them
         self.stop_reason = None
         self.last_losses: dict = {}
-        self.eval_results: list[dict] = []
+        self.last_eval: list[dict] = []                # the newest evaluation's rows (`record_eval`)
         self.last_eval_step = -1
         self.checkpoints: list[int] = []
         self.references = oracle_reference.load(self.run_dir, self.game)   # {key: row}: cached and new
@@ -150,6 +183,8 @@ class TrainingRun(abc.ABC):
         resume (a corrupt replay or queue snapshot) leaves the run directory as it was."""
         dump_config(self.config, self.run_dir / "config.yaml")
         self.metrics = Metrics(self.run_dir)
+        self.log(f"metrics: {self.metrics.jsonl_path}; tensorboard --logdir {self.metrics.tb_path} "
+                 f"(the viz extra: pip install -e \".[viz]\")")
         cfg = self.config
         if self.references.keys() - oracle_reference.load(self.run_dir).keys():
             oracle_reference.save(self.run_dir, self.references)      # the shared file's rows it starts with
@@ -280,16 +315,9 @@ class TrainingRun(abc.ABC):
         self.metrics.eval_rows(step, version, rows)
         if diagnostics is not None:
             self.metrics.diagnostics(step, diagnostics)
-        for row in rows:
-            self.eval_results.append({"step": step, "version": version, **row})
-            ref = row["oracle"]
-            self.log_line(f"eval at step {step} (v{version}): SoG({row['search']}) exploitability "
-                          f"{row['mean_mbb']:.1f} mbb/h (min {row['min_mbb']:.1f}, max {row['max_mbb']:.1f}, "
-                          f"{row['seeds']} seeds, {row['seconds']:.1f} s; with the exact oracle "
-                          + (f"{ref['mean_mbb']:.1f})" if ref else "still being computed)"))
-        if diagnostics is not None:
-            d = {k: v for k, v in diagnostics.items() if v is not None}
-            self.log_line("  vs exact: " + ", ".join(f"{k} {v:.4g}" for k, v in d.items()))
+        self.last_eval = [final_row(step, version, row) for row in rows]
+        for row in self.last_eval:
+            self.log_line(eval_line(row))
 
     def poll_references(self) -> None:
         """Cache and log the exact-oracle references finished since the last call."""
@@ -305,8 +333,9 @@ class TrainingRun(abc.ABC):
             oracle_reference.save(self.run_dir, self.references)
             for k, row in new.items():
                 self.metrics.reference(self.learner.step_count, jobs.settings[k].label, row["mean_mbb"])
-                self.log_line(f"SoG({jobs.settings[k].label}) with the exact oracle: {row['mean_mbb']:.1f} mbb/h "
-                              f"(the reference, {row['seconds']:.0f} s in the background)")
+                self.log_line(f"reference: SoG({jobs.settings[k].label}) with the exact oracle "
+                              f"{row['mean_mbb']:.1f} mbb/h over the evaluations' {self.config.run.eval_seeds} "
+                              f"seeds ({row['seconds']:.0f} s in the background)")
 
     def finish_references(self) -> None:
         """Wait for the references still running until `eval_deadline` (not after Ctrl-C), then end
@@ -483,6 +512,13 @@ class TrainingRun(abc.ABC):
         return {}
 
     def summary(self) -> dict:
+        """The run's final state, of a size that does not grow with the run (the history is in
+        the files of `files`): the run (run_dir, mode, game, resumed, stop_reason, start_step,
+        steps, steps_this_run, version, seconds), this invocation's rates per second and wait
+        shares, counters, replay, queue, the last step's losses, `last_eval` (the newest
+        evaluation's rows, `final_row`; [] before any), evals_this_run, the evaluations and
+        references given up, `checkpoints` (the steps kept on disk, oldest first),
+        checkpoints_written (this invocation) and `files` (name -> path)."""
         now = time.monotonic()
         elapsed = max(now - self.started, 1e-9)
         first = self._first_snapshot
@@ -494,7 +530,7 @@ class TrainingRun(abc.ABC):
         self._spent.clear()
         self._wait.clear()
         wait_share = {role: self._totals_wait[role] / busy for role, busy in self._totals_spent.items() if busy > 0}
-        out = {
+        return {
             "run_dir": str(self.run_dir), "mode": self.mode, "game": self.config.game,
             "resumed": self.learner.resumed, "stop_reason": self.stop_reason,
             "start_step": self.start_step, "steps": self.learner.step_count, "steps_this_run": steps,
@@ -506,14 +542,23 @@ class TrainingRun(abc.ABC):
             "solves_per_s": (snap["solves"] - first["solves"]) / elapsed,
             "wait_share": wait_share,
             "counters": dict(self.counters), "replay": self.replay_counters(), "queue": self.queue_counters(),
-            "losses": self.last_losses, "checkpoints": self.checkpoints,
-            "last_checkpoint": self.learner.store.latest_step(), "evals": self.eval_results,
+            "losses": self.last_losses, "last_eval": self.last_eval,
+            "evals_this_run": snap["evals"] - first["evals"],
             "evals_unfinished": list(self.unfinished),
             "references_unfinished": ([self.reference_jobs.settings[k].label for k in self.reference_jobs.missing]
                                       if self.reference_jobs else []),
-            "config": config_to_dict(self.config),
+            "checkpoints": checkpoint_steps(self.run_dir), "checkpoints_written": len(self.checkpoints),
+            "files": self.files(),
         }
-        return out
+
+    def files(self) -> dict:
+        """name -> path of the run directory's files that exist: config, metrics (metrics.jsonl),
+        tensorboard (the event files' folder), eval_csv, eval_png, replay and queue snapshots."""
+        paths = {"config": self.run_dir / "config.yaml", "metrics": self.metrics.jsonl_path,
+                 "tensorboard": self.metrics.tb_path, "eval_csv": self.metrics.eval_path,
+                 "eval_png": self.run_dir / PNG_FILE,
+                 **{role.name: self.snapshot_path(role) for role in ROLES if role.snapshot}}
+        return {name: str(path) for name, path in paths.items() if path.exists()}
 
     def finish(self) -> None:
         if self._last_line:

@@ -2,7 +2,8 @@
 
 Files in the run directory:
 
-    tb/              tensorboardX event files (`tensorboard --logdir RUN_DIR/tb`)
+    tb/              tensorboardX event files (`tensorboard --logdir RUN_DIR/tb`; tensorboard
+                     itself is the `viz` extra: `pip install -e ".[viz]"`)
     metrics.jsonl    one JSON object per progress tick: step, wall seconds and every scalar
     eval.csv         one row per evaluated SoG(s, c): step, version, search, seeds,
                      min/mean/max exploitability in mbb/h, seconds
@@ -70,8 +71,10 @@ class Metrics:
 
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.writer = SummaryWriter(logdir=str(self.run_dir / "tb"), flush_secs=flush_secs)
-        self._jsonl = open(self.run_dir / "metrics.jsonl", "a")  # noqa: SIM115 - open for the run, closed in close()
+        self.tb_path = self.run_dir / "tb"
+        self.jsonl_path = self.run_dir / "metrics.jsonl"
+        self.writer = SummaryWriter(logdir=str(self.tb_path), flush_secs=flush_secs)
+        self._jsonl = open(self.jsonl_path, "a")  # noqa: SIM115 - open for the run, closed in close()
         self.eval_path = self.run_dir / "eval.csv"
         self.started = time.time()
 

@@ -16,8 +16,11 @@ at 50 iterations a call (mean gap 121 mbb a call over 8 seeds), 471.8 at T =
 535.2 at T = 0.0005 (gap 0.37 mbb, 2,010 iterations a call): the figure rises
 as the values approach exact and settles near 530-535, so the default reference
 is well below SoG(s, c) with exact values (8 seeds: 390.2 at 50 iterations, 556.7
-at T = 0.002; issue 18): the warm start's partly
-converged values, carried from call to call, play better than exact ones.
+at T = 0.002): the warm start's partly converged values, carried from call to
+call, play better than exact ones. Over 2 seeds the figure is far from its
+8-seed value (Kuhn, SoG(10,1), T = 0.002: 80.2 against 94.7), so a curve is
+only compared with a reference over the same seeds, and eval.png names the
+seeds of each line (`launch.evaluate.plot`).
 
 It is cached in RUN_DIR/oracle_eval.json (`load` / `save`, written atomically),
 keyed by `key` (game, every search setting, seeds, oracle iterations and

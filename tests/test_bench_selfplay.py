@@ -6,6 +6,7 @@ the command's user errors."""
 import json
 
 import pytest
+from fork_check import no_fork_after_jax
 
 from launch.bench_selfplay import SPLIT, _inference, _report, bench_selfplay
 from launch.cli import main as cli_main
@@ -60,7 +61,8 @@ def test_sync_bench_gives_every_figure(tmp_path):
 
 
 def test_ray_bench_gives_every_figure():
-    r = bench_selfplay(load_config("tiny_kuhn"), seconds=2.0, log=quiet, tick_seconds=0.25, num_cpus=2)
+    with no_fork_after_jax():              # the local Ray instance starts in a process of its own
+        r = bench_selfplay(load_config("tiny_kuhn"), seconds=2.0, log=quiet, tick_seconds=0.25, num_cpus=2)
     check_figures(r, 2.0)
     inf = r["inference"]
     assert r["mode"] == "ray" and 0 < inf["idle_share"] < 1 and inf["busy_share"] + inf["idle_share"] <= 1

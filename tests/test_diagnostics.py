@@ -183,12 +183,32 @@ def test_training_logs_the_diagnostics_the_age_and_the_reference(tiny_run):
     # the reference, computed in the background: logged when it arrived and with each evaluation after
     oracle = [v for _, v in scalars["eval/S4_C1/oracle_mbb"]]
     assert 1 <= len(oracle) <= 4 and len(set(oracle)) == 1 and oracle[0] > 0
-    known = [r["oracle"]["mean_mbb"] for r in out["evals"] if r["oracle"] is not None]
+    known = [r["oracle_mbb"] for r in out["last_eval"] if r["oracle_mbb"] is not None]
     assert known == [pytest.approx(oracle[0])] * len(known)                                # tb: float32
     assert out["references_unfinished"] == [] and out["evals_unfinished"] == []
     cache = oracle_reference.load(run_dir)
     assert [row["mean_mbb"] for row in cache.values()] == [pytest.approx(oracle[0])]
     assert (run_dir / "eval.png").stat().st_size > 0
+
+
+def test_eval_png_names_the_seeds_of_the_curve_and_of_its_reference(tmp_path, monkeypatch):
+    """The curve and its dashed exact-oracle line (computed over the same seeds) each say how many
+    seeds they are over: a reference over 2 seeds and one over 8 differ by more than the gap."""
+    import matplotlib.axes
+
+    from launch.evaluate import plot
+    labels = []
+
+    def recording(method):
+        def record(self, *args, **kwargs):
+            labels.append(kwargs.get("label"))
+            return method(self, *args, **kwargs)
+        return record
+    for name in ("plot", "axhline"):
+        monkeypatch.setattr(matplotlib.axes.Axes, name, recording(getattr(matplotlib.axes.Axes, name)))
+    rows = [{"step": s, "search": "4,1", "seeds": 2, "min_mbb": 90, "mean_mbb": 100, "max_mbb": 110} for s in (0, 10)]
+    plot(rows, tmp_path / "labels.png", "labels", {("4,1", 2): 80.2})
+    assert labels == ["SoG(4,1), 2 seeds", "SoG(4,1) with the exact oracle, 2 seeds: 80.2"]
 
 
 def test_evaluation_rows_name_the_reference_of_the_runs_oracle_tolerance():
@@ -216,7 +236,8 @@ def test_resume_reuses_the_cached_reference(tiny_run, tmp_path, monkeypatch):
         raise AssertionError("a process was started to compute the reference again")
     monkeypatch.setattr(oracle_reference.multiprocessing, "get_context", refuse)
     out = train(apply_overrides(cfg, ["run.max_steps=30"]), resumed, sync=True, log=lambda *a, **k: None)
-    assert [r["step"] for r in out["evals"]] == [30] and out["evals"][0]["oracle"] is not None
+    assert out["evals_this_run"] == 1 and [r["step"] for r in out["last_eval"]] == [30]
+    assert out["last_eval"][0]["oracle_mbb"] is not None
 
 
 def test_a_reference_is_computed_once_per_machine_and_version_of_the_code(tiny_run, tmp_path, monkeypatch):
@@ -242,7 +263,9 @@ def test_a_reference_is_computed_once_per_machine_and_version_of_the_code(tiny_r
         m.setattr(oracle_reference.multiprocessing, "get_context", refuse)
         out = train(apply_overrides(cfg, ["run.max_steps=10"]), tmp_path / "run", sync=True, log=lambda *a, **k: None)
     (row,) = rows.values()
-    assert [r["oracle"] for r in out["evals"]] == [row, row]                  # steps 0 and 10
+    assert out["evals_this_run"] == 2 and [r["oracle_mbb"] for r in out["last_eval"]] == [row["mean_mbb"]]
+    oracle = read_scalars(tmp_path / "run" / "tb")["eval/S4_C1/oracle_mbb"]
+    assert [s for s, _ in oracle] == [0, 10] and all(v == pytest.approx(row["mean_mbb"]) for _, v in oracle)
     assert oracle_reference.load(tmp_path / "run") == rows
 
     with monkeypatch.context() as m:
@@ -280,7 +303,8 @@ def test_sog_diagnose_prints_json_and_refuses_bad_runs(tiny_run, tmp_path, capsy
     assert out["checkpoint"] == 20 and out["version"] == 10 and set(FIELDS) <= set(out)
     assert out["samples"] == 32 and out["target_error"] >= 0 and out["replay_age_mean"] >= 0
     # the evaluation it plays is the run's own (eval_seeds 1, seed 0): the same figure
-    (last,) = [r for r in run["evals"] if r["step"] == 20]
+    (last,) = run["last_eval"]
+    assert last["step"] == 20
     assert out["search"] == "4,1" and out["eval_mbb"] == pytest.approx(last["mean_mbb"], rel=1e-9)
     assert 0 < out["eval_queries"] <= 32 and out["net_error_eval"] >= 0 and set(out["by_state"]) == {"replay", "eval"}
     assert cli_main(["diagnose", "--run", str(run_dir), "--checkpoint", "10", "--samples", "8"]) == 0

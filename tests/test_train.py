@@ -11,6 +11,7 @@ import time
 import jax
 import numpy as np
 import pytest
+from fork_check import no_fork_after_jax
 
 from launch.cli import main as cli_main
 from launch.roles import PRODUCERS, ROLES
@@ -40,7 +41,7 @@ def test_sync_end_to_end(tmp_path):
     run_dir = tmp_path / "run"
     out = train(tiny("run.max_steps=30", "run.eval_every=15"), run_dir, sync=True, log=quiet, tick_seconds=0.0)
     assert out["stop_reason"] == "max_steps" and out["steps"] == 30 and out["version"] == 15
-    assert latest_step(run_dir) == 30 and out["checkpoints"] == [10, 20, 30]
+    assert latest_step(run_dir) == 30 and out["checkpoints"] == [20, 30] and out["checkpoints_written"] == 3
     assert (run_dir / "replay.npz").is_file() and (run_dir / "queue.pkl").is_file()
     c = out["counters"]
     assert c["games"] > 0 and c["searches"] > 0 and c["solves"] > 0 and c["solver_examples"] > 0
@@ -60,6 +61,32 @@ def test_sync_end_to_end(tmp_path):
     rows = read_eval_csv(run_dir / "eval.csv")
     assert [int(r["step"]) for r in rows] == [0, 15, 30] and all(float(r["mean_mbb"]) > 0 for r in rows)
     assert [s for s, _ in scalars["eval/S4_C1/mean_mbb"]] == [0, 15, 30]
+
+
+def test_a_runs_output_is_its_final_state_and_one_line_per_evaluation(tmp_path):
+    """Stderr gets one short line per evaluation (the diagnostics go to metrics.jsonl only) and
+    one naming the metric files and tensorboard; the summary is the final state, its size does not
+    grow with the run: the newest evaluation, the checkpoints kept, the files' paths."""
+    logged = []
+    run_dir = tmp_path / "run"
+    out = train(tiny("run.max_steps=40", "run.eval_every=2", "run.diagnose_samples=16"), run_dir, sync=True,
+                log=lambda text, end="\n": logged.append(text))
+    evals = [line for line in logged if line.startswith("eval at step ")]
+    assert len(evals) == out["evals_this_run"] == 21 and all(len(line) < 100 for line in evals)
+    assert re.fullmatch(r"eval at step 40: SoG\(4,1\) [\d.]+ mbb/h \(1 seeds: [\d.]+-[\d.]+; exact oracle "
+                        r"([\d.]+|pending)\)", evals[-1]), evals[-1]
+    assert not [line for line in logged if "target_error" in line or "vs exact" in line]
+    assert any(f"tensorboard --logdir {run_dir / 'tb'}" in line and ".[viz]" in line for line in logged)
+    assert len(json.dumps(out)) < 3000, len(json.dumps(out))
+    (last,) = out["last_eval"]
+    assert last["step"] == 40 and last["search"] == "4,1" and last["mean_mbb"] > 0
+    assert out["checkpoints"] == [30, 40] and "config" not in out
+    assert out["files"] == {"config": str(run_dir / "config.yaml"), "metrics": str(run_dir / "metrics.jsonl"),
+                            "tensorboard": str(run_dir / "tb"), "eval_csv": str(run_dir / "eval.csv"),
+                            "eval_png": str(run_dir / "eval.png"), "replay": str(run_dir / "replay.npz"),
+                            "queue": str(run_dir / "queue.pkl")}
+    diag = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert len([d for d in diag if "diag/target_error" in d]) == 20        # every evaluation after step 0
 
 
 def test_sync_split_and_resume_matches_an_uninterrupted_run(tmp_path):
@@ -112,13 +139,15 @@ def test_sync_run_gives_up_an_evaluation_at_the_deadline_and_resumes(tmp_path):
     assert out["stop_reason"] == "minutes" and out["steps"] >= 10
     assert out["seconds"] < 3 + 1 + 60          # budget, grace, and room for saving on a loaded machine
     gives_up(out, logged, run_dir, seeds)
-    assert out["evals_unfinished"] == [out["steps"]] and out["evals"] == []
+    assert out["evals_unfinished"] == [out["steps"]] and out["evals_this_run"] == 0 and out["last_eval"] == []
     assert read_eval_csv(run_dir / "eval.csv") == before
     again = train(tiny(f"run.max_steps={out['steps'] + 5}", "run.eval_every=5"), run_dir, sync=True, log=quiet)
     assert again["resumed"] and again["start_step"] == out["steps"] and again["evals_unfinished"] == []
     rows = read_eval_csv(run_dir / "eval.csv")
-    assert rows[:3] == before and [int(r["step"]) for r in rows[3:]] == [e["step"] for e in again["evals"]]
-    assert again["evals"][-1]["step"] == again["steps"] and all(float(r["mean_mbb"]) > 0 for r in rows)
+    assert rows[:3] == before and len(rows[3:]) == again["evals_this_run"]
+    (last,) = again["last_eval"]
+    assert int(rows[-1]["step"]) == last["step"] == again["steps"] and float(rows[-1]["mean_mbb"]) == last["mean_mbb"]
+    assert all(float(r["mean_mbb"]) > 0 for r in rows)
 
 
 @pytest.mark.slow
@@ -128,14 +157,15 @@ def test_ray_run_gives_up_an_evaluation_at_the_deadline(tmp_path):
     run_dir = tmp_path / "run"
     logged = []
     seeds = 1_000_000
-    out = train(tiny("run.minutes=0.25", "run.eval_grace=3", "run.eval_every=5", f"run.eval_seeds={seeds}"),
-                run_dir, log=lambda text, end="\n": logged.append(text), num_cpus=2)
-    assert out["mode"] == "ray" and out["stop_reason"] == "minutes" and out["evals"] == []
+    with no_fork_after_jax():
+        out = train(tiny("run.minutes=0.25", "run.eval_grace=3", "run.eval_every=5", f"run.eval_seeds={seeds}"),
+                    run_dir, log=lambda text, end="\n": logged.append(text), num_cpus=2)
+    assert out["mode"] == "ray" and out["stop_reason"] == "minutes" and out["last_eval"] == []
     assert out["seconds"] < 15 + 3 + 60
     gives_up(out, logged, run_dir, seeds)
     assert not (run_dir / "eval.csv").exists()
     again = train(tiny(f"run.max_steps={out['steps'] + 5}", "run.eval_every=5"), run_dir, sync=True, log=quiet)
-    assert again["resumed"] and again["steps"] == out["steps"] + 5 and again["evals"]
+    assert again["resumed"] and again["steps"] == out["steps"] + 5 and again["evals_this_run"]
 
 
 def test_lower_priority_raises_every_threads_nice_value():
@@ -223,7 +253,8 @@ def test_sync_run_drives_every_role_of_the_table(tmp_path):
     drives_every_role(out, {name: len(objs) for name, objs in seen.items()}, config, services)
     for role in services:
         assert all(isinstance(obj, role.plain) for obj in seen[role.name]), role.name
-    assert [e["step"] for e in out["evals"]] == [0, 12]
+    assert [int(r["step"]) for r in read_eval_csv(tmp_path / "run" / "eval.csv")] == [0, 12]
+    assert out["evals_this_run"] == 2 and [e["step"] for e in out["last_eval"]] == [12]
     networks = []
     alone = train(tiny("run.max_steps=12", "solver.solvers=0", "selfplay.p_td1=0.5", "inference.servers=2"),
                   tmp_path / "alone", sync=True, log=quiet,
@@ -276,8 +307,9 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
 
     run_dir = tmp_path / "run"
     config = tiny("run.max_steps=160", "learner.checkpoint_every=40")
-    out = train(config, run_dir, sync=False, log=quiet, tick_seconds=0.25, hooks={"on_tick": on_tick},
-                num_cpus=2)
+    with no_fork_after_jax():                  # the local Ray instance starts in a process of its own
+        out = train(config, run_dir, sync=False, log=quiet, tick_seconds=0.25, hooks={"on_tick": on_tick},
+                    num_cpus=2)
     assert not ray.is_initialized()            # the run owned its Ray instance and shut it down
     drives_every_role(out, events["members"], config, ROLES)
     assert out["mode"] == "ray" and out["stop_reason"] == "max_steps" and out["steps"] == 160
@@ -287,7 +319,7 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
     failures, batches = events["before_server_kill"]
     assert failures <= 1          # the killed worker: one failure (none if its step had returned), not one per call
     assert out["inference"]["batches"] > batches            # summed over both server processes
-    assert latest_step(run_dir) == 160 and {40, 80, 120, 160} <= set(out["checkpoints"])
+    assert latest_step(run_dir) == 160 and out["checkpoints"] == [120, 160] and out["checkpoints_written"] >= 4
     assert out["version"] == 80 and out["inference"]["version"] >= 1
     assert max(out["versions_in_use"].values()) >= 1        # workers/solvers used published weights
     assert out["replay"]["size"] >= 64 and out["counters"]["solves"] > 0
@@ -295,6 +327,23 @@ def test_ray_run_survives_killed_worker_and_server(tmp_path):
     assert "inference/mean_batch" in scalars and "wait/selfplay" in scalars
     sizes = [v for _, v in scalars["replay/size"]]
     assert sizes[-1] > sizes[0] or sizes[0] >= 64
+
+
+def test_local_ray_is_kept_by_a_process_of_its_own_until_stopped():
+    """`LocalRay` starts the instance from a fresh interpreter (no fork of this process once JAX
+    runs), this process connects by address, and `stop` ends that process and the instance."""
+    import ray
+
+    from launch.local_ray import LocalRay
+    with no_fork_after_jax():
+        local = LocalRay(num_cpus=1, include_dashboard=False)
+        process = local._process
+        ray.init(address=local.address)
+        assert ray.cluster_resources()["CPU"] == 1
+        ray.shutdown()
+        local.stop()
+    assert process.returncode is not None and local._process is None
+    local.stop()                                  # again: nothing
 
 
 def test_server_totals_add_up_across_a_restart():
@@ -422,7 +471,7 @@ def test_ray_run_with_two_servers_survives_killing_one(tmp_path):
     for key in ("batches", "queries", "requests", "weight_updates"):
         assert inf[key] == first[key] + second[key], key
     assert inf["seconds"] == pytest.approx(first["seconds"] + second["seconds"])
-    assert sum(inf["batch_sizes"].values()) == inf["batches"]
+    assert inf["mean_batch"] == pytest.approx(inf["queries"] / inf["batches"]) and inf["max_batch"] >= 1
     assert inf["version"] == min(first["version"], second["version"])
     assert first["version"] > events["version_at_kill"] and second["version"] > events["version_at_kill"]
     assert out["counters"]["solves"] > 0 and out["counters"]["games"] > 0
@@ -480,6 +529,6 @@ def test_ray_run_with_own_networks_survives_a_killed_worker(tmp_path):
     assert pid != events["worker"][1] and games > events["worker"][0]    # a new process played on
     assert version >= events["version_at_kill"]
     inf = out["inference"]
-    assert inf["batches"] > 0 and sum(inf["batch_sizes"].values()) == inf["batches"]
+    assert inf["batches"] > 0 and 1 <= inf["mean_batch"] <= inf["max_batch"]
     assert inf["queries"] >= inf["batches"] and out["counters"]["network_queries"] <= inf["queries"]
     assert out["counters"]["solves"] > 0
