@@ -14,6 +14,12 @@ import time
 from sog.search.cfr import CFRConfig, CFRSolver
 from sog.search.full_tree import exploitability, full_tree
 from sog.search.gtcfr import GTCFR
+from sog.search.tree import PublicTree, TreeTooLarge
+
+# the oracle leg of `bench_search` runs on games whose full public tree has at most this many
+# states: the oracle solves the full subtree below every frontier leaf of every CFR pass (Leduc
+# 465, Liar's Dice 8,191; tic-tac-toe's 549,946 keep a default bench busy for over half an hour)
+ORACLE_BENCH_STATES = 10_000
 
 
 def _checkpoints(limit: int = 10**7):
@@ -104,6 +110,24 @@ class _Timed:
         self.calls += 1
         self.queries += len(pubs)
         return out
+
+
+def oracle_fits(game, log=print) -> bool:
+    """Whether `bench_search` takes the exact oracle for `game`: its full public tree has at most
+    `ORACLE_BENCH_STATES` public states (counted up to that many: about a second); if not, one
+    line to `log` saying so."""
+    size = game.public_tree_size()            # the count, or a lower bound of it
+    if size is not None and size > ORACLE_BENCH_STATES:
+        count = f"at least {size:,}"
+    else:
+        try:
+            PublicTree.full(game, max_nodes=ORACLE_BENCH_STATES)
+            return True
+        except TreeTooLarge:
+            count = f"more than {ORACLE_BENCH_STATES:,}"
+    log(f"bench search: no oracle leg for {game.spec.name}: its public tree has {count} public states, "
+        f"beyond the oracle's {ORACLE_BENCH_STATES:,} here")
+    return False
 
 
 def bench_search(game, value_fns: dict, settings: list, searches: int, log=print) -> dict:

@@ -16,3 +16,18 @@ def test_bench_search_rows_report_size_and_cpu():
     assert row["search_mb"] * 2**20 >= search.tree.nbytes() > 0
     assert search.nbytes() > search.tree.nbytes() and result.nodes <= len(search.tree.parent)
     assert 0 <= row["share_outside_network"] <= 1 and row["searches_per_s"] > 0
+
+
+def test_the_oracle_leg_is_refused_at_once_where_its_tree_is_too_large():
+    import time
+
+    from launch.bench import ORACLE_BENCH_STATES, oracle_fits
+
+    lines = []
+    t0 = time.perf_counter()
+    assert not oracle_fits(load_game("tic_tac_toe"), log=lines.append)
+    assert time.perf_counter() - t0 < 20           # counted up to the limit only
+    assert lines == [(f"bench search: no oracle leg for tic_tac_toe: its public tree has more than "
+                      f"{ORACLE_BENCH_STATES:,} public states, beyond the oracle's {ORACLE_BENCH_STATES:,} here")]
+    assert not oracle_fits(load_game("go"), log=lines.append) and "at least" in lines[-1]
+    assert oracle_fits(load_game("leduc_poker"), log=lines.append) and len(lines) == 2

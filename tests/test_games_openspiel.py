@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+import re
 from typing import Callable
 
 import numpy as np
@@ -200,6 +201,58 @@ def test_openspiel_names_load():
         os_game = pyspiel.load_game(game.openspiel_name())
         assert os_game.num_distinct_actions() == game.spec.num_actions
         assert load_game(game.spec.name).spec == game.spec
+
+
+# every game with an OpenSpiel twin, by the name sog gives it
+TWINS = ("kuhn_poker", "leduc_poker", "liars_dice", "liars_dice(numdice=2,dice_sides=3,bidding_rule=reset-quantity)",
+         "tic_tac_toe", "chess", "go", "go(board_size=13,komi=6.5)", "holdem(numRanks=3,numSuits=2)",
+         "holdem(betting=limit,numRanks=3,numSuits=2,numRounds=2,raiseSize=2 4,maxRaises=2 2)")
+SMALL_TWINS = ("kuhn_poker", "leduc_poker", "holdem(numRanks=3,numSuits=2)",
+               "holdem(betting=limit,numRanks=3,numSuits=2,numRounds=2,raiseSize=2 4,maxRaises=2 2)")
+
+
+def _unnamed(spec):
+    return dataclasses.replace(spec, name="")
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_openspiel_names_of_twins_load_the_same_game(name):
+    """The name a game records (`openspiel_name`: policy files) and OpenSpiel's own string of that
+    game (every parameter explicit) load the game again."""
+    game = load_game(name)
+    recorded = game.openspiel_name()
+    assert recorded is not None
+    os_game = pyspiel.load_game(recorded)
+    assert os_game.num_distinct_actions() == game.spec.num_actions
+    for text in (recorded, str(os_game)):
+        again = load_game(text)       # hold'em's name then lists every parameter: the same rules
+        assert _unnamed(again.spec) == _unnamed(game.spec) and again.openspiel_name() == recorded
+        assert load_game(again.spec.name).openspiel_name() == recorded
+
+
+@pytest.mark.parametrize("name", SMALL_TWINS)
+def test_policy_files_round_trip_by_their_recorded_name(name):
+    from sog.policy.files import policy_from_dict, policy_to_dict
+    from sog.policy.tabular import TabularPolicy
+
+    data = policy_to_dict(TabularPolicy(load_game(name)))
+    policy = policy_from_dict(data)                       # loads the game by the recorded name
+    assert _unnamed(policy.game.spec) == _unnamed(load_game(name).spec)
+    assert policy_from_dict(data, load_game(data["game"])).game.openspiel_name() == data["game"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("chess(chess960=true)", "plays only chess960=false"),
+    ("go(board_size=9,handicap=2)", "plays only handicap=0"),
+    ("leduc_poker(suit_isomorphism=true)", "plays only suit_isomorphism=false"),
+    ("universal_poker(bettingAbstraction=sog)", "name that game holdem(...)"),
+    ("universal_poker(numRanks=3,betFraction=0.5)", "name that game holdem(...)"),
+])
+def test_openspiel_parameters_a_twin_does_not_play_are_refused(text, message):
+    from sog.games import UnknownGameError
+
+    with pytest.raises(UnknownGameError, match=re.escape(message)):
+        load_game(text)
 
 
 def _random_policy(game: Game, rng: np.random.Generator) -> dict:

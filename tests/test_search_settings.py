@@ -58,3 +58,23 @@ def test_top_k_zero_is_the_papers():
     assert SearchSettings().children_per_expansion(perfect_information=False) is None   # all
     assert SearchSettings().children_per_expansion(perfect_information=True) == 1
     assert SearchSettings(top_k=2).children_per_expansion(perfect_information=False) == 2
+
+
+@pytest.mark.parametrize("text,field,limit", [
+    ("10,1e-9", "per_phase", "at most 10,000"),           # 10^9 CFR iterations a phase
+    ("10,5e-324", "per_phase", "at most 10,000"),
+    ("100001,1", "simulations", "at most 100,000"),       # the tree's growth
+    ("100000,0.001", "per_phase", "at most 1,000,000 CFR iterations a search"),   # 10^8 in all
+])
+def test_absurd_work_is_refused_naming_the_limit(text, field, limit):
+    with pytest.raises(InvalidSetting, match=f"invalid search setting {field}: expected .*{limit}"):
+        SearchSettings(simulations=int(text.split(",")[0]), per_phase=float(text.split(",")[1]))
+    with pytest.raises(ValueError, match=limit):
+        parse_search(text)
+
+
+def test_iterations_at_the_limits_are_accepted():
+    assert SearchSettings(10, 0.01).iterations == 1000
+    assert SearchSettings(100, 0.0001).iterations == 1_000_000
+    assert SearchSettings(100_000, 1).iterations == 100_000
+    assert SearchSettings(12, 5).iterations == 2      # 12 // 5 phases of 1 iteration

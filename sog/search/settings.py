@@ -5,7 +5,11 @@ what GT-CFR (`sog.search.gtcfr`), continual re-solving (`sog.search.resolve`),
 the SoG agent, self-play, the query solver, the evaluator and the benchmarks
 take whole. It checks itself once, when made: a bad value raises
 `InvalidSetting` (a ValueError naming the field, what it expects and the
-value). `parse_search` reads the command line's 'S,C' (or 'S,C,EPS').
+value). Work that no search could finish is refused the same way: more than
+`MAX_SIMULATIONS` simulations (each grows the tree: the tree's size), more than
+`MAX_PHASE_ITERATIONS` CFR iterations a regret update phase (ceil(1 / c)) or more than
+`MAX_ITERATIONS` in a search (s // ceil(c) phases of ceil(1 / c)). `parse_search` reads
+the command line's 'S,C' (or 'S,C,EPS').
 
 This module imports nothing but the standard library.
 """
@@ -14,6 +18,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+
+MAX_SIMULATIONS = 100_000          # s: expansion simulations a search (the tree's growth)
+MAX_PHASE_ITERATIONS = 10_000      # ceil(1 / c): CFR iterations a regret update phase (c >= 1e-4)
+MAX_ITERATIONS = 1_000_000         # (s // ceil(c)) * ceil(1 / c): CFR iterations a search
 
 
 class InvalidSetting(ValueError):
@@ -73,6 +81,13 @@ class SearchSettings:
         _require(_is_real(c) and 0 < c < math.inf, "per_phase", "a float > 0", c)
         _require(math.ceil(c) <= s, "per_phase",
                  f"ceil(per_phase) <= simulations ({s}), else no iteration runs", c)
+        _require(s <= MAX_SIMULATIONS, "simulations", f"at most {MAX_SIMULATIONS:,} (each grows the tree)", s)
+        _require(c * MAX_PHASE_ITERATIONS >= 1, "per_phase",
+                 f"at least {1 / MAX_PHASE_ITERATIONS:g} (ceil(1/per_phase) CFR iterations a phase, "
+                 f"at most {MAX_PHASE_ITERATIONS:,})", c)
+        _require(self.iterations <= MAX_ITERATIONS, "per_phase",
+                 f"at most {MAX_ITERATIONS:,} CFR iterations a search (simulations // ceil(per_phase) "
+                 f"phases of ceil(1/per_phase); here {self.iterations:,})", c)
         _require(_is_real(self.prior_temperature) and self.prior_temperature > 0, "prior_temperature",
                  "a float > 0", self.prior_temperature)
         _require(_is_real(self.puct_c) and self.puct_c >= 0, "puct_c", "a float >= 0", self.puct_c)
@@ -91,6 +106,11 @@ class SearchSettings:
                  "off_support_smoothing", "a float in [0, 1]", self.off_support_smoothing)
         _require(not (self.off_support_smoothing and self.value_cache is True), "off_support_smoothing",
                  "0 with value_cache true (the cache keeps one answer per leaf)", self.off_support_smoothing)
+
+    @property
+    def iterations(self) -> int:
+        """CFR iterations a search runs: s // ceil(c) regret update phases of ceil(1 / c)."""
+        return self.simulations // math.ceil(self.per_phase) * math.ceil(1 / self.per_phase)
 
     def children_per_expansion(self, perfect_information: bool) -> int | None:
         """How many children (by prior) an expansion adds at a decision leaf: `top_k`, or for
