@@ -44,14 +44,13 @@ PLAYER_PARAM = {"kuhn_poker": "players", "leduc_poker": "players", "holdem": "nu
 
 
 def is_multiplayer(text: str) -> bool:
-    """Whether `sog solve --game text` is for this module: Kuhn, Leduc or hold'em naming a player
-    count other than 2, or universal_poker (a name only `sog.multiplayer` has)."""
+    """Whether `sog solve --game text` is for this module: Kuhn, Leduc or hold'em
+    (`holdem(...)`, `universal_poker(...)`) naming a player count other than 2; two-player
+    names go to the exact CFR solver."""
     try:
         name, params = parse_game_string(text)
     except ValueError:
         return False
-    if name == "universal_poker":
-        return True
     key = PLAYER_PARAM.get(name)
     return key is not None and key in params and params[key] != 2
 
