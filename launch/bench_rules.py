@@ -1,4 +1,4 @@
-"""Speed of the rule operations GT-CFR uses, for the chess and Go candidates (issue 17).
+"""Speed of the rule operations GT-CFR uses, for the chess and Go candidates.
 
 Per operation on positions of random games (same positions for every library):
 legal moves of a state seen before (OpenSpiel caches them), apply a move to a copy

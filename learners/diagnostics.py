@@ -9,7 +9,7 @@ compares a network with exact counterfactual values on two sets of replay exampl
 
 and, when given, on the evaluation's own queries: a uniform sample of the public belief states
 the exploitability evaluation's searches asked the network about (`QueryRecorder`), which
-training may cover less well than its replay (issue 18: Kuhn's SoG(10, 1) gap sat at one public
+training may cover less well than its replay (Kuhn: SoG(10, 1)'s gap sat at one public
 state whose evaluation beliefs the replay barely held).
 
 Each example's public state is looked up by its `pub_key` among the full tree's public states
@@ -40,7 +40,7 @@ errors over slots):
     net_error_replay_off_support, net_error_eval_off_support
                       net_error_replay and net_error_eval over the slots off the belief's
                       support (a hand its owner does not reach: own range 0), where equilibrium
-                      values are not unique and the search still reads them (issue 18: on
+                      values are not unique and the search still reads them (on
                       Leduc, the network's error there was 7x that on the support, and the exact
                       oracle's values at those slots alone took SoG(10,1) from 565 to 420 mbb/h,
                       its best-response values to 404, of the oracle's 390)

@@ -3,7 +3,7 @@
 So that `sog tournament` (two players) can seat a Pluribus-style blueprint against SoG, the
 reference bots and the other agents of a hold'em game, including a game whose bets are not the
 blueprint's: HUNL with the `sog` abstraction's one f x pot bet against a blueprint of
-fullgame no-limit with its own pot fractions (issue 22, item 6). At a decision, for every
+fullgame no-limit with its own pot fractions. At a decision, for every
 hand at once (`strategy_table`, which AIVAT reads):
 
 1. The history in the blueprint's game (`real_history`): the agent's game's events, its bets

@@ -19,7 +19,7 @@ Search beats the blueprint it starts from (the Modicum and Pluribus claim) is a 
 statement; exploitability measures something else: on the 8-card no-limit game of
 tests/test_holdem_blueprint_agent.py, Modicum cuts its trained blueprint's exploitability from
 0.305 to 0.113 chips a hand (16 run-outs) while winning only +0.012 chips a hand against it
-(README, issue 22).
+(docs/results.md).
 """
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ game's utility for black is `(1 - w) * result + w * tanh(margin / s)`, `result` 
 `margin` the Tromp-Taylor area score (`area_score`), so the winner still gets more than the
 loser (the sign is the result's) and a lost position is worth more the fewer points it loses
 by. Draws stay 0. Without it, weak self-play under komi 7.5 values every black position "lost"
-(-1) and the value head gives the search no preference between black's moves (session 13's
-go9_small run: black passed from move 15 on); `configs/go9_small.yaml` trains with w = 0.5,
+(-1) and the value head gives the search no preference between black's moves (a go9_small
+run without it: black passed from move 15 on); `configs/go9_small.yaml` trains with w = 0.5,
 s = 20. Tournaments and Elo count the sign only, so a network trained with a score term plays
 the plain game (`network_family` leaves w and s out).
 
