@@ -18,8 +18,10 @@ Three pieces:
 - `InferenceServer`: that core around a jitted CVPN (`NetworkValueFunction`'s
   bucketed `apply_padded`), with async methods; the Ray training run
   (`launch.ray_run`) makes it a Ray async actor (all methods on one event
-  loop, up to 1000 concurrent calls). The weights are moved to the device
-  once per version.
+  loop, up to 1000 concurrent calls). It runs on `inference.device`
+  (`networks.devices.resolve`); the weights are moved there once per version, with
+  the shapes of the first (no recompilation: `compiles` in `stats()` counts the
+  process's XLA compilations).
 - `InferenceClient`: a sog `ValueFunction` (`sog.search.value_function`)
   backed by one server. It encodes the beliefs itself
   (`networks.encoding.encode_query`) and converts the network's outputs to game
@@ -188,17 +190,19 @@ class InferenceServer:
     """The CVPN of `config` behind a `BatchingInference` (async methods; see module doc).
 
     params: flax variables (numpy or jax arrays); version: their weight version.
-    Runs on the default JAX device of its process (the GPU when it has one).
+    Runs on `config.inference.device` as this process resolves it (`networks.devices.resolve`).
     """
 
     def __init__(self, config, params, version: int = 0):
         import jax
 
+        from networks.devices import compiles, resolve
         from networks.value_function import NetworkValueFunction
 
-        self._jax = jax
+        self._jax, self._compiles = jax, compiles
+        self.device = resolve(config.inference.device, "inference.device")
         game = load_game(config.game)
-        self.vf = NetworkValueFunction.serving(game, config, jax.device_put(params), version)
+        self.vf = NetworkValueFunction.serving(game, config, jax.device_put(params, self.device), version)
         self.core = BatchingInference(self._apply, self.vf.params, version, config.inference.max_batch,
                                       config.inference.max_wait_ms)
 
@@ -214,11 +218,12 @@ class InferenceServer:
     async def set_weights(self, params, version: int) -> int:
         """Swap in weights `version` for the next batch; returns the version now current."""
         if version > self.core.version:
-            self.core.set_weights(self._jax.device_put(params), version)
+            self.core.set_weights(self._jax.device_put(params, self.device), version)
         return self.core.version
 
     async def stats(self) -> dict:
-        return {**self.core.stats(), "rss_mb": rss_mb(), "pid": os.getpid()}
+        return {**self.core.stats(), "rss_mb": rss_mb(), "pid": os.getpid(), "compiles": self._compiles(),
+                "device": str(self.device)}
 
     async def ping(self) -> int:
         return self.core.version

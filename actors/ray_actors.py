@@ -160,7 +160,9 @@ class ProducerActor:
     `launch.ray_run.server_of`), or, with `server` None (`inference.servers` 0), a network in
     this process built from `weights` (flax variables) at `version`, which `set_weights` swaps;
     each step's stats then carry `inference`, the network calls since the previous step: calls,
-    queries (rows), seconds (computing) and the batch-size counts.
+    queries (rows), seconds (computing) and the batch-size counts. That network runs on
+    `inference.device` (`networks.devices.resolve`), and the stats carry `compiles`, the XLA
+    compilations of this process so far (`networks.devices.compiles`).
     """
 
     def __init__(self, plain: type, step: str, config: Config, index: int, seed_tag: int,
@@ -169,12 +171,16 @@ class ProducerActor:
         game = load_game(config.game)
         self.vf = None
         if server is None:
-            # here, not at the top: only a producer with its own network builds one
+            # here, not at the top: only a producer with its own network builds one (and runs JAX)
             import jax
 
+            from networks.devices import compiles, resolve
             from networks.value_function import NetworkValueFunction
-            self._device_put = jax.device_put        # the weights move to the device once per version
-            self.vf = NetworkValueFunction.serving(game, config, jax.device_put(weights), version)
+            self._compiles = compiles
+            device = resolve(config.inference.device, "inference.device")
+            # the weights move to the device once per version
+            self._device_put = lambda params: jax.device_put(params, device)
+            self.vf = NetworkValueFunction.serving(game, config, self._device_put(weights), version)
             self.client = InferenceClient.in_process(self.vf)
         else:
             self.client = InferenceClient.for_actor(server, game)
@@ -186,6 +192,7 @@ class ProducerActor:
     def step(self) -> dict:
         stats = self._step()
         if self.vf is not None:
+            stats["compiles"] = self._compiles()
             c = self.client
             calls, queries, seconds, sizes = self._reported
             now = c.batch_sizes.counts()

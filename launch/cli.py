@@ -17,6 +17,7 @@ from launch import (
     acpc,
     baselines,
     bench,
+    bench_gpu,
     bench_holdem,
     bench_mccfr,
     bench_modicum,
@@ -27,8 +28,10 @@ from launch import (
     blueprint,
     buckets,
     diagnose,
+    doctor,
     evaluate,
     gtp,
+    multiplayer,
     tournament,
     uci,
 )
@@ -64,7 +67,12 @@ def emit(result: dict) -> None:
 
 
 def cmd_solve(args) -> dict:
-
+    if multiplayer.is_multiplayer(args.game):
+        return multiplayer.solve(args)
+    if args.algorithm in multiplayer.ALGORITHMS or args.seconds is not None or args.seed is not None:
+        raise UserError("--algorithm external|outcome|pluribus, --seconds and --seed are for games of "
+                        "more than two players, e.g. kuhn_poker(players=3)")
+    args.algorithm = args.algorithm or "cfr+"
     if args.iterations < 1:
         raise UserError("--iterations must be at least 1")
     if args.threads < 1:
@@ -247,6 +255,8 @@ def _exactly_solvable(game) -> bool:
 
 
 def cmd_bench(args) -> dict:
+    if args.what == "gpu":
+        return bench_gpu.run_command(args)
     if args.what == "selfplay":
         return bench_selfplay.run_command(args)
     if args.what == "cfr":
@@ -256,7 +266,8 @@ def cmd_bench(args) -> dict:
                                max_seconds=args.max_seconds, log=say)
     if args.what == "search":
         game = named_game(args.game)
-        values = {"oracle": _value_function(game, "oracle")} if _exactly_solvable(game) else {}
+        values = {"oracle": _value_function(game, "oracle")} if (
+            _exactly_solvable(game) and bench.oracle_fits(game, log=say)) else {}
         network = load_config(args.config).network if args.config else None
         values["cvpn" if args.value == "fresh" else args.value] = (
             fresh_cvpn(game, config=network) if args.value == "fresh" else _value_function(game, args.value))
@@ -289,18 +300,23 @@ def cmd_train(args) -> dict:
     run_dir = args.run_dir or str(Path("runs") / Path(args.config).name.removesuffix(".yaml"))
     try:
         return train(config, run_dir, sync=args.sync, log=say)
-    except (CheckpointError, TrainError) as e:
+    except (CheckpointError, TrainError, ConfigError) as e:
         raise UserError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sog", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sog", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("solve", help="solve a small game exactly with CFR on its public tree")
     s.add_argument("--game", required=True)
     s.add_argument("--iterations", type=int, default=1000)
-    s.add_argument("--algorithm", default="cfr+", choices=["cfr+", "cfr", "dcfr"])
+    s.add_argument("--algorithm", choices=["cfr+", "cfr", "dcfr", "external", "outcome", "pluribus"],
+                   help="two players: cfr+ (default), cfr, dcfr on the public tree; more players "
+                        "(kuhn_poker(players=3), leduc_poker(players=4), universal_poker(numPlayers=3,...)): "
+                        "MCCFR, external (default), outcome or pluribus (launch.multiplayer)")
+    s.add_argument("--seconds", type=float, help="more than two players: stop after this many seconds")
+    s.add_argument("--seed", type=int, help="more than two players: the sampling seed (default 0)")
     s.add_argument("--simultaneous", action="store_true",
                    help="update both players at once, as GT-CFR does (default: alternating updates, "
                         "the standard CFR+ of Tammelin and OpenSpiel's CFRPlusSolver)")
@@ -310,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads of the passes over large poker trees (sog.threads: the same results; default 1)")
     s.set_defaults(func=cmd_solve)
 
-    e = sub.add_parser("exploitability", help="exact exploitability of a policy")
+    e = sub.add_parser("exploitability", help="exact exploitability of a policy or an agent")
     e.add_argument("--game", required=True)
     e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
     e.add_argument("--agent", help="measure an agent instead of a policy file: 'sog' (SoG's search, with "
@@ -342,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer", "modicum"])
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer", "modicum", "gpu"])
     b.add_argument("--game", default="leduc_poker")
     b.add_argument("--target-mbb", type=float, default=1.0)
     b.add_argument("--max-seconds", type=float, default=120.0)
@@ -359,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_selfplay.add_arguments(b)
     bench_multiplayer.add_arguments(b)
     bench_modicum.add_arguments(b)
+    bench_gpu.add_arguments(b)
     b.add_argument("--batches", help="network: batch sizes, comma-separated (default 1,8,64,512,4096)")
     b.set_defaults(func=cmd_bench)
 
@@ -366,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_mccfr.add_parser(sub)
     evaluate.add_parser(sub)
     diagnose.add_parser(sub)
+    doctor.add_parser(sub)
     tournament.add_parser(sub)          # `sog tournament` and `sog lbr`
     uci.add_parser(sub)
     gtp.add_parser(sub)
@@ -373,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     buckets.add_parser(sub)
     blueprint.add_parser(sub)
 
-    t = sub.add_parser("train", help="sound self-play training of a CVPN (Ray, or --sync in one process)")
+    t = sub.add_parser("train", help="self-play training of a CVPN (Ray, or --sync)")
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")
     t.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a config value, e.g. --set run.minutes=10 (repeatable)")

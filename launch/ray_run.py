@@ -1,7 +1,8 @@
 """The Ray training run (`sog train`, the default): producers and services as Ray actors, the
 learner in the driver.
 
-`ray.init()` embedded and local, or the cluster named by `RAY_ADDRESS` (e.g.
+A local Ray instance (`launch.local_ray.LocalRay`: started in a process of its own, so
+no Python runs in a fork of this one), or the cluster named by `RAY_ADDRESS` (e.g.
 inside `ray job submit`). Every role of `launch.roles` becomes `count` actors
 with the role's options:
 
@@ -64,16 +65,21 @@ The sample-to-insert limiter lives in the replay buffer
 (`replay.max_updates_per_example`), so the learner waits when it would reuse
 data too much.
 
-Memory: the driver's JAX takes at most `LEARNER_MEM_FRACTION` of a GPU and
-the inference servers together `launch.roles.INFERENCE_MEM_FRACTION` (each
-its part, as each asks Ray for its part of the role's half a GPU), so they
-share one; producers and the evaluator run JAX on the CPU.
+Devices and memory: the driver's JAX (the learner) runs on `learner.device` and takes at
+most `learner.memory_fraction` of its GPU; the inference servers (with none, the producers)
+run on `inference.device`, asking Ray for `inference.gpus` and taking at most
+`inference.memory_fraction` together (each its part: `launch.roles.Role.actor_options`), so
+they can share one GPU; the other roles run JAX on the CPU. No process preallocates GPU
+memory (`networks.devices.xla_env`), and a device key naming a GPU the machine lacks stops
+the run before anything starts (`TrainError`). The summary's `compiles` counts the XLA
+compilations of the driver, the servers and the producers with their own networks.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
 import dataclasses
+import logging
 import os
 import time
 
@@ -84,15 +90,21 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from actors.examples import example_schema
 from actors.inference import InferenceServer
 from actors.ray_actors import ProducerActor, QueryQueueActor, ReplayActor
+from launch.local_ray import LocalRay, quiet_ray_logs
 from launch.roles import PRODUCERS, ROLES, Role
 from launch.training_run import TrainError, TrainingRun
 from learners.metrics import EVAL_NICENESS, EvaluationAbandoned, Evaluator
-from sog.config import Config
+from networks.devices import compiles, set_process_env
+from sog.config import Config, device_kind
 
-LEARNER_MEM_FRACTION = "0.45"    # of a GPU, for the driver's JAX (the learner)
 REPUBLISH_AFTER = 30.0           # seconds a server may lag behind the newest version before a re-send
 SAMPLE_STEPS = 8                 # learner steps' batches per replay call (issue 24: Kuhn's ~300 calls a
                                  # second kept the replay actor ~26% of a core busy on 2 cores)
+# Ray logs an error when an actor that may restart gets constructor arguments from the object store
+# (ray-project/ray#53727: if they went out of scope, the restart would fail); the run's producers and
+# servers get the initial weights so, and the run holds that ref until it ends
+RESTART_NOTE = ("(Ray's error line above, 'constructor arguments in the object store and max_restarts > 0', "
+                "is expected: the run keeps those initial weights for a restarted actor)")
 APP_ERROR_LIMIT = 5              # consecutive exceptions of one actor's step before the run fails
 
 
@@ -139,6 +151,18 @@ def sum_servers(servers: list[dict]) -> dict:
     out["mean_batch"] = out["queries"] / max(out["batches"], 1)
     out["version"] = min(s["version"] for s in read)
     out["servers"] = [dict(s) for s in servers]
+    return out
+
+
+def compact_inference(totals: dict) -> dict:
+    """`inference_totals()` as the summary keeps it: each batch-size histogram (of the sum and of
+    each server) replaced by its largest batch, `max_batch` (mean_batch stays)."""
+    out = {k: v for k, v in totals.items() if k != "batch_sizes"}
+    if "batch_sizes" in totals:
+        out["max_batch"] = max(map(int, totals["batch_sizes"]), default=0)
+        out["mean_batch"] = totals["queries"] / max(totals["batches"], 1)
+    if "servers" in totals:
+        out["servers"] = [compact_inference(s) for s in totals["servers"]]
     return out
 
 
@@ -220,21 +244,37 @@ class RayRun(TrainingRun):
     mode = "ray"
 
     def __init__(self, config: Config, run_dir, num_cpus: int | None = None, **kwargs):
-        os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", LEARNER_MEM_FRACTION)
+        set_process_env(config.learner.memory_fraction)       # before JAX starts its backend
         self.owns_ray = not ray.is_initialized()
-        if self.owns_ray:                 # before the learner starts JAX's threads (Ray forks)
+        self.local_ray = None             # the local instance this run started (`launch.local_ray`)
+        if self.owns_ray:
             address = os.environ.get("RAY_ADDRESS")
-            if address:
-                ray.init(address=address)
-            else:
+            if not address:
                 need = 1 + sum(role.ray_options.get("num_cpus", 0) * role.count(config) for role in ROLES)
-                ray.init(num_cpus=num_cpus or max(os.cpu_count() or 1, need), include_dashboard=False,
-                         log_to_driver=True)
+                self.local_ray = LocalRay(num_cpus=num_cpus or max(os.cpu_count() or 1, need),
+                                          include_dashboard=False)
+                address = self.local_ray.address
+            quiet_ray_logs()
+            try:
+                ray.init(address=address, log_to_driver=True, logging_level=logging.WARNING)
+            except BaseException:
+                if self.local_ray is not None:
+                    self.local_ray.stop()
+                raise
         try:
+            gpus = int(ray.cluster_resources().get("GPU", 0))
+            for key, text in (("learner.device", config.learner.device),
+                              ("inference.device", config.inference.device)):
+                try:
+                    device_kind(text, gpus)       # a GPU Ray does not see: stop before anything starts
+                except ValueError as e:
+                    raise TrainError(f"{key}: {e}") from None
             super().__init__(config, run_dir, **kwargs)
         except BaseException:
             if self.owns_ray:
                 ray.shutdown()
+            if self.local_ray is not None:
+                self.local_ray.stop()
             raise
         version, params = self.learner.current()
         self.weights_ref = ray.put(params)
@@ -243,10 +283,11 @@ class RayRun(TrainingRun):
         self.initial_weights_ref = self.weights_ref
         self.actors: dict[str, list] = {}
         try:
-            gpus = bool(ray.cluster_resources().get("GPU", 0))
+            cluster_gpus = int(ray.cluster_resources().get("GPU", 0))
             # services first: the producers are handed the server, replay and queue actors
             for role in sorted(ROLES, key=lambda role: role.step is not None):
-                self.actors[role.name] = self._start(role, gpus)
+                self.actors[role.name] = self._start(role, cluster_gpus)
+            self.log(RESTART_NOTE)
             for role in ROLES:
                 if role.snapshot:
                     for actor in self.actors[role.name]:
@@ -265,6 +306,7 @@ class RayRun(TrainingRun):
         self._published_at = time.monotonic()
         self._versions: dict[tuple[str, int], int] = {}
         self._memory: dict[str, float] = {}
+        self._compiles: dict[tuple[str, int], int] = {}   # producer -> its process's XLA compilations
         self._app_errors: dict[tuple[str, int], int] = collections.defaultdict(int)
         self._down: set[tuple[str, int]] = set()       # producers whose last call died, until one succeeds
         self._persist_ref = None
@@ -272,12 +314,15 @@ class RayRun(TrainingRun):
         self.restarts = 0
         self.pids: dict[tuple[str, int], int] = {}
 
-    def _start(self, role: Role, gpus: bool) -> list:
+    def _start(self, role: Role, gpus: int) -> list:
         """The `count` actors of `role` with its options (a role with a snapshot on this node:
         its file is in the run directory, on the driver's disk)."""
         cfg = self.config
         n = role.count(cfg)
-        options = role.actor_options(gpus, n)
+        try:
+            options = role.actor_options(cfg, gpus)
+        except ValueError as e:
+            raise TrainError(f"inference.device: {e}") from None
         if role.snapshot:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
                 ray.get_runtime_context().get_node_id(), soft=False)
@@ -494,11 +539,13 @@ class RayRun(TrainingRun):
         out["actor_restarts_seen"] = self.restarts
         out["server_restarts_seen"] = self.server_restarts
         out["versions_in_use"] = {f"{role}{i}": v for (role, i), v in self._versions.items()}
-        inference = self.inference_totals()
+        inference = compact_inference(self.inference_totals())
         if inference.get("seconds"):
             inference["busy_share"] = inference["busy_seconds"] / inference["seconds"]
             out["wait_share"]["inference"] = 1.0 - inference["busy_share"]
         out["inference"] = inference
+        out["compiles"] = {"driver": compiles(), "servers": sum(int(t.latest.get("compiles", 0)) for t in self._tracks),
+                           "producers": sum(self._compiles.values())}
         return out
 
     # ------------------------------------------------------------ the loop
@@ -536,6 +583,8 @@ class RayRun(TrainingRun):
             self.add_stats(role, stats)
             self._versions[key] = version = int(stats.get("version", -1))
             self._memory[f"{role.name}{index}"] = float(stats.get("rss_mb", 0.0))
+            if "compiles" in stats:                     # a producer with its own network
+                self._compiles[key] = int(stats["compiles"])
             pid = stats.get("pid")
             restarted = key in self.pids and pid != self.pids[key]
             if restarted:
@@ -643,4 +692,6 @@ class RayRun(TrainingRun):
                     ray.kill(handle, no_restart=True)
         if self.owns_ray:
             ray.shutdown()
+        if self.local_ray is not None:
+            self.local_ray.stop()
         super().close()

@@ -44,14 +44,15 @@ from actors.replay import ReplayBuffer
 from actors.search_time import SEARCH_TIME_STATS
 from actors.selfplay import END_STATS
 from learners.metrics import Evaluator
+from networks.devices import xla_env
 from networks.value_function import NetworkValueFunction
-from sog.config import Config, solve_batch
+from sog.config import Config, device_kind, parse_device, solve_batch
 
-INFERENCE_MEM_FRACTION = 0.35   # of a GPU, for the inference servers' JAX together (the learner takes 0.45)
 MAX_SOLVE_BATCH = 64             # queries one Ray-free solver step solves at once (in lockstep)
 WAIT_STATS = ("wait_inference", "wait_push", "wait_queue")   # a producer's seconds spent waiting
 TIME_STATS = ("seconds", *WAIT_STATS, *SEARCH_TIME_STATS)    # a producer's step seconds, summed per role
 
+NOSET_CUDA_VISIBLE_DEVICES = "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"   # Ray leaves every GPU visible
 SERVICE = {"max_restarts": -1, "max_task_retries": -1}   # restarted; calls in flight retried there
 PRODUCER = {"max_restarts": -1, "max_task_retries": 0}   # restarted; the driver calls `step` again
 
@@ -85,10 +86,9 @@ class Role:
     given the config and the queries pushed so far in the round (a Ray step takes none).
     snapshot: the file in the run directory it is saved to and restored from.
     sync_count: the Ray-free run's count, where it differs from `count` (None: `count`).
-    ray_options: its Ray actor options; gpu_share: the share of a GPU its actors ask for
-    together when the cluster has one, split evenly (their JAX then takes
-    `INFERENCE_MEM_FRACTION` of the GPU together); jax: it runs JAX, on the CPU unless it
-    got a GPU share.
+    ray_options: its Ray actor options; jax: it runs JAX; serves: given the config, whether its
+    actors run the network that answers the producers' queries (`inference_users`), on
+    `inference.device`; every other JAX role runs JAX on the CPU.
     """
 
     name: str
@@ -103,27 +103,49 @@ class Role:
     snapshot: str | None = None
     sync_count: Callable[[Config], int] | None = None
     ray_options: Mapping = dataclasses.field(default_factory=dict)
-    gpu_share: float = 0.0
     jax: bool = False
+    serves: Callable[[Config], bool] = lambda config: False
 
-    def actor_options(self, gpus: bool, count: int = 1) -> dict:
-        """The Ray actor options of each of its `count` actors on a cluster with (`gpus`) or
-        without GPUs: with GPUs, `gpu_share` and `INFERENCE_MEM_FRACTION` split `count` ways
-        (rounded down to Ray's 0.0001 resource unit, so they never add up to more)."""
+    def actor_options(self, config: Config, gpus: int) -> dict:
+        """The Ray actor options of each of its actors on a cluster whose nodes have `gpus` GPUs.
+
+        An actor that serves (`serves`) where `inference.device` lands on a GPU
+        (`sog.config.device_kind`) asks Ray for `inference.gpus` split over the run's
+        `inference_users`, and its JAX takes at most `inference.memory_fraction` split the same
+        way, without preallocation (`networks.devices.xla_env`; both rounded down to Ray's 0.0001
+        resource unit, so they never add up to more); with gpu:K Ray leaves every GPU visible, so
+        K names the same GPU in the actor. Any other JAX role runs JAX on the CPU
+        (`JAX_PLATFORMS=cpu`). `sog.config.device_kind`'s ValueError for a gpu:K the nodes lack.
+        """
         out = dict(self.ray_options)
-        if self.gpu_share and gpus:
-            out["num_gpus"] = _split(self.gpu_share, count)
-            out["runtime_env"] = {"env_vars": {"XLA_PYTHON_CLIENT_MEM_FRACTION":
-                                               f"{_split(INFERENCE_MEM_FRACTION, count):.4f}"}}
-        elif self.jax:
-            out["runtime_env"] = {"env_vars": {"JAX_PLATFORMS": "cpu"}}
+        if not self.jax:
+            return out
+        if self.serves(config) and device_kind(config.inference.device, gpus)[0] == "gpu":
+            users = inference_users(config)
+            out["num_gpus"] = _split(config.inference.gpus, users)
+            env = xla_env(_split(config.inference.memory_fraction, users))
+            if parse_device(config.inference.device)[0] == "gpu":
+                env[NOSET_CUDA_VISIBLE_DEVICES] = "1"
+        else:
+            env = {"JAX_PLATFORMS": "cpu"}
+        out["runtime_env"] = {"env_vars": env}
         return out
+
+
+def inference_users(config: Config) -> int:
+    """The processes that run the network answering queries: the inference servers, or with
+    none (`inference.servers` 0) the producers (self-play workers and query solvers)."""
+    return config.inference.servers or (config.selfplay.workers + config.solver.solvers)
+
+
+def _own_network(config: Config) -> bool:
+    return config.inference.servers == 0
 
 
 ROLES = (
     Role("inference", "inference server", NetworkValueFunction, lambda c: c.inference.servers,
          sync_count=lambda c: 1, ray_options={"num_cpus": 0, **SERVICE, "max_concurrency": 1000},
-         gpu_share=0.5, jax=True),
+         jax=True, serves=lambda c: True),
     Role("replay", "replay buffer", ReplayBuffer, lambda c: 1, snapshot="replay.npz",
          ray_options={"num_cpus": 0, **SERVICE}),
     Role("queue", "query queue", QueryQueue, lambda c: 1 if c.solver.solvers else 0, snapshot="queue.pkl",
@@ -134,13 +156,13 @@ ROLES = (
                 "examples": "selfplay_examples", "queries_pushed": "queries_pushed",
                 "queries_dropped": "queries_dropped", "network_queries": "network_queries",
                 **{k: k for k in END_STATS}},
-         ray_options={"num_cpus": 1, **PRODUCER}, jax=True),
+         ray_options={"num_cpus": 1, **PRODUCER}, jax=True, serves=_own_network),
     Role("solver", "query solver", QuerySolverWorker, lambda c: c.solver.solvers, step="step",
          seed_tag=2,
          stats={"solves": "solves", "random_solves": "random_solves", "examples": "solver_examples", "recursive_pushed": "recursive_pushed",
                 "queries_dropped": "queries_dropped", "network_queries": "network_queries"},
          extra_waits={"solver_queue_empty": "wait_queue"}, sync_step_args=_sync_solve_batch,
-         ray_options={"num_cpus": 1, **PRODUCER}, jax=True),
+         ray_options={"num_cpus": 1, **PRODUCER}, jax=True, serves=_own_network),
     Role("evaluator", "evaluator", Evaluator, lambda c: 1 if c.run.eval_every else 0,
          ray_options={"num_cpus": 0, **SERVICE}, jax=True),
 )

@@ -17,6 +17,10 @@ in `run_dir` when there is one, else from fresh weights (`run.seed`):
   checkpointed RNG key and the step, so a resumed run draws what an
   uninterrupted one would have drawn.
 
+Device: the train state lives on `learner.device` (`networks.devices.resolve`: auto is this
+process's first GPU, else the CPU; gpu:K without that GPU is a `ConfigError`), and each step
+donates the old state's buffers to the new one (no copy of the weights and optimizer state).
+
 Resume checks: the checkpoint must be of the same game string and network
 (`ResumeError`, a `CheckpointError`, names both); the optimizer must match
 (`restore_train_state`). Every other difference (learning rate, budgets,
@@ -41,6 +45,7 @@ from learners.checkpoint import (
 from learners.train_state import init_train_state, make_train_step, served_params
 from networks.batch import TRAIN_KEYS
 from networks.cvpn import make_model
+from networks.devices import resolve
 from sog.config import (
     Config,
     ConfigError,
@@ -61,21 +66,28 @@ class Learner:
 
     def __init__(self, game: Game, config: Config, run_dir: str | Path):
         self.game, self.config = game, config
+        self.device = resolve(config.learner.device, "learner.device")
         self.run_dir = Path(run_dir).absolute()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.config_changes: list[str] = []
         step = latest_step(self.run_dir)
         if step is None:
-            self.state = init_train_state(game, config.network, config.learner, seed=config.run.seed)
+            # one program (one compilation) rather than one per operation of the initialisation
+            self.state = jax.jit(lambda: init_train_state(game, config.network, config.learner,
+                                                          seed=config.run.seed))()
             self.version, self.counters, self.resumed = 0, {}, False
         else:
             self.state, meta = self._resume(step)
             self.version = int(meta["version"])
             self.counters = dict(meta.get("extra", {}).get("counters", {}))
             self.resumed = True
+        # through the host: every leaf gets a buffer of its own on the device (a new moving average
+        # starts as the weights themselves, and the step cannot donate one buffer twice)
+        self.state = jax.device_put(jax.device_get(self.state), self.device)
         self.store = CheckpointStore(self.run_dir, game, config.network, config.learner)
         self._rng_words = None
-        self._train_step = make_train_step(make_model(game.spec, config.network), config.learner)
+        self._train_step = make_train_step(make_model(game.spec, config.network), config.learner,
+                                           donate=True)
         # the step whose weights `version` names: known when it is a publication step
         step = self.step_count
         self._published_step = step if step % config.learner.publish_every == 0 else -1

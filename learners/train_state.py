@@ -84,11 +84,14 @@ def init_train_state(game: Game, network_config: NetworkConfig, learner_config: 
     return with_ema(state, learner_config)
 
 
-def make_train_step(model: nn.Module, config: LearnerConfig) -> Callable[[TrainState, dict], tuple[TrainState, dict]]:
+def make_train_step(model: nn.Module, config: LearnerConfig,
+                    donate: bool = False) -> Callable[[TrainState, dict], tuple[TrainState, dict]]:
     """A jitted `train_step(state, batch) -> (state, metrics)`: one optimizer step on the loss
     of `networks.loss` with the config's weights. Metrics (float32 scalars): loss, value_loss,
     policy_loss, grad_norm, learning_rate (the rate used for this step). A state with a moving
-    average (`with_ema`) has it updated with `config.ema_decay` (module doc)."""
+    average (`with_ema`) has it updated with `config.ema_decay` (module doc). donate: the state
+    passed in is donated (its buffers hold the new state: no copy of weights and optimizer
+    state per step), so the caller must not use it afterwards."""
     tx = make_optimizer(config)
     schedule = learning_rate_schedule(config)
 
@@ -110,4 +113,4 @@ def make_train_step(model: nn.Module, config: LearnerConfig) -> Callable[[TrainS
                    "learning_rate": jnp.asarray(schedule(state.step), jnp.float32)}
         return state.replace(step=state.step + 1, params=params, opt_state=opt_state, ema=ema), metrics
 
-    return jax.jit(train_step)
+    return jax.jit(train_step, donate_argnums=0 if donate else ())

@@ -81,6 +81,10 @@ class LearnerConfig:
                                      # for play and evaluation) is an exponential moving average of the
                                      # trained weights, decay min(ema_decay, (1 + t) / (10 + t)) at step t;
                                      # 0: the trained weights themselves
+    device: str = "auto"             # where the learner's JAX runs: auto (a GPU when JAX sees one, else
+                                     # the CPU) | cpu | gpu:K (the K-th GPU; none there: an error at start)
+    memory_fraction: float = 0.45    # of that GPU's memory, the most the learner's process takes
+                                     # (no preallocation: it grows up to this)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +143,12 @@ class InferenceConfig:
     max_wait_ms: float = 2.0         # how long it waits to fill a batch
     servers: int = 1                 # inference servers of the Ray run: producer i asks server i % servers;
                                      # together they take one server's GPU share (the Ray-free run: one network);
-                                     # 0: no server, each producer runs the network in its own process (CPU)
+                                     # 0: no server, each producer runs the network in its own process
+    device: str = "auto"             # where the network answering queries runs (the servers; with none,
+                                     # the producers' own networks): auto | cpu | gpu:K, as learner.device
+    gpus: float = 0.5                # Ray GPUs the servers (with none, the producers) ask for together when
+                                     # on a GPU, split evenly (fractional: they share one with the learner)
+    memory_fraction: float = 0.35    # of the GPU's memory, the most those processes take together
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +188,34 @@ class Config:
 # section name -> dataclass
 SECTIONS: dict[str, type] = {name: kind for name, kind in typing.get_type_hints(Config).items()
                               if name != "game"}
+
+
+DEVICE_FORMAT = "auto, cpu or gpu:K (K an int >= 0)"
+
+
+def parse_device(text: str) -> tuple[str, int | None]:
+    """A device key's value -> (kind, index): ("auto", None), ("cpu", None) or ("gpu", K);
+    ValueError for anything else (`DEVICE_FORMAT`)."""
+    if text in ("auto", "cpu"):
+        return text, None
+    m = re.fullmatch(r"gpu:(\d+)", text)
+    if not m:
+        raise ValueError(f"expected {DEVICE_FORMAT}, got {text!r}")
+    return "gpu", int(m.group(1))
+
+
+def device_kind(text: str, gpus: int) -> tuple[str, int]:
+    """Where a device key's value lands on a machine with `gpus` GPUs (as JAX or Ray sees them):
+    ("cpu", 0) or ("gpu", K). `auto` is GPU 0 when there is one, else the CPU; ValueError for
+    gpu:K with K >= gpus."""
+    kind, index = parse_device(text)
+    if kind == "cpu" or (kind == "auto" and gpus == 0):
+        return "cpu", 0
+    index = index or 0
+    if index >= gpus:
+        raise ValueError(f"{text} names a GPU this machine does not have (it has {gpus} GPU"
+                         f"{'' if gpus == 1 else 's'}); use auto or cpu")
+    return "gpu", index
 
 
 # ---------------------------------------------------------------- locating configs
@@ -408,6 +445,14 @@ def _build(raw: dict, source: str, sources: dict[str, str]) -> Config:
     return cfg
 
 
+def _device_ok(text: str) -> bool:
+    try:
+        parse_device(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _validate(cfg: Config, where) -> None:
     def check(ok, key, expectation):
         if not ok:
@@ -446,6 +491,8 @@ def _validate(cfg: Config, where) -> None:
     check(lr.keep_checkpoints >= 1, "learner.keep_checkpoints", "an int >= 1")
     check(lr.keep_period >= 0, "learner.keep_period", "an int >= 0 (0 = none)")
     check(0.0 <= lr.ema_decay < 1.0, "learner.ema_decay", "a number in [0, 1) (0 = no moving average)")
+    check(_device_ok(lr.device), "learner.device", DEVICE_FORMAT)
+    check(0 < lr.memory_fraction <= 1, "learner.memory_fraction", "a share of a GPU's memory in (0, 1]")
     check(lr.keep_period % lr.checkpoint_every == 0, "learner.keep_period",
           f"a multiple of learner.checkpoint_every = {lr.checkpoint_every} (only steps that are "
           "multiples of both are checkpointed and kept)")
@@ -498,6 +545,11 @@ def _validate(cfg: Config, where) -> None:
     check(inf.max_batch >= 1, "inference.max_batch", "an int >= 1")
     check(inf.max_wait_ms >= 0, "inference.max_wait_ms", "milliseconds >= 0")
     check(inf.servers >= 0, "inference.servers", "an int >= 0 (0: each producer runs its own network)")
+    check(_device_ok(inf.device), "inference.device", DEVICE_FORMAT)
+    check(0 < inf.gpus <= 64, "inference.gpus", "Ray GPUs in (0, 64]")
+    check(0 < inf.memory_fraction <= 1, "inference.memory_fraction", "a share of a GPU's memory in (0, 1]")
+    check(inf.memory_fraction + lr.memory_fraction <= 1, "inference.memory_fraction",
+          f"at most 1 - learner.memory_fraction = {1 - lr.memory_fraction:.2f} (they may share one GPU)")
 
     check(run.seed >= 0, "run.seed", "an int >= 0")
     check(run.minutes > 0, "run.minutes", "minutes > 0")

@@ -19,8 +19,24 @@ BLUEPRINTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 
 def run_sog(*args):
+    """(exit status, stdout, stderr) of `sog ARGS...` run as a program: a process of its own."""
     proc = subprocess.run([sys.executable, "-m", "launch.cli", *args], capture_output=True, text=True)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_sog_here(capfd, *args):
+    """`run_sog`'s (exit status, stdout, stderr) from `launch.cli.main` called in this process
+    (the program's imports are paid once, not per call); an uncaught exception propagates, so a
+    traceback fails the test as one in stderr would. `capfd` captures at the file descriptors,
+    as a program's pipes would."""
+    from launch.cli import main
+    capfd.readouterr()
+    try:
+        rc = main([str(a) for a in args])
+    except SystemExit as e:                 # argparse's usage errors
+        rc = e.code
+    out, err = capfd.readouterr()
+    return rc, out, err
 
 
 def test_solve_and_exploitability_roundtrip(tmp_path):
@@ -214,9 +230,35 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "go(score_scale=0)"), "score_scale must be > 0 points, not 0.0"),
     (("lbr", "--game", "hunl", "--agent", "sog:fresh?net=nope"), "nope"),
     (("lbr", "--game", "hunl", "--agent", "sog:oracle?net=go9_small"), "sog:fresh only"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "inference.device=tpu:9"),
+     "inference.device in override 'inference.device=tpu:9': expected auto, cpu or gpu:K (K an int >= 0), got 'tpu:9'"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "learner.device=gpu:-1"),
+     "expected auto, cpu or gpu:K (K an int >= 0), got 'gpu:-1'"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set",
+      "inference.memory_fraction=0.9"), "at most 1 - learner.memory_fraction = 0.55"),
+    (("doctor", "--config", "kuhn", "--set", "inference.gpus=0"), "expected Ray GPUs in (0, 64], got 0.0"),
+    (("doctor", "--set", "inference.device=cpu"), "--set changes a config: give --config too"),
+    (("bench", "gpu", "--learner-steps", "0"), "--learner-steps at least 1"),
+    (("exploitability", "--game", "leduc_poker", "--agent", "sog", "--search", "10,1e-9", "--value", "oracle",
+      "--seeds", "1"), "at most 10,000"),
+    (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "200000,1", "--value", "oracle"),
+     "at most 100,000"),
+    (("bench", "search", "--game", "kuhn_poker", "--search", "100000,0.001"), "at most 1,000,000 CFR iterations"),
+    (("lbr", "--game", "kuhn_poker", "--agent", "sog:oracle?s=10&c=1e-9"), "at most 10,000"),
+    (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.per_phase=1e-9"),
+     "at most 10,000"),
+    (("exploitability", "--game", "chess(chess960=true)", "--policy", "x.json"), "plays only chess960=false"),
+    (("exploitability", "--game", "universal_poker(bettingAbstraction=sog)", "--policy", "x.json"),
+     "name that game holdem(...)"),
+    (("solve", "--game", "kuhn_poker(players=1)"), "kuhn_poker: players must be between 2 and 6, got 1"),
+    (("solve", "--game", "leduc_poker(players=11)"), "leduc_poker: players must be between 2 and 6, got 11"),
+    (("solve", "--game", "kuhn_poker(players=3,foo=1)"), "takes players=N only"),
+    (("solve", "--game", "kuhn_poker(players=3)", "--algorithm", "cfr+"), "3-player games take external, outcome"),
+    (("solve", "--game", "kuhn_poker", "--algorithm", "outcome"), "are for games of more than two players"),
+    (("solve", "--game", "kuhn_poker(players=3)", "--seconds", "0"), "--seconds must be positive"),
 ])
-def test_cli_errors_are_clear(args, message):
-    rc, stdout, stderr = run_sog(*args)
+def test_cli_errors_are_clear(capfd, args, message):
+    rc, stdout, stderr = run_sog_here(capfd, *args)
     assert rc == 2 and stdout == ""
     assert message in stderr and "Traceback" not in stderr
 
@@ -248,12 +290,12 @@ def files_state(folder) -> dict:
      ("tournament", "--config", "{file}", "--out", "{dir}/out"), "players"),
 ], ids=["tournament-agent-twice", "train-key-twice", "map-missing-field", "map-edge-out-of-range",
         "map-start-card-off-the-map", "tournament-hunl-aivat-cvpn-missing", "table-seven-players"])
-def test_cli_file_errors_are_clear(tmp_path, content, args, message):
+def test_cli_file_errors_are_clear(capfd, tmp_path, content, args, message):
     """Bad input files: one line, exit 2, nothing written next to them."""
     path = tmp_path / "input.yaml"
     path.write_text(content)
     before = files_state(tmp_path)
-    rc, stdout, stderr = run_sog(*(a.format(file=path, dir=tmp_path) for a in args))
+    rc, stdout, stderr = run_sog_here(capfd, *(a.format(file=path, dir=tmp_path) for a in args))
     assert rc == 2 and stdout == "" and message in stderr
     assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
     assert files_state(tmp_path) == before
@@ -385,14 +427,14 @@ def test_search_agent_exploitability_reports_the_oracle():
     (lambda d: d.update({"game": "leduc_poker"}), "policy is for game 'leduc_poker'"),
     (lambda d: d.pop("format"), "not a sog-tabular-policy/1 file"),
 ])
-def test_malformed_policies_fail_with_a_named_problem(tmp_path, mutate, message):
+def test_malformed_policies_fail_with_a_named_problem(capfd, tmp_path, mutate, message):
     game, data = _kuhn_policy_dict()
     mutate(data)
     path = tmp_path / "p.json"
     path.write_text(json.dumps(data))
     with pytest.raises(PolicyError, match=message.replace("(", r"\(")):
         load_policy(path, game)
-    rc, _, stderr = run_sog("exploitability", "--game", "kuhn_poker", "--policy", str(path))
+    rc, _, stderr = run_sog_here(capfd, "exploitability", "--game", "kuhn_poker", "--policy", str(path))
     assert rc == 2 and message in stderr and "Traceback" not in stderr
 
 
@@ -518,3 +560,20 @@ def test_progress_lines_in_a_log_are_lines_of_their_own(monkeypatch):
     console.say("\rsearch 2/10", end="")
     console.say()
     assert tty.getvalue() == "\rsearch 1/10\rsearch 2/10\n"
+
+
+def test_sog_help_describes_every_command_in_one_complete_line(monkeypatch):
+    """`sog --help` at 80 columns: the description is the module doc's whole first paragraph,
+    and each command's help is one line of its own (none wraps onto a second)."""
+    import argparse
+
+    from launch import cli
+    monkeypatch.setenv("COLUMNS", "80")
+    parser = cli.build_parser()
+    text = parser.format_help()
+    assert " ".join(cli.__doc__.split("\n\n")[0].split()) in " ".join(text.split())
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    lines = text.splitlines()
+    for action in commands._choices_actions:
+        (i,) = [i for i, line in enumerate(lines) if line.split()[:1] == [action.dest]]
+        assert lines[i].endswith(action.help) and not lines[i + 1].startswith(" " * 24), lines[i:i + 2]

@@ -420,17 +420,15 @@ def test_server_totals_sum_over_servers_and_restarts():
 
 
 def test_inference_servers_split_the_gpu_share():
-    """With a GPU the servers ask for the role's half a GPU and its memory fraction together."""
-    from launch.roles import INFERENCE_MEM_FRACTION
-
+    """With a GPU the servers ask for inference.gpus and inference.memory_fraction together."""
     role = next(role for role in ROLES if role.name == "inference")
     for n in (1, 2, 3, 4):
-        options = role.actor_options(True, n)
-        fraction = float(options["runtime_env"]["env_vars"]["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+        config = load_config("hunl", [f"inference.servers={n}"])
+        options = role.actor_options(config, 1)
+        fraction = float(options["runtime_env"]["env_vars"]["XLA_CLIENT_MEM_FRACTION"])
         assert 0.5 - 1e-4 * n <= n * options["num_gpus"] <= 0.5
-        assert INFERENCE_MEM_FRACTION - 1e-4 * n <= n * fraction <= INFERENCE_MEM_FRACTION
-    assert role.actor_options(True)["num_gpus"] == 0.5
-    assert role.actor_options(False, 2)["runtime_env"] == {"env_vars": {"JAX_PLATFORMS": "cpu"}}
+        assert 0.35 - 1e-4 * n <= n * fraction <= 0.35
+    assert role.actor_options(load_config("hunl"), 0)["runtime_env"] == {"env_vars": {"JAX_PLATFORMS": "cpu"}}
 
 
 @pytest.mark.slow
