@@ -40,7 +40,7 @@ server's inference stats across its restarts and then over the servers
 
 Several inference servers (`inference.servers`): one server is one process
 whose event loop takes every client's requests, so past some rate its
-per-request overhead, not the network, bounds the run (issue 24: on a 16-core
+per-request overhead, not the network, bounds the run (on a 16-core
 H100 host, 15 clients kept one server 94% busy at ~3.4 ms a batch for a
 network that computes one in ~1 ms). Producer i (counted over the producer
 roles in table order: self-play workers, then query solvers) sends its
@@ -58,7 +58,7 @@ or one that still reports an older version `REPUBLISH_AFTER` seconds after
 the last publish gets the newest again, and the inference totals are the
 producers' own network calls as their steps return them (`OwnNetworks`). On a
 CPU this is the faster choice: a round trip to a server costs more than a
-small network (issue 24: Kuhn 289 -> 449 searches/s and 65 -> 318 solves/s on 2
+small network (Kuhn 289 -> 449 searches/s and 65 -> 318 solves/s on 2
 cores).
 
 The sample-to-insert limiter lives in the replay buffer
@@ -98,7 +98,7 @@ from networks.devices import compiles, set_process_env
 from sog.config import Config, device_kind
 
 REPUBLISH_AFTER = 30.0           # seconds a server may lag behind the newest version before a re-send
-SAMPLE_STEPS = 8                 # learner steps' batches per replay call (issue 24: Kuhn's ~300 calls a
+SAMPLE_STEPS = 8                 # learner steps' batches per replay call (Kuhn's ~300 calls a
                                  # second kept the replay actor ~26% of a core busy on 2 cores)
 # Ray logs an error when an actor that may restart gets constructor arguments from the object store
 # (ray-project/ray#53727: if they went out of scope, the restart would fail); the run's producers and

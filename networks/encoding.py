@@ -25,7 +25,7 @@ total reach is 0 the game value is 0 whatever the network says, so
 
 A value function's per-call path (`encode_query`, then `game_values` on the network's answer)
 does the normalisation and the unit factor `scale * sum(r_{1-i})` in numba loops, one pass over
-the ranges, with the public state's scale kept beside its features (issue 24: the numpy
+the ranges, with the public state's scale kept beside its features (the numpy
 version's dozen small array operations and a Python call of `value_scale` per query cost a
 tic-tac-toe search ~10% of its time). The sums are numpy's pairwise sums
 (`sog.search.expansion.pairwise_sum`) and the arithmetic is `normalise_ranges` /
@@ -52,7 +52,7 @@ def normalise_ranges(ranges: np.ndarray, possible: np.ndarray) -> np.ndarray:
 class _PublicRows:
     """Each public state's possible mask, features and value scale, built once (from the game's
     `cached` view and `value_scale`) and kept as a row of three tables, so a batch is encoded by
-    one gather instead of memo look-ups and row copies per public state (issue 24).
+    one gather instead of memo look-ups and row copies per public state.
 
     possible: bool [K, 2, N]; features: float32 [K, F]; scale: float64 [K]; `row[pub]` indexes
     them (K grows by doubling, like the game's own memo, with every public state ever encoded).

@@ -109,8 +109,8 @@ def _tracked_text_files() -> list[Path]:
     return files
 
 
-@pytest.mark.xfail(strict=False, reason="code comments still being cleaned")
 def test_no_development_history():
+    """No file of the repository tells its development history (git log holds it)."""
     hits = []
     for path in _tracked_text_files():
         if path == Path(__file__).resolve():

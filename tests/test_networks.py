@@ -129,7 +129,7 @@ def test_units_round_trip_and_zero_safe_encoding(leduc):
 
 
 def test_encode_query_and_game_values_are_the_numpy_formulas_bit_for_bit(leduc):
-    """The numba per-call path (issue 24) gives `normalise_ranges`' inputs and `to_game_units`'
+    """The numba per-call path gives `normalise_ranges`' inputs and `to_game_units`'
     values exactly, on Leduc and on random [B, 2, N] rows of up to hold'em's 1326 slots (numpy's
     pairwise sums above 8 and 128 terms)."""
     game, pubs, _ = leduc
