@@ -2,10 +2,12 @@
 
 `bench_cfr`: wall-clock time to reach a target exploitability for our public-tree
 CFR+ (simultaneous, as GT-CFR uses it, and alternating) and for OpenSpiel's C++
-`CFRPlusSolver` on the same game, on this machine, in this run. Both solvers'
+`CFRPlusSolver` and, where it is installed, LiteEFG's C++ CFR+ (`launch.bench_liteefg`;
+optional) on the same game, on this machine, in this run. All solvers'
 clocks include building their trees and exclude the exploitability checks,
 which are made at the same geometric schedule of iteration counts (every ~10%)
-for both, so neither is favoured by where the checks fall.
+for all, so none is favoured by where the checks fall. Each leg also reports its process
+CPU seconds (all threads), which a loaded machine disturbs less than wall time.
 """
 from __future__ import annotations
 
@@ -31,21 +33,22 @@ def _checkpoints(limit: int = 10**7):
 
 def _time_to_target(make, step_to, exploitability_mbb, target_mbb, max_seconds, log, label):
     """Run `step_to(n)` along the checkpoints until exploitability <= target or time runs out."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     state = make()
-    solve_time = time.perf_counter() - t0
+    solve_time, cpu_time = time.perf_counter() - t0, time.process_time() - c0
     expl = float("inf")
     it = 0
     for it in _checkpoints():
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         step_to(state, it)
         solve_time += time.perf_counter() - t
+        cpu_time += time.process_time() - c
         expl = exploitability_mbb(state)
         log(f"\r{label}: {it} iterations, {expl:.3f} mbb/h, {solve_time:.2f} s   ", end="")
         if expl <= target_mbb or solve_time > max_seconds:
             break
     log()
-    return dict(iterations=it, seconds=solve_time, exploitability_mbb=expl,
+    return dict(iterations=it, seconds=solve_time, cpu_seconds=cpu_time, exploitability_mbb=expl,
                 reached=expl <= target_mbb)
 
 
@@ -64,36 +67,66 @@ def bench_cfr(game, target_mbb: float = 1.0, max_seconds: float = 120.0, log=pri
 
     result["sog_simultaneous"] = ours(False)
     result["sog_alternating"] = ours(True)
+    result["openspiel"] = result["liteefg"] = None
     name = game.openspiel_name()
+    if name is None:
+        return result
     try:
         import pyspiel
     except ImportError:
         pyspiel = None
-    if name is None or pyspiel is None:
-        result["openspiel"] = None
-        return result
-    os_game = pyspiel.load_game(name)
+    if pyspiel is not None:
+        os_game = pyspiel.load_game(name)
 
-    class OS:
-        def __init__(self):
-            self.solver, self.n = pyspiel.CFRPlusSolver(os_game), 0
+        class OS:
+            def __init__(self):
+                self.solver, self.n = pyspiel.CFRPlusSolver(os_game), 0
 
-    def os_step(s, n):
-        while s.n < n:
-            s.solver.evaluate_and_update_policy()
-            s.n += 1
+        def os_step(s, n):
+            while s.n < n:
+                s.solver.evaluate_and_update_policy()
+                s.n += 1
 
-    result["openspiel"] = _time_to_target(
-        OS, os_step, lambda s: 1000 * pyspiel.exploitability(os_game, s.solver.average_policy()),
-        target_mbb, max_seconds, log, "openspiel CFRPlusSolver (C++)")
-    ref = result["openspiel"]
-    for key in ("sog_simultaneous", "sog_alternating"):
-        mine = result[key]
-        if mine["reached"] and ref["reached"]:
-            mine["speedup_vs_openspiel"] = ref["seconds"] / mine["seconds"]
-    log(f"time to {target_mbb} mbb/h: openspiel {ref['seconds']:.2f} s; sog simultaneous "
-        f"{result['sog_simultaneous']['seconds']:.2f} s; sog alternating {result['sog_alternating']['seconds']:.2f} s")
+        result["openspiel"] = _time_to_target(
+            OS, os_step, lambda s: 1000 * pyspiel.exploitability(os_game, s.solver.average_policy()),
+            target_mbb, max_seconds, log, "openspiel CFRPlusSolver (C++)")
+    from launch.bench_liteefg import liteefg_leg
+    result["liteefg"] = liteefg_leg(name, _time_to_target, target_mbb, max_seconds, log=log)
+
+    sog = {key: result[key] for key in ("sog_simultaneous", "sog_alternating")}
+    refs = [(key, label) for key, label in (("openspiel", "openspiel"), ("liteefg", "LiteEFG"))
+            if result[key] is not None]
+    parts = []
+    for key, label in refs:
+        ref = result[key]
+        for mine in sog.values():
+            if mine["reached"] and ref["reached"]:
+                mine[f"speedup_vs_{key}"] = ref["seconds"] / mine["seconds"]
+                mine[f"cpu_speedup_vs_{key}"] = ref["cpu_seconds"] / mine["cpu_seconds"]
+        parts.append(f"{label} {_seconds(ref)}")
+    if refs:
+        def ratios(mine):
+            return _shown([f"x{mine[f'speedup_vs_{key}']:.3g} vs {label}" for key, label in refs
+                           if f"speedup_vs_{key}" in mine])
+        log(f"time to {target_mbb} mbb/h: {'; '.join(parts)}; "
+            f"sog simultaneous {_seconds(sog['sog_simultaneous'])}{ratios(sog['sog_simultaneous'])}; "
+            f"sog alternating {_seconds(sog['sog_alternating'])}{ratios(sog['sog_alternating'])}")
+        cpu = [f"{label} {result[key]['cpu_seconds']:.3g}" for key, label in refs]
+        cpu += [f"sog {kind} {mine['cpu_seconds']:.3g}" + _shown(
+                    [f"x{mine[f'cpu_speedup_vs_{key}']:.3g} vs {label}" for key, label in refs
+                     if f"cpu_speedup_vs_{key}" in mine])
+                for kind, mine in (("simultaneous", sog["sog_simultaneous"]),
+                                   ("alternating", sog["sog_alternating"]))]
+        log(f"process CPU seconds (all threads; steadier than wall time on a loaded machine): {'; '.join(cpu)}")
     return result
+
+
+def _seconds(leg: dict) -> str:
+    return f"{leg['seconds']:.3g} s" if leg["reached"] else f"not reached in {leg['seconds']:.3g} s"
+
+
+def _shown(ratios: list) -> str:
+    return f" ({', '.join(ratios)})" if ratios else ""
 
 
 class _Timed:
