@@ -49,9 +49,9 @@ from launch.console import UserError
 from launch.hosted import HostedAgent, answer
 from sog.agents import board_moves
 from sog.agents.api import AgentError, AgentFailure
-from sog.agents.common import SEARCH_LIMITS
 from sog.games import UnknownGameError, load_game
 from sog.games.chess import Chess
+from sog.limits import SEARCH_LIMITS
 
 NAME = "sog"
 MOVES_TO_GO = 20          # moves the clock is shared over when `go` gives no movestogo

@@ -16,6 +16,17 @@ from sog.games import load_game
 os.environ["SOG_CACHE_DIR"] = ""
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pytest-xdist): one worker per CPU this process may run on, logical ones
+    included (xdist's own count is of physical cores: one on a 2-vCPU machine whose vCPUs are
+    a core's two hyperthreads), at most 8 (each worker holds its own JAX, numba and Ray)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:          # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
 @pytest.fixture(scope="session")
 def kuhn():
     return load_game("kuhn_poker")

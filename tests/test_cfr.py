@@ -1,4 +1,6 @@
 """CFR engine and exact best response, checked against OpenSpiel and known values."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,17 @@ from sog.search.tree import FullSubtrees, PublicTree, compile_tree
 
 import pyspiel
 
-OPENSPIEL_GAMES = ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=6)"]
+# OpenSpiel's default Liar's Dice (six sides) takes it ~10 s a policy (its Python policy table
+# and best response): the default run checks the four-sided game, the slow tier both
+OPENSPIEL_GAMES = ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=4)",
+                   pytest.param("liars_dice(numdice=1,dice_sides=6)", marks=pytest.mark.slow)]
+
+
+@functools.cache
+def game_and_tree(name):
+    """(game, its full tree), built once per game for the tests that only read them."""
+    game = load_game(name)
+    return game, full_tree(game)
 
 
 def random_policy(game, seed):
@@ -65,8 +77,8 @@ def test_leduc_game_value():
 @pytest.mark.parametrize("algorithm,alternating", [("cfr+", False), ("cfr+", True), ("dcfr", False),
                                                    ("cfr", True)])
 def test_exploitability_falls(name, algorithm, alternating):
-    game = load_game(name)
-    solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm, alternating=alternating))
+    game, tree = game_and_tree(name)
+    solver = CFRSolver(tree.ct, config=CFRConfig(algorithm, alternating=alternating))
     curve = []
     for target in (4, 32, 128):
         solver.iterate(target - solver.iterations)
@@ -123,8 +135,8 @@ def test_forests_indexed_from_full_subtrees_equal_freshly_compiled_ones(name):
 @pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard"])
 def test_entry_form_matches_dense_form(name):
     """The solver's passes over legal entries give the dense forms' policies and values."""
-    game = load_game(name)
-    lv = full_tree(game).levels
+    game, tree = game_and_tree(name)
+    lv = tree.levels
     rng = np.random.default_rng(0)
     regrets = rng.normal(size=lv.legal_dec.shape) * lv.legal_dec
     regrets[:3] = -1.0                                          # no positive regret: uniform

@@ -297,3 +297,55 @@ def test_search_limits_end_budgets_after_one_iteration():
         for done in Budget(None, 10.0):
             time.sleep(0.1)
         assert done + 1 == 2 and time.perf_counter() - start < 0.25    # a third 0.1 s would end late
+
+
+def test_gtcfr_ends_at_the_hosts_limits_and_is_unchanged_without():
+    """GT-CFR ends between phases (after the first) at `sog.limits.SEARCH_LIMITS`' stop or
+    simulation limit; without limits it runs its whole budget."""
+    import threading
+
+    from sog.limits import SEARCH_LIMITS
+    from sog.search.gtcfr import GTCFR
+    from sog.search.oracle import ExactValueFunction
+    from sog.search.settings import SearchSettings
+
+    game = load_game("leduc_poker")
+    oracle = ExactValueFunction(game, iterations=10)
+
+    def iterations() -> int:
+        return GTCFR(game, oracle, seed=0,
+                     settings=SearchSettings(simulations=20, per_phase=1.0)).run().iterations
+
+    full = iterations()
+    stop = threading.Event()
+    stop.set()
+    with SEARCH_LIMITS.limited(stop=stop):
+        assert iterations() == 1
+    with SEARCH_LIMITS.limited(iterations=5):
+        assert iterations() == 5
+    assert iterations() == full == 20
+
+
+@needs_stockfish
+def test_uci_engine_takes_the_hosts_deadline_and_stop():
+    import threading
+
+    from sog.limits import SEARCH_LIMITS
+
+    game = load_game("chess")
+    agent = make_agent(f"stockfish?movetime=5&path={program('stockfish')}", game)
+    agent.reset(int(game.cached("actor", game.root())), 0)
+    history = (game.root(),)
+    try:
+        start = time.perf_counter()
+        with SEARCH_LIMITS.limited(deadline=start + 0.3):
+            agent.act(history, 0)
+        assert time.perf_counter() - start < 1.5
+        stop = threading.Event()
+        threading.Timer(0.3, stop.set).start()
+        start = time.perf_counter()
+        with SEARCH_LIMITS.limited(stop=stop):
+            agent.act(history, 0)
+        assert time.perf_counter() - start < 1.5
+    finally:
+        agent.close()

@@ -10,8 +10,6 @@ seconds=None)` contract every baseline shares.
 """
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from typing import Hashable, Iterator
 
@@ -21,6 +19,7 @@ from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 from sog.games.traverse import decision_states
 from sog.games.world import World
+from sog.limits import SEARCH_LIMITS
 
 __all__ = ["WorldStepper", "sample_index", "Budget", "SEARCH_LIMITS", "decision_infostates", "CHANCE",
            "DECISION", "TERMINAL", "World"]
@@ -109,31 +108,6 @@ def decision_infostates(game: Game) -> Iterator[tuple[Hashable, int, np.ndarray]
         yield pub, actor, np.flatnonzero(possible & legal_any)
 
 
-class SearchLimits(threading.local):
-    """Limits that a caller puts on every `Budget` made on its thread while `limited(...)` holds:
-    a protocol host (`sog uci`) ending an agent's search early. `stop` (a threading.Event, set
-    from another thread), `deadline` (a `time.perf_counter()` time, seconds) and `iterations`
-    end a budget after at least one iteration (so a search always has a result); None: no such
-    limit."""
-
-    stop: threading.Event | None = None
-    deadline: float | None = None
-    iterations: int | None = None
-
-    @contextlib.contextmanager
-    def limited(self, stop: threading.Event | None = None, deadline: float | None = None,
-                iterations: int | None = None):
-        saved = self.stop, self.deadline, self.iterations
-        self.stop, self.deadline, self.iterations = stop, deadline, iterations
-        try:
-            yield
-        finally:
-            self.stop, self.deadline, self.iterations = saved
-
-
-SEARCH_LIMITS = SearchLimits()
-
-
 class Budget:
     """Stops a `run(iterations=None, seconds=None)` loop at whichever limit comes first
     (`SEARCH_LIMITS`' included)."""
@@ -146,25 +120,14 @@ class Budget:
         self.iterations = iterations
         self.deadline = None if seconds is None else time.perf_counter() + float(seconds)
         self.done = 0
-        self.stop, self.outer_deadline = SEARCH_LIMITS.stop, SEARCH_LIMITS.deadline
-        self.outer_iterations = SEARCH_LIMITS.iterations
+        self.outer = SEARCH_LIMITS.current()
         self.start = time.perf_counter()
 
     def more(self) -> bool:
         """Whether no limit is reached yet."""
         return (self.iterations is None or self.done < self.iterations) and (
             self.deadline is None or time.perf_counter() < self.deadline) and (
-            self.done == 0 or self._outer_more())
-
-    def _outer_more(self) -> bool:
-        """The `SEARCH_LIMITS` part of `more` (after an iteration): the outer deadline also ends
-        the loop when one more iteration of the mean length so far would end past it."""
-        if self.outer_deadline is not None:
-            now = time.perf_counter()
-            if now + (now - self.start) / self.done >= self.outer_deadline:
-                return False
-        return (self.stop is None or not self.stop.is_set()) and (
-            self.outer_iterations is None or self.done < self.outer_iterations)
+            self.done == 0 or self.outer.more(self.done, self.start))
 
     def chunk(self, size: int) -> int:
         """How many iterations the next batch of at most `size` may run (>= 1 while `more()`)."""

@@ -17,6 +17,11 @@ then in /usr/games, where Debian installs engines) and timeout=S (seconds an
 engine may take beyond the move limit before it is declared hung; default 10;
 starting and quitting may take at least 10).
 
+Under a host's `sog.limits.SEARCH_LIMITS` (`sog uci`) a UCI engine's move
+limit is also bounded by the host's: its time by the seconds to the host's
+deadline, its nodes by the host's node limit, and the host's stop is passed
+on as UCI `stop` (the engine then answers its best move so far).
+
 The engine speaks for the game's side to move: the agent hands it the game's
 moves so far (`sog.agents.board_moves` names them) and converts its answer
 back to an action. The engine process is started when the agent first needs it
@@ -34,6 +39,8 @@ A factory checks its options and that the program starts and accepts them
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import dataclasses
 import os
 import shutil
 from collections.abc import Hashable, Sequence
@@ -49,10 +56,13 @@ from sog.agents.spec import take_params
 from sog.games.api import Game
 from sog.games.chess import Chess
 from sog.games.go import Go
+from sog.limits import SEARCH_LIMITS, Limits
 
 ENGINE_DIRS = ("/usr/games",)
 DEFAULT_MOVETIME = 0.1
 DEFAULT_TIMEOUT = 10.0
+MIN_MOVETIME = 1e-3       # seconds: an engine's time limit when the host's deadline is (nearly) past
+STOP_POLL = 0.02          # seconds between looks at the host's stop during an engine's move
 GNUGO_LEVELS = (0, 10)
 
 
@@ -109,11 +119,20 @@ class UCIEngineAgent(Agent):
         for move in board_moves.chess_uci_moves(self.game, pub):
             board.push_uci(move)
         self.open()
+        limits = SEARCH_LIMITS.current()
+        limit = self.move_limit(limits)
         # SimpleEngine.play's own call with a timeout (it has none for a node or depth limit)
-        wait = self.timeout + (self.limit.time or 0.0)
-        coro = asyncio.wait_for(self.engine.protocol.play(board, self.limit, game=self._game_key), wait)
+        protocol = self.engine.protocol
+        coro = asyncio.wait_for(protocol.play(board, limit, game=self._game_key), self.timeout + (limit.time or 0.0))
+        future = asyncio.run_coroutine_threadsafe(coro, protocol.loop)
+        if limits.stop is not None:
+            # `stop` again at every look until the answer: one that reaches the engine before its
+            # `go` (while it answers python-chess's `isready`) is ignored
+            while not concurrent.futures.wait([future], timeout=STOP_POLL).done:
+                if limits.stop.is_set():
+                    protocol.loop.call_soon_threadsafe(protocol.send_line, "stop")
         try:
-            result = asyncio.run_coroutine_threadsafe(coro, self.engine.protocol.loop).result()
+            result = future.result()
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as e:
             self._drop()
             kind = "no answer within the timeout" if isinstance(e, TimeoutError) else f"{type(e).__name__}: {e}"
@@ -124,6 +143,19 @@ class UCIEngineAgent(Agent):
             self._drop()
             raise AgentFailure(f"{self!r} answered {name or 'no move'} at {board.fen()}, not a legal move")
         return action
+
+    def move_limit(self, limits: Limits) -> chess.engine.Limit:
+        """The agent's move limit bounded by the host's `limits`: time by the
+        seconds to the deadline (at least MIN_MOVETIME), nodes by the host's node limit."""
+        limit = self.limit
+        left = limits.seconds_left()
+        if left is not None:
+            left = max(left, MIN_MOVETIME)
+            limit = dataclasses.replace(limit, time=left if limit.time is None else min(limit.time, left))
+        if limits.iterations is not None:
+            nodes = limits.iterations if limit.nodes is None else min(limit.nodes, limits.iterations)
+            limit = dataclasses.replace(limit, nodes=nodes)
+        return limit
 
     def close(self) -> None:
         """Say `quit` to the engine and wait for it (up to the timeout; then kill it)."""

@@ -96,6 +96,7 @@ import numba
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION, Game
+from sog.limits import SEARCH_LIMITS
 from sog.search import expansion, node_cfr, value_cache
 from sog.search.node_cfr import TreeView
 from sog.search.settings import SearchSettings
@@ -554,11 +555,15 @@ class GTCFR:
     def batch_steps(self) -> ValueSteps[list[SearchResult]]:
         """`steps` of every search of the batch (one value request a pass for all of them); returns
         their results (`results`), each with the batch's timings divided by B (so that they add
-        up to the batch's)."""
+        up to the batch's). The host's `SEARCH_LIMITS` (stop, deadline, simulations) end it
+        between phases, after the first, with the average policy so far."""
         t0 = time.perf_counter()
+        limits = SEARCH_LIMITS.current()
         per_phase = self.settings.per_phase
         sims, its = math.ceil(per_phase), math.ceil(1 / per_phase)
-        for _ in range(self.settings.simulations // sims):
+        for phase in range(self.settings.simulations // sims):
+            if phase and not limits.more(phase * sims, t0, sims):
+                break
             yield from self.regret_update_steps(its)
             self.grow(sims)
         t1 = time.perf_counter()
