@@ -117,7 +117,7 @@ def run_command(args) -> dict:
 
 
 def add_parser(sub) -> None:
-    d = sub.add_parser("doctor", help="JAX's devices, CUDA versions, Ray's resources and where each role would run")
+    d = sub.add_parser("doctor", help="JAX and CUDA devices, Ray resources, roles' devices")
     d.add_argument("--config", help="the config whose device keys to resolve (default: the defaults, auto)")
     d.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     d.add_argument("--no-ray", action="store_true", help="do not start Ray (its resources are left out)")
