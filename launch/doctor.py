@@ -19,6 +19,7 @@ Without --config the sections' defaults are used (every device key `auto`).
 """
 from __future__ import annotations
 
+import logging
 import os
 
 from launch.console import UserError
@@ -37,20 +38,27 @@ def ray_resources(use_ray: bool = True) -> dict:
         return {}
     import ray
 
+    from launch.local_ray import LocalRay, quiet_ray_logs
+
     owns = not ray.is_initialized()
+    local = None
     try:
         if owns:
+            quiet_ray_logs()
             address = os.environ.get("RAY_ADDRESS")
-            if address:
-                ray.init(address=address, log_to_driver=False)
-            else:
-                ray.init(include_dashboard=False, log_to_driver=False)
+            if not address:
+                # a local instance from a process of its own (no fork of a process that holds JAX)
+                local = LocalRay(include_dashboard=False)
+                address = local.address
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         return {k: float(v) for k, v in sorted(ray.cluster_resources().items()) if not k.startswith("node:")}
     except Exception as e:  # noqa: BLE001 - the report says why instead of failing
         return {"error": f"{type(e).__name__}: {e}"}
     finally:
         if owns and ray.is_initialized():
             ray.shutdown()
+        if local is not None:
+            local.stop()
 
 
 def doctor(config: Config | None = None, use_ray: bool = True) -> dict:
@@ -67,7 +75,7 @@ def doctor(config: Config | None = None, use_ray: bool = True) -> dict:
     )
 
     config = config or Config(game="")
-    resources = ray_resources(use_ray)            # first: Ray forks, and JAX's threads must not exist yet
+    resources = ray_resources(use_ray)
     local_gpus = len(gpus())
     ray_gpus = int(resources.get("GPU", 0)) if "error" not in resources else local_gpus
     try:
