@@ -152,6 +152,7 @@ class GTPServer:
             self.host.agent(game)
         except AgentError as e:
             raise GTPCommandError(f"agent cannot play {game.network_family}: {e}") from None
+        self.host.warm(game)                     # compiled before the first clock runs
         self.size, self.komi, self.game = size, komi, game
 
     def _turn(self, colour: str) -> None:

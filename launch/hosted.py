@@ -9,13 +9,23 @@ moves `pub`. The agent is reset, with the next game's seed (derived from `seed`)
 when `new_game()` was called, when the side to move is not its seat, or when `pub`
 does not extend the position it last moved at (a take-back or another game); so a
 continual re-solving agent keeps its search between the moves of one game.
+
+`warm(game)` plays one move from the start and lets the agent `prepare` (a network agent
+compiles its batch sizes), at most WARM_SECONDS in all, and forgets the move: the
+compilations happen before the controller's clock runs (the servers call it once per game
+variant, before they answer the first command).
 """
 from __future__ import annotations
 
-from sog.agents.api import Agent
+import time
+
+from sog.agents.api import Agent, AgentError, AgentFailure
 from sog.agents.registry import make_agent
-from sog.games.api import Game
+from sog.games.api import DECISION, Game
+from sog.limits import SEARCH_LIMITS
 from sog.seeding import derive_seed
+
+WARM_SECONDS = 10.0      # the warm-up's time limit (a search ends between phases past it)
 
 
 class HostedAgent:
@@ -26,6 +36,7 @@ class HostedAgent:
         self.games = 0                           # games started: the seed of the next one
         self._agents: dict[str, Agent] = {}
         self._last: tuple | None = None          # (game name, seat, pub) of the last move
+        self._warmed: set[str] = set()           # the game variants `warm` has played
 
     def agent(self, game: Game) -> Agent:
         """The agent for `game` (made on first use; AgentError if the spec does not fit)."""
@@ -33,6 +44,24 @@ class HostedAgent:
         if name not in self._agents:
             self._agents[name] = make_agent(self.spec, game)
         return self._agents[name]
+
+    def warm(self, game: Game) -> None:
+        """One move at `game`'s root and the agent's `prepare`, under a WARM_SECONDS limit, then
+        everything as before the move (the next move starts a new game with the same seed); once
+        per game variant. A failing agent is left for the first real move to report."""
+        root = game.root()
+        if game.spec.name in self._warmed or game.cached("kind", root) != DECISION:
+            return
+        self._warmed.add(game.spec.name)
+        games = self.games
+        deadline = time.perf_counter() + WARM_SECONDS
+        try:
+            with SEARCH_LIMITS.limited(deadline=deadline):
+                self.move(game, root)
+            self.agent(game).prepare(deadline)
+        except (AgentError, AgentFailure):
+            pass
+        self.games, self._last = games, None
 
     def new_game(self) -> None:
         """The next `move` starts a new game."""

@@ -43,7 +43,9 @@ naming the run directory and its metric files at the start, the progress line
 (redrawn in place on a terminal; into a file or pipe one line per
 `launch.console.PROGRESS_SECONDS`), one short line per evaluation (`eval_line`:
 step, SoG(s, c)'s mean exploitability over its seeds with their range, and the
-exact-oracle reference over the same seeds), one line when a reference arrives,
+exact-oracle reference over the same seeds) at most every EVAL_LINE_SECONDS (a
+run that evaluates more often logs the newest evaluation then, and every one
+once it is stopping; eval.csv has them all), one line when a reference arrives,
 warnings, and `report_unfinished`'s line. The details go to the run directory:
 every tick's scalars to metrics.jsonl and tb/ (`tensorboard --logdir RUN_DIR/tb`,
 with the `viz` extra: `pip install -e ".[viz]"`), each evaluation's rows to
@@ -82,6 +84,7 @@ from sog.seeding import derive_seed
 COUNTERS = ("games", "searches", "moves", "selfplay_examples", "solves", "random_solves", "solver_examples",
             "queries_pushed", "recursive_pushed", "queries_dropped", "network_queries",
             "actor_failures", "rounds", "evals", "published", *END_STATS)
+EVAL_LINE_SECONDS = 30.0  # evaluation lines on stderr: at most one evaluation's per this many seconds
 DIAGNOSE_SEED_TAG = 3     # the seed word of the diagnostics' replay samples (producers use 1, 2)
 
 
@@ -169,6 +172,8 @@ class TrainingRun(abc.ABC):
         self._tick_snapshot = self._snapshot()
         self._first_snapshot = dict(self._tick_snapshot, time=self.started)
         self._last_line = ""
+        self._held_eval: list[str] = []                 # the newest evaluation's lines, not yet logged
+        self._eval_logged_at = -math.inf                # when evaluation lines were last logged
         if self.learner.resumed:
             log(f"resuming {self.run_dir} at learner step {self.start_step}, weight version "
                 f"{self.learner.version}")
@@ -316,8 +321,17 @@ class TrainingRun(abc.ABC):
         if diagnostics is not None:
             self.metrics.diagnostics(step, diagnostics)
         self.last_eval = [final_row(step, version, row) for row in rows]
-        for row in self.last_eval:
-            self.log_line(eval_line(row))
+        self._held_eval = [eval_line(row) for row in self.last_eval]
+        now = time.monotonic()
+        if self.stop_reason is not None or now - self._eval_logged_at >= EVAL_LINE_SECONDS:
+            self._eval_logged_at = now
+            self.log_held_eval()
+
+    def log_held_eval(self) -> None:
+        """Log the newest evaluation's lines if `record_eval` held them back."""
+        held, self._held_eval = self._held_eval, []
+        for line in held:
+            self.log_line(line)
 
     def poll_references(self) -> None:
         """Cache and log the exact-oracle references finished since the last call."""
@@ -561,6 +575,7 @@ class TrainingRun(abc.ABC):
         return {name: str(path) for name, path in paths.items() if path.exists()}
 
     def finish(self) -> None:
+        self.log_held_eval()
         if self._last_line:
             self.log("")
             self._last_line = ""

@@ -3,7 +3,8 @@
 Speaks UCI on stdin/stdout (everything else goes to stderr):
 
     uci                          -> id name, id author, uciok
-    isready                      -> readyok (at once, also during a search)
+    isready                      -> readyok (at once, also during a search; the first one
+                                 after the warm-up below)
     ucinewgame                   the next `go` starts a new game (the agent is reset)
     position startpos [moves M...]
     position fen FEN [moves M...]   moves in UCI notation (e2e4, e7e8q)
@@ -20,10 +21,15 @@ move's time / N (20 if not given) + 3/4 of its increment, at most its time less 
 `nodes N` (iterations: simulations of the UCT kinds) end it earlier, as `stop` does; a search
 stops before an iteration (a simulation) that would likely end past the time at the mean
 iteration length so far, and always runs at least one. `go infinite` / `go ponder` hold the
-answer until `stop` / `ponderhit`. Agents that search with a `Budget` (`sog.agents.common`:
-the UCT and MCCFR kinds) honour these limits; the others (`sog:`, external engines) search for
-their own budget. Commands that change the position (`position`, `go`, `ucinewgame`) wait for
-a running search to end.
+answer until `stop` / `ponderhit`. The limits reach every search through
+`sog.limits.SEARCH_LIMITS`: a `Budget`'s iterations (`sog.agents.common`: the UCT and MCCFR
+kinds), GT-CFR's phases (`sog:`) and an external engine's own move limit. Commands that
+change the position (`position`, `go`, `ucinewgame`) wait for a running search to end.
+
+At start the agent is warmed up on a worker thread (`launch.hosted.HostedAgent.warm`: one
+move from the start position and a network's compilations, at most 10 s) while the GUI
+sends `uci` and its options; the first `isready`, `position`, `go` or `ucinewgame` waits for
+it, so that the first move's clock pays no compilation.
 
 Positions follow the controller's game: a threefold repetition or a fifty-move count is a
 draw that a player may claim, not the end of the game (OpenSpiel ends it automatically), so
@@ -81,6 +87,11 @@ class UCIServer:
         self.held: str | None = None             # a bestmove held until `stop` / `ponderhit`
         self.holding = False                     # the running search's answer is to be held
         self.failure: BaseException | None = None
+        # the warm-up (`HostedAgent.warm`: a network's compilations) while the GUI sets up; the
+        # first isready / ucinewgame / position / go waits for it, so no clock runs meanwhile
+        self.warming: threading.Thread | None = threading.Thread(target=self.host.warm, args=(self.standard,),
+                                                                 daemon=True)
+        self.warming.start()
 
     def send(self, text: str) -> None:
         with self.lock:
@@ -100,6 +111,7 @@ class UCIServer:
             self.send(f"id author {NAME}")
             self.send("uciok")
         elif cmd == "isready":
+            self.wait_warm()
             self.send("readyok")
         elif cmd == "ucinewgame":
             self.wait()
@@ -122,8 +134,15 @@ class UCIServer:
             self.send(f"info string unknown command {cmd}")
         return True
 
+    def wait_warm(self) -> None:
+        """Wait for the warm-up (if it still runs)."""
+        if self.warming is not None:
+            self.warming.join()
+            self.warming = None
+
     def wait(self) -> None:
-        """Wait for the running search (if any) to end; re-raise what broke it."""
+        """Wait for the warm-up and the running search (if any) to end; re-raise what broke it."""
+        self.wait_warm()
         if self.search is not None:
             self.search.join()
             self.search = None

@@ -17,6 +17,7 @@ programs traced so far (at most `len(buckets)` per parameter shapes).
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import jax
@@ -79,6 +80,16 @@ class NetworkValueFunction:
     def set_params(self, params, version: int) -> None:
         """Swap in new weights (same shapes: no recompilation)."""
         self.params, self.version = params, version
+
+    def prepare(self, deadline: float) -> None:
+        """Compile the batch buckets, smallest first, until `deadline` (a `time.perf_counter()`
+        time, seconds): a search's first calls at a new batch size then pay no compilation (a
+        protocol host does this before the first clock runs)."""
+        inputs, possible, _ = encode_query(self.game, [self.game.root()], self.game.initial_ranges()[None])
+        for size in self.buckets:
+            if time.perf_counter() >= deadline:
+                break
+            self.apply_padded(np.repeat(inputs, size, axis=0), np.repeat(possible, size, axis=0))
 
     def apply_padded(self, inputs: np.ndarray, possible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`model.apply` on encoded inputs [B, 2N + F], possible [B, 2, N], through the buckets.

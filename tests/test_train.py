@@ -63,10 +63,20 @@ def test_sync_end_to_end(tmp_path):
     assert [s for s, _ in scalars["eval/S4_C1/mean_mbb"]] == [0, 15, 30]
 
 
-def test_a_runs_output_is_its_final_state_and_one_line_per_evaluation(tmp_path):
-    """Stderr gets one short line per evaluation (the diagnostics go to metrics.jsonl only) and
-    one naming the metric files and tensorboard; the summary is the final state, its size does not
-    grow with the run: the newest evaluation, the checkpoints kept, the files' paths."""
+def test_a_runs_output_is_its_final_state_and_one_line_per_evaluation(tmp_path, monkeypatch):
+    """Stderr gets one short line per evaluation (the diagnostics go to metrics.jsonl only),
+    at most one evaluation's every EVAL_LINE_SECONDS and always the last, and one line naming the
+    metric files and tensorboard; the summary is the final state, its size does not grow with the
+    run: the newest evaluation, the checkpoints kept, the files' paths."""
+    import launch.training_run
+
+    logged = []
+    out = train(tiny("run.max_steps=10", "run.eval_every=2"), tmp_path / "throttled", sync=True,
+                log=lambda text, end="\n": logged.append(text))
+    evals = [line for line in logged if line.startswith("eval at step ")]
+    assert out["evals_this_run"] == 6 and evals[0].startswith("eval at step 0:"), evals
+    assert len(evals) < 6 and evals[-1].startswith("eval at step 10:"), evals
+    monkeypatch.setattr(launch.training_run, "EVAL_LINE_SECONDS", 0.0)
     logged = []
     run_dir = tmp_path / "run"
     out = train(tiny("run.max_steps=40", "run.eval_every=2", "run.diagnose_samples=16"), run_dir, sync=True,

@@ -348,3 +348,35 @@ def test_fresh_agent_takes_a_training_configs_network():
     for bad, words in (("sog:oracle?net=go9_small", "sog:fresh only"), ("sog:fresh?net=nope", "nope")):
         with pytest.raises(AgentError, match=words):
             make_agent(bad, go)
+
+
+def test_a_hosted_agent_is_warmed_up_before_the_first_clock_and_plays_as_without(monkeypatch):
+    """`HostedAgent.warm` compiles the agent's network (one move from the start, then its batch
+    buckets, smallest first, until the time limit) and leaves no trace: the moves of a warmed
+    host are those of a cold one, and a second warm-up does nothing."""
+    import launch.hosted
+    from launch.hosted import HostedAgent
+
+    monkeypatch.setattr(launch.hosted, "WARM_SECONDS", 3.0)
+    from launch.tournament import setup_agents
+
+    setup_agents()
+    game = load_game("go(board_size=9)")
+    spec = "sog:fresh?s=2&c=1&net=go9_small"
+
+    def moves(host: HostedAgent) -> list[int]:
+        pub, played = (), []
+        for _ in range(3):
+            action = host.move(game, pub)
+            played.append(action)
+            pub += (action,)
+        return played
+
+    warm = HostedAgent(spec, seed=3)
+    warm.warm(game)
+    value_fn = warm.agent(game).resolver.value_fn
+    compiled = value_fn.compilations
+    assert compiled > 2                  # the move's batch sizes and more
+    warm.warm(game)
+    assert value_fn.compilations == compiled and warm.games == 0
+    assert moves(warm) == moves(HostedAgent(spec, seed=3))

@@ -60,6 +60,10 @@ class Agent(abc.ABC):
         """float [A]: the agent's action distribution at this decision, if known."""
         return None
 
+    def prepare(self, deadline: float) -> None:
+        """Work done before a game's clock runs, until `deadline` (a `time.perf_counter()` time,
+        seconds): a network agent compiles its network's batch sizes; nothing for most agents."""
+
     def close(self) -> None:
         """Release outside resources (engine processes); nothing for most agents."""
 

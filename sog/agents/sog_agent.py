@@ -38,6 +38,13 @@ class SoGAgent(Agent):
         super().reset(player, seed)
         self.prev, self.last_result, self._policy_at = None, None, None
 
+    def prepare(self, deadline: float) -> None:
+        """The value function's own `prepare(deadline)` where it has one (a network's
+        compilations: `networks.value_function.NetworkValueFunction.prepare`)."""
+        prepare = getattr(self.resolver.value_fn, "prepare", None)
+        if prepare is not None:
+            prepare(deadline)
+
     def strategy(self, history: Sequence[Hashable], slot: int) -> np.ndarray:
         """`strategy_steps` with its requests answered by the agent's value function."""
         return drive(self.strategy_steps(history, slot), self.resolver.value_fn)
