@@ -129,7 +129,7 @@ def test_bench_gpu_runs_on_the_cpu(tmp_path, capfd):
     the CPU and the same code runs): every section comes back."""
     out = tmp_path / "gpu.json"
     assert main(["bench", "gpu", "--small", "--batches", "1,4", "--seconds", "0.01", "--learner-steps", "2",
-                 "--train-minutes", "0.15", "--out", str(out)]) == 0
+                 "--train-minutes", "0.05", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
     assert [r["batch"] for r in result["inference"]["mlp"]["rows"]] == [1, 4]
     assert result["inference"]["resnet"]["network"] == "resnet"

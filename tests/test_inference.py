@@ -213,3 +213,22 @@ def test_query_queue_drops_oldest_and_pops_newest(tmp_path, capacity):
     (tmp_path / "bad.pkl").write_bytes(b"not a pickle")
     with pytest.raises(ValueError, match="cannot load query queue"):
         r.load(tmp_path / "bad.pkl")
+
+
+def test_prepare_compiles_every_bucket_before_the_deadline_and_none_after():
+    """`NetworkValueFunction.prepare(deadline)` compiles the batch buckets smallest first while
+    time is left; later calls of any size up to the largest bucket compile nothing."""
+    from networks.value_function import bucket_sizes
+    from sog.config import NetworkConfig
+
+    game = load_game("kuhn_poker")
+    config = NetworkConfig(hidden=8, layers=1)
+    late = NetworkValueFunction(game, config, init_params(game, config, 0), buckets=bucket_sizes(8))
+    late.prepare(time.perf_counter() - 1.0)
+    assert late.compilations == 0
+    vf = NetworkValueFunction(game, config, init_params(game, config, 0), buckets=bucket_sizes(8))
+    vf.prepare(float("inf"))
+    assert vf.compilations == len(vf.buckets) == 4
+    pubs = [game.root()] * 7
+    vf.evaluate(pubs, np.repeat(game.initial_ranges()[None], 7, axis=0))
+    assert vf.compilations == 4
