@@ -60,6 +60,7 @@ def test_sync_bench_gives_every_figure(tmp_path):
     assert (out / "bench.png").stat().st_size > 0 and (out / "config.yaml").is_file()
 
 
+@pytest.mark.slow          # a local Ray instance and its actors' start (~30 s); the sync bench checks the figures
 def test_ray_bench_gives_every_figure():
     with no_fork_after_jax():              # the local Ray instance starts in a process of its own
         r = bench_selfplay(load_config("tiny_kuhn"), seconds=2.0, log=quiet, tick_seconds=0.25, num_cpus=2)

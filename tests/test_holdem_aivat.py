@@ -229,7 +229,7 @@ def fresh_network():
     return {name: (load_game(name), fresh_cvpn(load_game(name), seed=3)) for name in (SMALL, NOLIMIT, TWO_ROUNDS)}
 
 
-@pytest.mark.parametrize("name", [SMALL, NOLIMIT])
+@pytest.mark.parametrize("name", [SMALL, pytest.param(NOLIMIT, marks=pytest.mark.slow)])   # no-limit: ~40 s
 def test_network_path_values_are_the_tabulated_network_values(name, fresh_network):
     """With exact chance expectations and no exploration, the values computed along each hand
     are `network_world_values`' table, so the estimate is `aivat_estimate`'s with it (dealt
