@@ -35,11 +35,11 @@ BASELINES = ("outcome", "external", "pluribus", "uct", "smooth_uct", "ismcts")
 
 def add_parser(subparsers):
     p = subparsers.add_parser("baselines", help="exact exploitability of baselines at a fixed budget")
-    p.add_argument("--game", required=True)
+    p.add_argument("--game", required=True, help="a two-player game with an exact best response (kuhn_poker, leduc_poker, ...)")
     p.add_argument("--budget", type=float, required=True, help="wall-clock seconds per baseline")
     p.add_argument("--only", default=None,
                    help=f"comma-separated subset of: {', '.join(BASELINES)}")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the baselines' sampling seed (default 0)")
     p.set_defaults(func=run)
     return p
 

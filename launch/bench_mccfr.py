@@ -39,13 +39,13 @@ OPENSPIEL = {"outcome": "OutcomeSamplingMCCFRSolver", "external": "ExternalSampl
 
 def add_parser(subparsers):
     p = subparsers.add_parser("bench-mccfr", help="our MCCFR samplers vs OpenSpiel's at equal wall time")
-    p.add_argument("--game", default="leduc_poker")
+    p.add_argument("--game", default="leduc_poker", help="a two-player game OpenSpiel also has (default leduc_poker)")
     p.add_argument("--seconds", type=float, required=True, help="wall-clock seconds per solver")
     p.add_argument("--variants", default="outcome,external",
                    help=f"comma-separated subset of: {', '.join(VARIANTS)} (pluribus has no "
                         "OpenSpiel counterpart)")
     p.add_argument("--checkpoints", type=int, default=4, help="exploitability measurements per run")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="both samplers' seed (default 0)")
     p.set_defaults(func=run)
     return p
 

@@ -30,7 +30,7 @@ def add_parser(subparsers):
     p.add_argument("--bins", type=int, default=20, help="equity histogram bins")
     p.add_argument("--rollouts", type=int, default=2000,
                    help="board completions enumerated per canonical board (more: this many sampled)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="k-means and sampled completions' seed (default 0)")
     p.add_argument("--cache-dir", required=True, help="folder of the bucket files")
     p.set_defaults(func=run)
     return p

@@ -309,8 +309,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("solve", help="solve a small game exactly with CFR on its public tree")
-    s.add_argument("--game", required=True)
-    s.add_argument("--iterations", type=int, default=1000)
+    s.add_argument("--game", required=True,
+                   help="the game, by sog's or OpenSpiel's name with parameters (kuhn_poker, leduc_poker, "
+                        "'kuhn_poker(players=3)', 'universal_poker(...)')")
+    s.add_argument("--iterations", type=int, default=1000, help="solver iterations (default 1000)")
     s.add_argument("--algorithm", choices=["cfr+", "cfr", "dcfr", "external", "outcome", "pluribus"],
                    help="two players: cfr+ (default), cfr, dcfr on the public tree; more players "
                         "(kuhn_poker(players=3), leduc_poker(players=4), universal_poker(numPlayers=3,...)): "
@@ -327,7 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_solve)
 
     e = sub.add_parser("exploitability", help="exact exploitability of a policy or an agent")
-    e.add_argument("--game", required=True)
+    e.add_argument("--game", required=True,
+                   help="a two-player game small enough for an exact best response (kuhn_poker, "
+                        "leduc_poker, liars_dice, a small holdem(...), scotland_yard, tic_tac_toe)")
     e.add_argument("--policy", help="tabular policy JSON (see `sog solve --out`)")
     e.add_argument("--agent", help="measure an agent instead of a policy file: 'sog' (SoG's search, with "
                                    "--search and --value) or an agent spec (blueprint:, endgame:, modicum: on a "
@@ -338,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(both seats, averaged) and its exploitability")
     e.add_argument("--search", default="100,1", help="S,C of SoG(S, C), or S,C,EPS with off-support smoothing EPS")
     e.add_argument("--value", default="oracle", help="'oracle' or a run directory / checkpoint")
-    e.add_argument("--seeds", type=int, default=1)
+    e.add_argument("--seeds", type=int, default=1,
+                   help="search: independent searches (seeds 0..N-1), each measured; the mean and range printed")
     e.add_argument("--oracle-iterations", type=int, default=50,
                    help="oracle: CFR iterations per call (warm-started)")
     e.add_argument("--oracle-tolerance", type=float,
@@ -358,10 +363,17 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer", "modicum", "gpu"])
-    b.add_argument("--game", default="leduc_poker")
-    b.add_argument("--target-mbb", type=float, default=1.0)
-    b.add_argument("--max-seconds", type=float, default=120.0)
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer", "modicum", "gpu"],
+                   help="cfr: time to --target-mbb against OpenSpiel's and LiteEFG's CFR+; search: GT-CFR searches/s; "
+                        "holdem: a 52-card river or turn solve; selfplay: a training run's throughput; rules: "
+                        "rule operations against OpenSpiel, python-chess, pgx; network: the CVPN's ms a call by "
+                        "batch; multiplayer: n-player MCCFR against OpenSpiel; modicum: Modicum's search at its "
+                        "spots; gpu: the accelerator check (doctor, inference sweep, learner, a short run)")
+    b.add_argument("--game", default="leduc_poker", help="cfr, search, multiplayer: the game (default leduc_poker)")
+    b.add_argument("--target-mbb", type=float, default=1.0,
+                   help="cfr: time each solver to this exploitability, mbb/h (default 1)")
+    b.add_argument("--max-seconds", type=float, default=120.0,
+                   help="cfr: give a solver up after this many seconds (default 120)")
     b.add_argument("--search", nargs="+", action="extend", default=None,
                    help="search: S,C settings (default 100,1 10,0.01; repeatable)")
     b.add_argument("--value", default="fresh",

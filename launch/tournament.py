@@ -74,7 +74,7 @@ def add_parser(subparsers):
     lb.add_argument("--versus", help="with --config: a second table agent; LBR plays both on the same deals and "
                                      "reports the difference of its win rates, against --agent minus against "
                                      "--versus, per deal with its 95%% interval (sog.eval.table_lbr)")
-    lb.add_argument("--seed", type=int, default=0)
+    lb.add_argument("--seed", type=int, default=0, help="the deals' and the agents' seed (default 0)")
     lb.set_defaults(func=run_lbr)
     return t
 

@@ -90,6 +90,17 @@ def test_every_command_has_an_example():
     assert not missing, f"commands without an example in launch/cli_reference.py: {missing}"
 
 
+def test_every_flag_has_a_help_line():
+    import argparse
+
+    from launch.cli import build_parser
+    from launch.cli_reference import _subcommands
+    bare = [f"sog {name} {a.option_strings[0] if a.option_strings else a.dest}"
+            for name, _, sub in _subcommands(build_parser()) for a in sub._actions
+            if not isinstance(a, argparse._HelpAction) and not a.help]
+    assert not bare, f"flags without a help line: {bare}"
+
+
 def test_readme_is_short():
     n = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
     assert n < 250, f"README.md has {n} lines; the detail belongs in docs/"
