@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+from sog.limits import SEARCH_LIMITS
 from sog.search.cfr import CFRConfig, CFRSolver
 from sog.search.full_tree import exploitability, full_tree
 from sog.search.gtcfr import GTCFR
@@ -163,7 +164,8 @@ def oracle_fits(game, log=print) -> bool:
     return False
 
 
-def bench_search(game, value_fns: dict, settings: list, searches: int, log=print) -> dict:
+def bench_search(game, value_fns: dict, settings: list, searches: int, log=print,
+                 max_seconds: float | None = None) -> dict:
     """Searches/s, CFR iterations/s, queries/s, mean batch, the share of time outside the
     network, the search's size (mean tree nodes, the most MB its arrays held: `GTCFR.nbytes`),
     the rows a search sent to the value function and those its evaluation cache answered
@@ -172,35 +174,41 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
     function.
 
     `settings`: SearchSettings. Every setting runs `searches` full searches from the
-    game's root (seeds 0..);
-    one warm-up search per (value function, setting) is not timed (jit compilation).
+    game's root (seeds 0..), or fewer where `max_seconds` (wall seconds a row) runs out
+    first: at least one, and the row's `searches` says how many;
+    one warm-up search per (value function, setting) is not timed (jit compilation) and
+    ends between phases once `max_seconds` have passed (`sog.limits`); timed searches run whole.
     """
     rows = []
     for vname, vf in value_fns.items():
         for p in settings:
-            GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
+            warm_up_ends = None if max_seconds is None else time.perf_counter() + max_seconds
+            with SEARCH_LIMITS.limited(deadline=warm_up_ends):
+                GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
             timed = _Timed(vf)
             iterations, nodes, nbytes, wall, cpu, hits = 0, 0, 0, 0.0, 0.0, 0
-            for seed in range(searches):
+            done = 0
+            while done < searches and not (done and max_seconds is not None and wall >= max_seconds):
                 t0, c0 = time.perf_counter(), time.process_time()
-                search = GTCFR(game, timed, settings=p, seed=seed)
+                search = GTCFR(game, timed, settings=p, seed=done)
                 result = search.run()
                 wall += time.perf_counter() - t0
                 cpu += time.process_time() - c0
                 iterations, nodes = iterations + result.iterations, nodes + result.nodes
                 nbytes = max(nbytes, search.nbytes())
                 hits += search.cache_hits
-            row = dict(value=vname, search=p.label, searches=searches,
-                       seconds=wall, searches_per_s=searches / wall, iterations_per_s=iterations / wall,
+                done += 1
+            row = dict(value=vname, search=p.label, searches=done,
+                       seconds=wall, searches_per_s=done / wall, iterations_per_s=iterations / wall,
                        queries_per_s=timed.queries / wall,
                        mean_batch=timed.queries / max(timed.calls, 1),
                        share_outside_network=1 - timed.seconds / wall,
-                       mean_nodes=nodes / searches, search_mb=nbytes / 2**20,
-                       cpu_seconds_per_search=cpu / searches, value_cache=search.caches_values,
-                       rows_per_search=timed.queries / searches, cache_hits_per_search=hits / searches)
+                       mean_nodes=nodes / done, search_mb=nbytes / 2**20,
+                       cpu_seconds_per_search=cpu / done, value_cache=search.caches_values,
+                       rows_per_search=timed.queries / done, cache_hits_per_search=hits / done)
             rows.append(row)
-            log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {row['searches_per_s']:8.4g} searches/s "
-                f"{row['iterations_per_s']:8.1f} it/s {row['queries_per_s']:9.1f} queries/s "
+            log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {done} search{'es' * (done != 1)} in {wall:.1f} s, "
+                f"{row['searches_per_s']:.4g} searches/s {row['iterations_per_s']:8.1f} it/s {row['queries_per_s']:9.1f} queries/s "
                 f"batch {row['mean_batch']:6.1f}  outside network {100 * row['share_outside_network']:.0f}%  "
                 f"{row['mean_nodes']:.0f} nodes, {row['search_mb']:.0f} MB, "
                 f"{row['cpu_seconds_per_search']:.3f} CPU s, {row['rows_per_search']:.0f} rows a search"

@@ -18,6 +18,37 @@ def test_bench_search_rows_report_size_and_cpu():
     assert 0 <= row["share_outside_network"] <= 1 and row["searches_per_s"] > 0
 
 
+def test_a_rows_time_budget_ends_its_searches_after_at_least_one():
+    game = load_game("kuhn_poker")
+    lines = []
+    out = bench_search(game, {"oracle": ExactValueFunction(game)}, [SearchSettings(8, 1), SearchSettings(4, 1)],
+                       50, log=lines.append, max_seconds=0.0)
+    assert [r["searches"] for r in out["rows"]] == [1, 1]
+    assert all(r["searches_per_s"] == 1 / r["seconds"] for r in out["rows"])
+    assert [line.split(": ")[1].split(" s,")[0].rsplit(" ", 1)[0] for line in lines] == ["1 search in", "1 search in"]
+    out = bench_search(game, {"oracle": ExactValueFunction(game)}, [SearchSettings(8, 1)], 3, log=lines.append)
+    assert out["rows"][0]["searches"] == 3
+
+
+def test_only_the_warm_up_search_has_a_deadline(monkeypatch):
+    import launch.bench
+    from sog.limits import SEARCH_LIMITS
+
+    deadlines = []
+
+    class Recorded(GTCFR):
+        def run(self):
+            deadlines.append(SEARCH_LIMITS.current().deadline)
+            return super().run()
+
+    monkeypatch.setattr(launch.bench, "GTCFR", Recorded)
+    game = load_game("kuhn_poker")
+    bench_search(game, {"oracle": ExactValueFunction(game)}, [SearchSettings(8, 1)], 2, log=lambda *a: None,
+                 max_seconds=60.0)
+    assert deadlines[0] is not None and deadlines[1:] == [None, None]
+    assert SEARCH_LIMITS.current().deadline is None
+
+
 def test_the_oracle_leg_is_refused_at_once_where_its_tree_is_too_large():
     import time
 
