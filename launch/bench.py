@@ -182,9 +182,14 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
     rows = []
     for vname, vf in value_fns.items():
         for p in settings:
-            warm_up_ends = None if max_seconds is None else time.perf_counter() + max_seconds
-            with SEARCH_LIMITS.limited(deadline=warm_up_ends):
-                GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
+            t0 = time.perf_counter()
+            with SEARCH_LIMITS.limited(deadline=None if max_seconds is None else t0 + max_seconds):
+                warm_up = GTCFR(game, vf, settings=p, seed=-1 % 2**31).run()
+            if warm_up.iterations < p.iterations:      # cut short: say what one whole search will take
+                took = time.perf_counter() - t0
+                log(f"{game.spec.name} SoG({p.label}) {vname:>7}: one search takes about "
+                    f"{took * p.iterations / warm_up.iterations:,.0f} s (the warm-up ran {warm_up.iterations:,} of "
+                    f"its {p.iterations:,} CFR iterations in {took:.0f} s); timing one")
             timed = _Timed(vf)
             iterations, nodes, nbytes, wall, cpu, hits = 0, 0, 0, 0.0, 0.0, 0
             done = 0

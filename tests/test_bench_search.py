@@ -25,9 +25,14 @@ def test_a_rows_time_budget_ends_its_searches_after_at_least_one():
                        50, log=lines.append, max_seconds=0.0)
     assert [r["searches"] for r in out["rows"]] == [1, 1]
     assert all(r["searches_per_s"] == 1 / r["seconds"] for r in out["rows"])
-    assert [line.split(": ")[1].split(" s,")[0].rsplit(" ", 1)[0] for line in lines] == ["1 search in", "1 search in"]
+    rows = [line for line in lines if "searches/s" in line]
+    assert [line.split(": ")[1].split(" s,")[0].rsplit(" ", 1)[0] for line in rows] == ["1 search in", "1 search in"]
+    # the warm-ups, cut at once, said what a whole search would take before it was timed
+    assert [line.split(": ")[1].split(" about")[0] for line in lines if "warm-up ran" in line] == [
+        "one search takes"] * 2 and lines.index(rows[0]) > 0
+    lines.clear()
     out = bench_search(game, {"oracle": ExactValueFunction(game)}, [SearchSettings(8, 1)], 3, log=lines.append)
-    assert out["rows"][0]["searches"] == 3
+    assert out["rows"][0]["searches"] == 3 and len(lines) == 1      # a whole warm-up: no estimate
 
 
 def test_only_the_warm_up_search_has_a_deadline(monkeypatch):
