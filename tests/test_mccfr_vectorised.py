@@ -137,7 +137,7 @@ def test_batch_size_does_not_change_the_fixed_point():
     from sog.search.full_tree import exploitability
     for batch in (1, 4096):
         solver = ExternalSamplingMCCFR(game, seed=0, batch=batch)
-        solver.run(20_000)
+        solver.run(10_000)                  # 0.0144 (batch 1) and 0.0118 (batch 4096) here
         assert exploitability(game, solver.policy()) < 0.02, batch
     with pytest.raises(ValueError, match="batch"):
         PluribusMCCFR(game, batch=0)
