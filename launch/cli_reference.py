@@ -141,11 +141,11 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
                 if a.required:
                     extra.append("required")
                 d = _default(a)
-                if d is not None:
+                h = _help(sub, a)
+                if d is not None and "(default" not in h:        # a help line may name it itself
                     extra.append(f"default `{d}`")
                 if extra:
                     line += f" ({', '.join(extra)})"
-                h = _help(sub, a)
                 if h:
                     line += ": " + _text(h)
                 out.append(line)
