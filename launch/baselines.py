@@ -35,7 +35,8 @@ BASELINES = ("outcome", "external", "pluribus", "uct", "smooth_uct", "ismcts")
 
 def add_parser(subparsers):
     p = subparsers.add_parser("baselines", help="exact exploitability of baselines at a fixed budget")
-    p.add_argument("--game", required=True, help="a two-player game with an exact best response (kuhn_poker, leduc_poker, ...)")
+    p.add_argument("--game", required=True,
+                   help="a two-player game with an exact best response (kuhn_poker, leduc_poker, ...)")
     p.add_argument("--budget", type=float, required=True, help="wall-clock seconds per baseline")
     p.add_argument("--only", default=None,
                    help=f"comma-separated subset of: {', '.join(BASELINES)}")

@@ -19,6 +19,9 @@ from sog.search.full_tree import exploitability, full_tree
 from sog.search.gtcfr import GTCFR
 from sog.search.tree import PublicTree, TreeTooLarge
 
+CFR_MAX_SECONDS = 120.0       # `bench_cfr` gives a solver up after this many seconds
+SEARCH_ROW_SECONDS = 30.0     # `sog bench search`: a row's searches end after this many seconds
+
 # the oracle leg of `bench_search` runs on games whose full public tree has at most this many
 # states: the oracle solves the full subtree below every frontier leaf of every CFR pass (Leduc
 # 465, Liar's Dice 8,191; tic-tac-toe's 549,946 keep a default bench busy for over half an hour)
@@ -53,7 +56,7 @@ def _time_to_target(make, step_to, exploitability_mbb, target_mbb, max_seconds, 
                 reached=expl <= target_mbb)
 
 
-def bench_cfr(game, target_mbb: float = 1.0, max_seconds: float = 120.0, log=print) -> dict:
+def bench_cfr(game, target_mbb: float = 1.0, max_seconds: float = CFR_MAX_SECONDS, log=print) -> dict:
 
     result = dict(benchmark="cfr", game=game.spec.name, target_mbb=target_mbb)
 
@@ -213,7 +216,8 @@ def bench_search(game, value_fns: dict, settings: list, searches: int, log=print
                        rows_per_search=timed.queries / done, cache_hits_per_search=hits / done)
             rows.append(row)
             log(f"{game.spec.name} SoG({row['search']}) {vname:>7}: {done} search{'es' * (done != 1)} in {wall:.1f} s, "
-                f"{row['searches_per_s']:.4g} searches/s {row['iterations_per_s']:8.1f} it/s {row['queries_per_s']:9.1f} queries/s "
+                f"{row['searches_per_s']:.4g} searches/s {row['iterations_per_s']:8.1f} it/s "
+                f"{row['queries_per_s']:9.1f} queries/s "
                 f"batch {row['mean_batch']:6.1f}  outside network {100 * row['share_outside_network']:.0f}%  "
                 f"{row['mean_nodes']:.0f} nodes, {row['search_mb']:.0f} MB, "
                 f"{row['cpu_seconds_per_search']:.3f} CPU s, {row['rows_per_search']:.0f} rows a search"

@@ -263,7 +263,8 @@ def cmd_bench(args) -> dict:
         if not args.target_mbb > 0:
             raise UserError(f"--target-mbb must be positive, got {args.target_mbb}")
         return bench.bench_cfr(named_game(args.game), target_mbb=args.target_mbb,
-                               max_seconds=120.0 if args.max_seconds is None else args.max_seconds, log=say)
+                               max_seconds=bench.CFR_MAX_SECONDS if args.max_seconds is None else args.max_seconds,
+                               log=say)
     if args.what == "search":
         game = named_game(args.game)
         values = {"oracle": _value_function(game, "oracle")} if (
@@ -273,8 +274,8 @@ def cmd_bench(args) -> dict:
             fresh_cvpn(game, config=network) if args.value == "fresh" else _value_function(game, args.value))
         searches = args.search or ["100,1", "10,0.01"]
         return bench.bench_search(game, values, [_search_settings(s, value_cache=args.value_cache) for s in searches],
-                                  args.searches, log=say,
-                                  max_seconds=30.0 if args.max_seconds is None else args.max_seconds)
+                                  args.searches, log=say, max_seconds=(
+                                      bench.SEARCH_ROW_SECONDS if args.max_seconds is None else args.max_seconds))
     if args.what == "holdem":
         return bench_holdem.run(args)
     if args.what == "rules":
@@ -364,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_exploitability)
 
     b = sub.add_parser("bench", help="benchmarks against reference implementations")
-    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer", "modicum", "gpu"],
+    b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer",
+                                    "modicum", "gpu"],
                    help="cfr: time to --target-mbb against OpenSpiel's and LiteEFG's CFR+; search: GT-CFR searches/s; "
                         "holdem: a 52-card river or turn solve; selfplay: a training run's throughput; rules: "
                         "rule operations against OpenSpiel, python-chess, pgx; network: the CVPN's ms a call by "
@@ -374,14 +376,16 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--target-mbb", type=float, default=1.0,
                    help="cfr: time each solver to this exploitability, mbb/h (default 1)")
     b.add_argument("--max-seconds", type=float,
-                   help="cfr: give a solver up after this many seconds (default 120); search: end a row's "
-                        "searches after this many seconds, at least one search (default 30)")
+                   help=f"cfr: give a solver up after this many seconds (default {bench.CFR_MAX_SECONDS:g}); "
+                        f"search: end a row's searches after this many seconds, at least one search "
+                        f"(default {bench.SEARCH_ROW_SECONDS:g})")
     b.add_argument("--search", nargs="+", action="extend", default=None,
                    help="search: S,C settings (default 100,1 10,0.01; repeatable)")
     b.add_argument("--value", default="fresh",
                    help="search: the CVPN, 'fresh' (initialised, untrained; the network of --config "
                         "if given) or a checkpoint")
-    b.add_argument("--searches", type=int, default=20, help="search: searches per setting, at most (see --max-seconds); modicum: spots")
+    b.add_argument("--searches", type=int, default=20,
+                   help="search: searches per setting, at most (see --max-seconds); modicum: spots")
     b.add_argument("--value-cache", choices=["auto", "on", "off"], default="auto",
                    help="search: the searches' evaluation cache (search.value_cache; auto: on for "
                         "perfect-information games)")
