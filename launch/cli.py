@@ -259,6 +259,8 @@ def cmd_bench(args) -> dict:
         return bench_gpu.run_command(args)
     if args.what == "selfplay":
         return bench_selfplay.run_command(args)
+    if args.max_seconds is not None and not 0 <= args.max_seconds < float("inf"):
+        raise UserError(f"--max-seconds must be a finite number >= 0, got {args.max_seconds}")
     if args.what == "cfr":
         if not args.target_mbb > 0:
             raise UserError(f"--target-mbb must be positive, got {args.target_mbb}")

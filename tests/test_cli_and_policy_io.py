@@ -244,6 +244,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--search", "200000,1", "--value", "oracle"),
      "at most 100,000"),
     (("bench", "search", "--game", "kuhn_poker", "--search", "100000,0.001"), "at most 1,000,000 CFR iterations"),
+    (("bench", "search", "--game", "kuhn_poker", "--max-seconds", "-1"), "--max-seconds must be a finite number >= 0"),
+    (("bench", "cfr", "--game", "kuhn_poker", "--max-seconds", "nan"), "--max-seconds must be a finite number >= 0"),
     (("lbr", "--game", "kuhn_poker", "--agent", "sog:oracle?s=10&c=1e-9"), "at most 10,000"),
     (("train", "--config", "tiny_kuhn", "--sync", "--run-dir", "/nonexistent/run", "--set", "search.per_phase=1e-9"),
      "at most 10,000"),
