@@ -2,7 +2,7 @@
 
 Connects to the dealer (project_acpc_server's `dealer`, or any server of the ACPC
 match-state protocol 2.0.0), says `VERSION:2.0.0`, and plays every hand the dealer deals
-until it closes the connection: `sog.agents.acpc.ACPCSession` answers each
+until it closes the connection: `sog.agents.external.acpc.ACPCSession` answers each
 `MATCHSTATE` where the agent is to act, mapping the real (no-limit: any size) raises to
 and from the game's abstraction (see that module). `--game` is the hold'em game the agent
 plays, with the dealer's cards, blinds and stacks (default `hunl`, the ACPC HUNL game:
@@ -18,7 +18,7 @@ import time
 
 from launch.console import UserError, say
 from launch.games import named_holdem
-from sog.agents.acpc import ACPCError, ACPCSession
+from sog.agents.external.acpc import ACPCError, ACPCSession
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.registry import make_agent
 from sog.games.world import IllegalActionError

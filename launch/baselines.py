@@ -23,10 +23,10 @@ from __future__ import annotations
 import time
 
 from launch.console import UserError, say
-from sog.agents.common import decision_infostates
-from sog.agents.ismcts import ISMCTS, ismcts_policy
-from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
-from sog.agents.uct import UCT, SmoothUCT
+from sog.agents.sampling.common import decision_infostates
+from sog.agents.sampling.ismcts import ISMCTS, ismcts_policy
+from sog.agents.sampling.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
+from sog.agents.sampling.uct import UCT, SmoothUCT
 from sog.games import UnknownGameError, load_game
 from sog.search.full_tree import best_response_values, refuse_too_large
 

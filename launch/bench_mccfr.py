@@ -1,6 +1,6 @@
 """`sog bench-mccfr --game GAME --seconds S [--variants outcome,external] [--seed N] [--checkpoints K]`.
 
-Our MCCFR samplers (`sog.agents.mccfr`: outcome sampling, external sampling,
+Our MCCFR samplers (`sog.agents.sampling.mccfr`: outcome sampling, external sampling,
 optionally Pluribus) against OpenSpiel's C++ samplers exposed in pyspiel
 (`pyspiel.OutcomeSamplingMCCFRSolver`, `pyspiel.ExternalSamplingMCCFRSolver`;
 not the pure-Python `open_spiel.python.algorithms.*_mccfr`), each given the

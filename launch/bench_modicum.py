@@ -1,6 +1,6 @@
 """`sog bench modicum --config BLUEPRINT.yaml [--file PATH] [--searches 8] [--seed 0] [--options O] [--reference O]`.
 
-Modicum's depth-limited search (`sog.agents.table_search.SearchAgent` inside `modicum:`) timed on
+Modicum's depth-limited search (`sog.agents.holdem.table.search.SearchAgent` inside `modicum:`) timed on
 the spots it plays: the first decision of the first searched round (`search.first_round`, the flop
 by default) on deals of the blueprint playing itself (`--seed`), one spot a deal, each spot searched
 by two `modicum:` agents of the same blueprint, interleaved spot by spot so that load from other
@@ -11,7 +11,7 @@ search is one `SearchAgent.decide` at the spot, the first there, so it solves.
 Printed and returned (JSON): per agent the wall and CPU seconds a search (mean, median, max; CPU
 seconds of the process, every thread), CFR iterations and subgame public states a search; the
 ratios candidate / reference; where the candidate is a range search, the seconds of one showdown
-matrix for the searched round's all-in run-outs (`sog.agents.range_search.showdown_matrix`, the
+matrix for the searched round's all-in run-outs (`sog.agents.holdem.table.range_search.showdown_matrix`, the
 first spot's board, computed once more outside the searches); the process's peak resident memory
 (both agents and the blueprint together) and the megabytes of showdown matrices each agent keeps.
 """
@@ -25,11 +25,11 @@ import numpy as np
 
 from launch.console import UserError, say
 from sog.agents.api import AgentError
-from sog.agents.range_search import showdown_matrix
+from sog.agents.holdem.table.range_search import showdown_matrix
 from sog.agents.registry import make_agent
-from sog.agents.table_agents import canonical
-from sog.agents.table_endgame import board_at
-from sog.agents.table_search import search_root
+from sog.agents.holdem.table.agents import canonical
+from sog.agents.holdem.table.endgame import board_at
+from sog.agents.holdem.table.search import search_root
 from sog.games.api import DECISION
 
 DEFAULT_OPTIONS = "search.ranges=4096"

@@ -3,8 +3,8 @@
 Runs Algorithm 1 of Pluribus (external-sampling MCCFR, linear weighting, negative-regret
 pruning, first-round average plus later-round snapshots) on the abstract game of the
 configuration's buckets, with one of two traversers (`mccfr.traverser`): `world`
-(`sog.agents.blueprint`: batched traversals of a world-state tree, small decks only) or
-`sampled` (`sog.agents.sampled_mccfr`: a sampled deal per traversal on the abstract betting
+(`sog.agents.holdem.blueprint.core`: batched traversals of a world-state tree, small decks only) or
+`sampled` (`sog.agents.holdem.blueprint.sampled_mccfr`: a sampled deal per traversal on the abstract betting
 tree, no world tree, HUNL included: configs/blueprints/hunl_small.yaml), checkpointing to
 `<out>/checkpoint.npz` every `run.checkpoint_every` iterations and at the end; a rerun with a checkpoint in
 `<out>` resumes it (the same result as an uninterrupted run when both stop on iteration
@@ -29,9 +29,9 @@ The config file (YAML; see configs/blueprints/small.yaml):
       tables of every round, decks of at most MAX_HANDS hands; `strength`, sampled traverser
       only: the first round's table, then on-demand hand-strength buckets,
       `sog.games.holdem.deal_buckets`)
-  mccfr: Algorithm 1's options in iterations (`sog.agents.blueprint.Settings`)
+  mccfr: Algorithm 1's options in iterations (`sog.agents.holdem.blueprint.core.Settings`)
   uct (instead of mccfr; two-player limit): full-game self-play UCT or Smooth UCT on sampled deals
-      (`sog.agents.sampled_uct.UCTSettings`: method smooth_uct | uct, seed, batch, c_max, k, gamma,
+      (`sog.agents.holdem.blueprint.sampled_uct.UCTSettings`: method smooth_uct | uct, seed, batch, c_max, k, gamma,
       eta, d; configs/blueprints/lhe_smooth_uct.yaml); an iteration is one simulation; it writes the
       greedy policy (the paper's evaluation policy) as blueprint.npz and the average policy as
       blueprint_average.npz, both playable at the table (`blueprint:CONFIG.yaml[?file=PATH]`)
@@ -80,7 +80,7 @@ iteration = one traversal per player for both, both exploitabilities from our ex
 (per CPU second 62k vs 16k and 45k vs 16k iterations). Part of the exploitability gap is
 the abstraction itself: lossless buckets merge suit-isomorphic hands (3,816 abstract sets
 for OpenSpiel's 20,196 information states), so each of our iterations updates more of
-the game; the iteration rate is the vectorised batches (`sog.agents.mccfr`).
+the game; the iteration rate is the vectorised batches (`sog.agents.sampling.mccfr`).
 
 The sampled traverser against the world tree on small.yaml's game (buckets 0, 16: 576
 abstract sets; the schedule above scaled to 2M, seed 0), exact exploitability (mbb/hand)
@@ -120,7 +120,7 @@ import yaml
 
 from launch.console import UserError, say
 from launch.games import named_holdem
-from sog.agents.blueprint import (
+from sog.agents.holdem.blueprint.core import (
     RECALL,
     BlueprintError,
     BlueprintMCCFR,
@@ -133,8 +133,8 @@ from sog.agents.blueprint import (
     save_blueprint,
     save_checkpoint,
 )
-from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
-from sog.agents.sampled_uct import SampledUCT, UCTSettings
+from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
+from sog.agents.holdem.blueprint.sampled_uct import SampledUCT, UCTSettings
 from sog.files import atomic_write
 from sog.games import parse_game_string
 from sog.games.holdem import Holdem
@@ -189,7 +189,7 @@ class BlueprintConfig:
     cache_dir: str
     file: str | None
     bet_sizes: BetSizes | None
-    settings: Settings | UCTSettings  # the mccfr section, or the uct section (sog.agents.sampled_uct)
+    settings: Settings | UCTSettings  # the mccfr section, or the uct section (sog.agents.holdem.blueprint.sampled_uct)
     iterations: int | None
     seconds: float | None
     checkpoint_every: int

@@ -1,11 +1,11 @@
 """`blueprint:CONFIG.yaml[?file=PATH]`: a two-player `sog blueprint` as an agent of the two-player
 registry (`sog tournament`, `sog match`), playing its own hold'em game or another no-limit one
-alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem_blueprint`); and
+alike but for its bets, e.g. HUNL's f x pot (`sog.agents.holdem.seats.blueprint`); and
 `endgame:CONFIG.yaml?iterations=I&first_round=R&resolve=safe|unsafe|none&max_nodes=M[&file=PATH]
-[&off_tree=search|translate]`, the end-game solver over that blueprint (`sog.agents.holdem_endgame`;
+[&off_tree=search|translate]`, the end-game solver over that blueprint (`sog.agents.holdem.seats.endgame`;
 its options as at a table, `launch.table`), played the same way, bets off the abstraction searched
 (default) or translated; and `modicum:CONFIG.yaml?search.KEY=V&endgame.KEY=V[&file=PATH]
-[&off_tree=search|search_endgame|translate]`, Modicum over that blueprint (`sog.agents.holdem_modicum`:
+[&off_tree=search|search_endgame|translate]`, Modicum over that blueprint (`sog.agents.holdem.seats.modicum`:
 the depth-limited search on the flop, end-game solving from the turn on; bets off the abstraction
 searched on every round (default), from the turn on only, or translated).
 
@@ -21,10 +21,10 @@ from pathlib import Path
 
 from launch.console import UserError
 from sog.agents.api import AgentError
-from sog.agents.blueprint import BlueprintError, read_blueprint
-from sog.agents.holdem_blueprint import HoldemBlueprintAgent, key_rows
-from sog.agents.holdem_endgame import OFF_TREE, HoldemEndgameAgent
-from sog.agents.holdem_modicum import MODICUM_OFF_TREE, HoldemModicumAgent
+from sog.agents.holdem.blueprint.core import BlueprintError, read_blueprint
+from sog.agents.holdem.seats.blueprint import HoldemBlueprintAgent, key_rows
+from sog.agents.holdem.seats.endgame import OFF_TREE, HoldemEndgameAgent
+from sog.agents.holdem.seats.modicum import MODICUM_OFF_TREE, HoldemModicumAgent
 from sog.agents.spec import register, take_params
 from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 from sog.games.holdem.game import Holdem
@@ -86,7 +86,7 @@ def _solving_agent(kind: str, game, arg: str | None, params: dict):
     and `off_tree` (AgentError naming a bad one)."""
     from launch.blueprint import _table_holdem, parse_config
     from launch.table import _search_settings, make_table_agent
-    from sog.eval.table import Table
+    from sog.eval.table.tournament import Table
 
     if arg is None:
         raise AgentError(f"agent {kind!r} needs a blueprint config: {kind}:CONFIG.yaml[?iterations=I&...]")

@@ -1,7 +1,7 @@
 """`sog gtp --agent SPEC`: any sog agent as a GTP Go engine, for Go servers and GUIs.
 
 Speaks GTP version 2 on stdin/stdout (everything else goes to stderr; the
-message format is `sog.agents.gtp`'s). Commands:
+message format is `sog.agents.external.gtp`'s). Commands:
 
     protocol_version, name, version, known_command NAME, list_commands, quit
     boardsize N          9, 13 or 19 (clears the board)
@@ -33,9 +33,9 @@ from typing import TextIO
 
 from launch.console import UserError
 from launch.hosted import HostedAgent, answer
-from sog.agents import board_moves
+from sog.agents.external import board_moves
 from sog.agents.api import AgentError, AgentFailure
-from sog.agents.gtp import parse_command, response
+from sog.agents.external.gtp import parse_command, response
 from sog.games import load_game
 
 NAME = "sog"

@@ -1,6 +1,6 @@
 """`sog tournament --config FILE` with `players:`: one candidate against n - 1 copies of a reference.
 
-The tournament mode of a hold'em table of 2 to 6 players (`sog.eval.table`): every match
+The tournament mode of a hold'em table of 2 to 6 players (`sog.eval.table.tournament`): every match
 plays `deals` deals, each replayed with the candidate in every seat (duplicate deals, seats
 rotated, common random numbers), and reports the candidate's win rate in mbb/hand with 95%
 intervals four ways: one hand per deal with no variance reduction (`plain`), the same with
@@ -21,15 +21,15 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
       call: call                                 # always check / call
       random: random                             # uniform over the legal actions
       search: search:configs/blueprints/sixmax_small.yaml?iterations=100&deals=64   # Pluribus's real-time
-                                                 # search over that blueprint (sog.agents.table_search;
+                                                 # search over that blueprint (sog.agents.holdem.table.search;
                                                  # options: SearchSettings' fields, and file=PATH)
       endgame: endgame:configs/blueprints/hunl_small.yaml?iterations=200&first_round=2   # full-range
                                                  # end-game solving from the turn on over that blueprint
-                                                 # (sog.agents.table_endgame, two players; options:
+                                                 # (sog.agents.holdem.table.endgame, two players; options:
                                                  # iterations, first_round, resolve=safe|unsafe|none,
                                                  # max_nodes, file=PATH)
       modicum: modicum:configs/blueprints/hunl_small.yaml?search.iterations=100&endgame.iterations=500
-                                                 # Modicum over that blueprint (sog.agents.table_modicum,
+                                                 # Modicum over that blueprint (sog.agents.holdem.table.modicum,
                                                  # two players): the search on the flop, end-game solving
                                                  # from the turn on; options: the search's and endgame's,
                                                  # prefixed search. and endgame., too_large=blueprint|search
@@ -44,7 +44,7 @@ mbb/hand would take, and hands/s. The config (YAML; configs/tournaments/sixmax.y
     aivat_values: checkdown                      # AIVAT's value function: checkdown (nobody bets again), or
                                                  # an agent's name (blueprint, call, random): its self-play
                                                  # from the node, by aivat_rollouts (256) rollouts
-                                                 # (sog.eval.table_rollout_values; hunl_small: hands / 1.6-8)
+                                                 # (sog.eval.table.rollout_values; hunl_small: hands / 1.6-8)
     target_width: 50
     out: tournaments/sixmax                      # report.json, report.txt, chips.npz; batches/: each
                                                  # finished batch, kept so a stopped run resumes
@@ -60,7 +60,7 @@ configuration, a missing blueprint file) are one line on stderr and exit status 
 any hand is played.
 
 `run_lbr` is `sog lbr --config BLUEPRINT.yaml --agent SPEC`: the fold / call LBR at a two-player
-config's table against one of these agents (`sog.eval.table_lbr`: the range of a search or modicum agent
+config's table against one of these agents (`sog.eval.table.lbr`: the range of a search or modicum agent
 whose searches sample deals is its own model of it, as a search's strategy is for the hand it holds).
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ from launch.console import UserError, say
 from launch.table_batches import BatchStore, agent_digest
 from sog.agents.api import AgentError
 from sog.agents.spec import parse_spec
-from sog.eval.table import (
+from sog.eval.table.tournament import (
     BATCH_DEALS,
     ESTIMATORS,
     TARGET_WIDTH,
@@ -91,7 +91,7 @@ from sog.eval.table import (
     estimates,
     play_match,
 )
-from sog.eval.table_rollout_values import ROLLOUTS, rollout_values
+from sog.eval.table.rollout_values import ROLLOUTS, rollout_values
 from sog.files import atomic_write, load_yaml
 from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 
@@ -243,9 +243,9 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     """The TableAgent of one spec (`KINDS`), its blueprint loaded and checked against the table
     (UserError); `loaded`: blueprints already loaded, by (config, file), shared between specs."""
     from launch.blueprint import parse_config as blueprint_config
-    from sog.agents.table_endgame import EndgameAgent
-    from sog.agents.table_modicum import ModicumAgent
-    from sog.agents.table_search import SearchAgent
+    from sog.agents.holdem.table.endgame import EndgameAgent
+    from sog.agents.holdem.table.modicum import ModicumAgent
+    from sog.agents.holdem.table.search import SearchAgent
 
     loaded = {} if loaded is None else loaded
     try:
@@ -289,9 +289,9 @@ def _search_settings(name: str, kind: str, params: dict):
     options (UserError naming a bad one); a modicum spec's options are the other two's, prefixed
     `search.` and `endgame.`, and `too_large` (blueprint or search)."""
     from sog.agents.spec import take_params
-    from sog.agents.table_endgame import RESOLVE, EndgameSettings
-    from sog.agents.table_modicum import TOO_LARGE, ModicumSettings
-    from sog.agents.table_search import SearchSettings
+    from sog.agents.holdem.table.endgame import RESOLVE, EndgameSettings
+    from sog.agents.holdem.table.modicum import TOO_LARGE, ModicumSettings
+    from sog.agents.holdem.table.search import SearchSettings
 
     types = {"float": float, float: float, "bool": bool, "str": RESOLVE}   # (an endgame's one text option: resolve)
     parts = {"search": SearchSettings, "endgame": EndgameSettings}
@@ -315,7 +315,7 @@ def _blueprint(name: str, arg: str, file, table: Table):
     checked against the table (UserError)."""
     from launch.blueprint import _buckets, _label, _table_holdem
     from launch.blueprint import parse_config as blueprint_config
-    from sog.eval.table import BlueprintAgent
+    from sog.eval.table.tournament import BlueprintAgent
     from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 
     bp = blueprint_config(arg)
@@ -441,7 +441,7 @@ def run(args) -> dict:
 
 def run_lbr(args) -> dict:
     """`sog lbr --config BLUEPRINT.yaml --agent SPEC [--versus SPEC] [--hands N] [--seed S]`: the fold /
-    call LBR at the two-player table of a blueprint config against a table agent (`sog.eval.table_lbr`:
+    call LBR at the two-player table of a blueprint config against a table agent (`sog.eval.table.lbr`:
     a blueprint, end-game solving, search, Modicum, call or random), LBR in both seats of
     every deal; with `--versus`, against both agents on the same deals, and the paired difference.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
@@ -449,7 +449,7 @@ def run_lbr(args) -> dict:
     from launch.blueprint import _table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.lbr import LBRError
-    from sog.eval.table_lbr import TableLBR, table_lbr_match, table_lbr_paired
+    from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
 
     if args.hands < 1:
         raise UserError("--hands must be at least 1")

@@ -1,7 +1,7 @@
 """A table tournament's batches kept on disk as they finish, so that a stopped run resumes.
 
 `sog tournament` at a table (`launch.table`) plays each match in batches of deals whose cards
-and random numbers come from (seed, batch) alone (`sog.eval.table.play_match`), so a batch's
+and random numbers come from (seed, batch) alone (`sog.eval.table.tournament.play_match`), so a batch's
 chips do not depend on the batches before it. Each finished batch is written at once to
 
     OUT/batches/<key>-<batch>.npz     raw, aivat float64 [batch deals, n]; cpu_seconds,

@@ -1,7 +1,7 @@
 """`sog tournament --config FILE` and `sog lbr --game GAME --agent SPEC --hands N`.
 
 tournament: a YAML file with `players:` is a hold'em table of 2 to 6 players, one
-candidate against copies of a reference (`launch.table`, `sog.eval.table`); otherwise it
+candidate against copies of a reference (`launch.table`, `sog.eval.table.tournament`); otherwise it
 plays the tournament the file describes (`sog.eval.tournament`:
 round robin or gauntlet, seats swapped, duplicate deals for card games, games
 in parallel worker processes, every finished game appended to
@@ -15,9 +15,9 @@ tournaments/<config file name>).
 lbr: the local best response's win rate against an agent, in mbb/hand with
 its 95% interval (`sog.eval.lbr`); hold'em without dense payoffs (more than 120
 hands: `--game hunl`) plays the fold / call LBR vectorised over the hands
-(`sog.eval.holdem_lbr`); `--config BLUEPRINT.yaml` (instead of `--game`) plays it at that
+(`sog.eval.holdem.lbr`); `--config BLUEPRINT.yaml` (instead of `--game`) plays it at that
 two-player config's table against a table agent, a blueprint above all (`launch.table.run_lbr`,
-`sog.eval.table_lbr`).
+`sog.eval.table.lbr`).
 
 `add_parser(subparsers)` adds both commands (`run` and `run_lbr` as their
 funcs); both return a JSON-able dict; user errors raise `launch.console.UserError`.
@@ -34,7 +34,7 @@ from sog.agents.api import AgentError
 from sog.agents.registry import make_agent
 from sog.eval.aivat import equilibrium_values, network_world_values
 from sog.eval.elo import EloError
-from sog.eval.holdem_lbr import HoldemLBR
+from sog.eval.holdem.lbr import HoldemLBR
 from sog.eval.lbr import LBRError, lbr_match
 from sog.eval.tournament import (
     CHECKDOWN,
@@ -64,7 +64,7 @@ def add_parser(subparsers):
     where.add_argument("--config", help="a two-player blueprint config (configs/blueprints/hunl_small.yaml): the "
                                         "fold/call LBR at its table against a table agent (blueprint:CONFIG"
                                         "[?file=PATH|policy=average], endgame:, search:, modicum:, call, random; "
-                                        "sog.eval.table_lbr)")
+                                        "sog.eval.table.lbr)")
     lb.add_argument("--agent", required=True, help="agent spec, e.g. tabular:policy.json or sog:RUN?s=10&c=1; "
                                                    "with --config a table agent")
     lb.add_argument("--hands", type=int, default=1000, help="hands (rounded up to whole duplicate deals)")
@@ -73,7 +73,7 @@ def add_parser(subparsers):
                          "raise) or 'all'; default none (the paper's fold/call LBR)")
     lb.add_argument("--versus", help="with --config: a second table agent; LBR plays both on the same deals and "
                                      "reports the difference of its win rates, against --agent minus against "
-                                     "--versus, per deal with its 95%% interval (sog.eval.table_lbr)")
+                                     "--versus, per deal with its 95%% interval (sog.eval.table.lbr)")
     lb.add_argument("--seed", type=int, default=0, help="the deals' and the agents' seed (default 0)")
     lb.set_defaults(func=run_lbr)
     return t

@@ -22,7 +22,7 @@ move's time / N (20 if not given) + 3/4 of its increment, at most its time less 
 stops before an iteration (a simulation) that would likely end past the time at the mean
 iteration length so far, and always runs at least one. `go infinite` / `go ponder` hold the
 answer until `stop` / `ponderhit`. The limits reach every search through
-`sog.limits.SEARCH_LIMITS`: a `Budget`'s iterations (`sog.agents.common`: the UCT and MCCFR
+`sog.limits.SEARCH_LIMITS`: a `Budget`'s iterations (`sog.agents.sampling.common`: the UCT and MCCFR
 kinds), GT-CFR's phases (`sog:`) and an external engine's own move limit. Commands that
 change the position (`position`, `go`, `ucinewgame`) wait for a running search to end.
 
@@ -53,7 +53,7 @@ import chess
 
 from launch.console import UserError
 from launch.hosted import HostedAgent, answer
-from sog.agents import board_moves
+from sog.agents.external import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.games import UnknownGameError, load_game
 from sog.games.chess import Chess

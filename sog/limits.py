@@ -2,7 +2,7 @@
 
 A host (`sog uci`) runs an agent's move on a worker thread inside
 `SEARCH_LIMITS.limited(stop, deadline, iterations)`; every search loop on that
-thread (the baselines' `sog.agents.common.Budget`, GT-CFR's phases, an external
+thread (the baselines' `sog.agents.sampling.common.Budget`, GT-CFR's phases, an external
 engine's move limit) reads `SEARCH_LIMITS.current()` when it starts and asks
 its `more` between units of work. Outside `limited` there is no limit, and the
 searches run exactly as they would without a host.

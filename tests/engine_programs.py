@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sog.agents.api import AgentError
-from sog.agents.engines import find_program
+from sog.agents.external.engines import find_program
 
 
 def program(name: str) -> str | None:

@@ -324,7 +324,7 @@ def test_acpc_client_plays_a_dealer(real, game, agent, hands, capsys):
 
 
 def test_acpc_session_maps_raises_both_ways():
-    from sog.agents.acpc import ACPCSession
+    from sog.agents.external.acpc import ACPCSession
     game = load_game(f"holdem(betting=nolimit,bettingAbstraction=sog,betFraction=0.5,{BASE},stack=30 30)")
     session = ACPCSession(game, make_agent("raise", game))
     assert session.handle("MATCHSTATE:0:0::6c|") is None                 # position 1 acts first

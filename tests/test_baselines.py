@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pytest
 
-from sog.agents.common import decision_infostates
-from sog.agents.ismcts import ISMCTS, ismcts_policy
-from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
-from sog.agents.uct import UCT, SmoothUCT
+from sog.agents.sampling.common import decision_infostates
+from sog.agents.sampling.ismcts import ISMCTS, ismcts_policy
+from sog.agents.sampling.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
+from sog.agents.sampling.uct import UCT, SmoothUCT
 from sog.search.full_tree import exploitability
 from sog.games import load_game
 

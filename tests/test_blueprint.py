@@ -1,4 +1,4 @@
-"""`sog blueprint`: Pluribus's Algorithm 1 on bucketed small-deck hold'em (sog.agents.blueprint,
+"""`sog blueprint`: Pluribus's Algorithm 1 on bucketed small-deck hold'em (sog.agents.holdem.blueprint.core,
 launch.blueprint): the lossless blueprint's exact exploitability falls, a resumed run equals an
 uninterrupted one, and bad input is one line with exit status 2, nothing overwritten."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from launch import blueprint as LB
 from launch.cli import main
-from sog.agents.blueprint import (
+from sog.agents.holdem.blueprint.core import (
     BlueprintMCCFR,
     CardAbstraction,
     Settings,

@@ -1,4 +1,4 @@
-"""External engines as agents (sog.agents.engines): move names, Stockfish over UCI, GnuGo
+"""External engines as agents (sog.agents.external.engines): move names, Stockfish over UCI, GnuGo
 over GTP, bad specs, and engines that crash, hang or answer illegal moves, alone and in a
 tournament. Tests that need an engine skip when it is not installed (CI installs both)."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from engine_programs import needs_gnugo, needs_stockfish, program
 
-from sog.agents import board_moves
+from sog.agents.external import board_moves
 from sog.agents.api import AgentError, AgentFailure
-from sog.agents.gtp import GTPClient, GTPError, parse_command, response
+from sog.agents.external.gtp import GTPClient, GTPError, parse_command, response
 from sog.agents.registry import make_agent
 from sog.eval.match import play_game, play_match
 from sog.eval.tournament import parse_config, run_tournament
@@ -278,7 +278,7 @@ def test_search_limits_end_budgets_after_one_iteration():
     import threading
     import time
 
-    from sog.agents.common import SEARCH_LIMITS, Budget
+    from sog.agents.sampling.common import SEARCH_LIMITS, Budget
 
     stop = threading.Event()
     stop.set()

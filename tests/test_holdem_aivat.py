@@ -1,4 +1,4 @@
-"""AIVAT with the check-down value function (sog.eval.holdem_aivat): exact values, unbiasedness,
+"""AIVAT with the check-down value function (sog.eval.holdem.aivat): exact values, unbiasedness,
 variance reduction on a small deck, and hands of HUNL."""
 import json
 import math
@@ -7,11 +7,11 @@ import time
 import numpy as np
 import pytest
 
-from sog.agents.poker_bots import CallAgent, EquityAgent
+from sog.agents.bots.poker import CallAgent, EquityAgent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.eval.aivat import aivat_estimate, network_world_values, play_recorded, summary
-from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
-from sog.eval.holdem_network_aivat import NetworkPathValues
+from sog.eval.holdem.aivat import CheckdownValues, checkdown_estimate
+from sog.eval.holdem.network_aivat import NetworkPathValues
 from sog.eval.match import policy_pair_value
 from sog.eval.tournament import TournamentError, parse_config
 from sog.games import load_game

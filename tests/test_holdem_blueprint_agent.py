@@ -1,4 +1,4 @@
-"""A two-player blueprint through the agent API (sog.agents.holdem_blueprint; `blueprint:` in the
+"""A two-player blueprint through the agent API (sog.agents.holdem.seats.blueprint; `blueprint:` in the
 two-player registry): in its own game it plays exactly the policy `sog blueprint` scores
 (`real_policy`, the exact path); in a game alike but for its bets (the `sog` abstraction's one
 f x pot bet) fold and call keep their probabilities and every raise size goes to that bet; from a
@@ -13,10 +13,10 @@ import pytest
 from launch.blueprint_agent import register_blueprint_agent
 from launch.cli import main
 from sog.agents.api import AgentError
-from sog.agents.blueprint import BlueprintError, Settings, read_blueprint, save_blueprint
-from sog.agents.holdem_blueprint import HoldemBlueprintAgent, check_compatible, key_rows
+from sog.agents.holdem.blueprint.core import BlueprintError, Settings, read_blueprint, save_blueprint
+from sog.agents.holdem.seats.blueprint import HoldemBlueprintAgent, check_compatible, key_rows
 from sog.agents.registry import make_agent
-from sog.agents.sampled_mccfr import SampledBlueprintMCCFR
+from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR
 from sog.games import load_game
 from sog.games.holdem import betting as B
 from sog.games.api import DECISION
@@ -175,7 +175,7 @@ def test_the_endgame_solver_through_the_registry(tmp_path, capsys):
     the last round (safely) lowers the exact exploitability in the blueprint's own game (fullgame
     no-limit: every raise size), and searching below the bets off the abstraction lowers it more than
     translating them, safely or not; in the f x pot twin it plays legal actions through `sog tournament`."""
-    from sog.agents.holdem_endgame import HoldemEndgameAgent
+    from sog.agents.holdem.seats.endgame import HoldemEndgameAgent
     from sog.search.full_tree import exploitability
 
     config = write_config(tmp_path, tmp_path / "out")
@@ -213,7 +213,7 @@ def test_a_scripted_betting_tree_follows_the_real_moves_then_the_abstraction():
     scripted with its real moves reaches a decision with the real chips in, whose actions are the
     abstraction's at the real state, chip for chip (`abstract_actions`)."""
     from launch.blueprint import _table_holdem
-    from sog.agents.scripted_tree import ScriptedTree
+    from sog.agents.holdem.table.scripted_tree import ScriptedTree
 
     game = load_game(GAME)
     table_game = _table_holdem("test", GAME, 2, SIZES)

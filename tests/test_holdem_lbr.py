@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from sog.agents.api import Agent, AgentError
-from sog.agents.poker_bots import CallAgent
+from sog.agents.bots.poker import CallAgent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
-from sog.eval.holdem_lbr import HoldemLBR
+from sog.eval.holdem.lbr import HoldemLBR
 from sog.eval.lbr import LBRError, LocalBestResponse, lbr_match, play_lbr_game
 from sog.games import load_game
 from sog.games.holdem.cards import Deck

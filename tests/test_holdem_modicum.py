@@ -1,5 +1,5 @@
-"""Modicum through the agent API (sog.agents.holdem_modicum; `modicum:` in the two-player registry) and
-the depth-limited search's root (sog.agents.table_search.search_root), on the 8-card two-round
+"""Modicum through the agent API (sog.agents.holdem.seats.modicum; `modicum:` in the two-player registry) and
+the depth-limited search's root (sog.agents.holdem.table.search.search_root), on the 8-card two-round
 no-limit game of tests/test_holdem_blueprint_agent.py and a blueprint of it trained by `sog blueprint`:
 a search is rooted at the start of its betting round and its solution plays the round's later
 decisions (below the blueprint's exact exploitability, where re-solving at every decision was
@@ -19,12 +19,12 @@ from test_table_endgame import exploitability
 from launch.blueprint_agent import register_blueprint_agent
 from launch.cli import main
 from sog.agents.api import AgentError
-from sog.agents.holdem_endgame import HoldemEndgameAgent, off_tree
-from sog.agents.holdem_modicum import HoldemModicumAgent
+from sog.agents.holdem.seats.endgame import HoldemEndgameAgent, off_tree
+from sog.agents.holdem.seats.modicum import HoldemModicumAgent
 from sog.agents.registry import make_agent
-from sog.agents.table_endgame import EndgameAgent, EndgameSettings, round_start
-from sog.agents.table_modicum import RANGES, ModicumAgent, ModicumSettings
-from sog.agents.table_search import SearchAgent, SearchSettings, search_root
+from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, round_start
+from sog.agents.holdem.table.modicum import RANGES, ModicumAgent, ModicumSettings
+from sog.agents.holdem.table.search import SearchAgent, SearchSettings, search_root
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.search.full_tree import full_tree
@@ -115,7 +115,7 @@ def test_a_round_too_large_for_the_endgame_solver_is_searched(config):
     the same rows as the search alone, bit for bit; through the registry the search's strategy for
     every hand (every deal listed). Measured (mbb/hand, exact; both rounds searched, 1 / 16 run-outs):
     178.2 / 134.5, where the second round played by the blueprint gave 207.4 / 178.4 (the blueprint
-    269.9); in HUNL it measured behind (`sog.agents.table_modicum`), hence not the default."""
+    269.9); in HUNL it measured behind (`sog.agents.holdem.table.modicum`), hence not the default."""
     game = load_game(GAME)
     options = "search.first_round=0&endgame.first_round=1&search.iterations=20"
     agent = _modicum(config, options + "&endgame.max_nodes=1&too_large=search")
@@ -205,7 +205,7 @@ def test_each_round_is_played_by_its_part(config):
 def test_off_tree_bets_searched_on_the_searched_round(config):
     """`off_tree=search` (the default): at a decision of the searched round whose real chips are off the
     abstraction the agent plays the search of a table of the real moves rooted at the round's start
-    (`sog.agents.scripted_tree`), one search serving the round's later decisions its tree reaches, every
+    (`sog.agents.holdem.table.scripted_tree`), one search serving the round's later decisions its tree reaches, every
     deal listed (so a strategy for every hand); on-tree decisions are played as with
     `off_tree=search_endgame` (such decisions translated on this round); the exact exploitability is that
     of translating them (in this game translation errs little; measured in chips a hand, the end game

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR, sample_rows
-from sog.agents.world_tree import WorldTree
+from sog.agents.sampling.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR, sample_rows
+from sog.agents.sampling.world_tree import WorldTree
 from sog.games import load_game
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL

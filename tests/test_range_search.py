@@ -1,4 +1,4 @@
-"""The depth-limited search over every hand of both players (sog.agents.range_search; `search.ranges`):
+"""The depth-limited search over every hand of both players (sog.agents.holdem.table.range_search; `search.ranges`):
 its leaf operator against the dense payoff matrices it stands for, the leaf choice's values against
 the dense ones, frozen decisions, one solve per (root, board, seat) serving every hand, and the exact
 exploitability of Modicum with it on the 8-card game of tests/test_holdem_modicum.py."""
@@ -13,7 +13,7 @@ import test_holdem_modicum
 from test_holdem_blueprint_agent import GAME
 from test_table_endgame import exploitability
 
-from sog.agents.range_search import (
+from sog.agents.holdem.table.range_search import (
     PairLeaves,
     ShowdownLeaves,
     StackedLeaves,
@@ -21,9 +21,9 @@ from sog.agents.range_search import (
     showdown_runouts,
 )
 from sog.agents.registry import make_agent
-from sog.agents.table_agents import TableError
-from sog.agents.table_search import SearchAgent, SearchSettings
-from sog.eval.table import Table
+from sog.agents.holdem.table.agents import TableError
+from sog.agents.holdem.table.search import SearchAgent, SearchSettings
+from sog.eval.table.tournament import Table
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.holdem.cards import Deck
@@ -101,7 +101,7 @@ def test_showdown_matrix_is_the_mean_over_the_runouts():
     left = [c for c in range(deck.size) if c not in board.tolist()]
     want = _brute_showdown(deck, (0, 5), itertools.combinations(left, 2), 1.5)
     assert np.allclose(got, want) and np.allclose(got, -got.T) and np.abs(want).sum() > 0
-    with mock.patch("sog.agents.range_search.MAX_RUNOUTS", 40):         # of 45
+    with mock.patch("sog.agents.holdem.table.range_search.MAX_RUNOUTS", 40):         # of 45
         runouts, every = showdown_runouts(deck, board, 2, np.random.default_rng(0))
         drawn = showdown_matrix(deck, board, 2, 1.5, np.random.default_rng(0))
     assert not every and len(runouts) == 40
@@ -194,7 +194,7 @@ def test_bench_modicum_times_both_searches_on_the_same_spots(config, capsys):
 
 def test_modicum_searches_ranges_by_default(config):
     """`modicum:` (spec and settings) searches with the range search unless `search.ranges=0`."""
-    from sog.agents.table_modicum import RANGES, ModicumSettings
+    from sog.agents.holdem.table.modicum import RANGES, ModicumSettings
 
     assert ModicumSettings().search.ranges == RANGES
     assert _modicum(config, "search.iterations=5").modicum.settings.search.ranges == RANGES

@@ -1,4 +1,4 @@
-"""The sampled-deal blueprint MCCFR (sog.agents.sampled_mccfr): its traversals equal a plain-Python
+"""The sampled-deal blueprint MCCFR (sog.agents.holdem.blueprint.sampled_mccfr): its traversals equal a plain-Python
 external-sampling reference that walks the real game's public states on the same deals and random
 numbers; on small decks it plays the world-tree blueprint's abstract game, evaluated by the same
 exact path, with a falling exploitability; it resumes bit for bit; and on 52 cards its parts
@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from launch.cli import main
-from sog.agents import sampled_traversal as K
-from sog.agents.blueprint import (
+from sog.agents.holdem.blueprint import sampled_kernels as K
+from sog.agents.holdem.blueprint.core import (
     BlueprintMCCFR,
     CardAbstraction,
     Settings,
     load_checkpoint,
     save_checkpoint,
 )
-from sog.agents.sampled_mccfr import SampledBlueprintMCCFR
+from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR
 from sog.games import load_game
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.games.holdem import betting as B
@@ -396,7 +396,7 @@ def test_table_tree_and_side_pot_payoffs_equal_the_game():
 
 
 def test_six_player_blueprint_runs_in_bounded_rows():
-    from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR
+    from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR
 
     game = _table_game(6, " ".join(["400"] * 6), first=(1.0,))
     table = _tables_for(game)

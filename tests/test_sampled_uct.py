@@ -1,5 +1,5 @@
-"""Sampled-deal UCT / Smooth UCT (sog.agents.sampled_uct): the kernel's tables equal a plain-Python
-Algorithm 1 on the real game's public states that selects with `sog.agents.uct.MCTSEngine`'s own
+"""Sampled-deal UCT / Smooth UCT (sog.agents.holdem.blueprint.sampled_uct): the kernel's tables equal a plain-Python
+Algorithm 1 on the real game's public states that selects with `sog.agents.sampling.uct.MCTSEngine`'s own
 SELECT on the same deals and uniforms; the exploration schedule is the paper's on LHE; the
 average policy's exact exploitability falls; runs are seeded and resume bit for bit; the
 `sog blueprint` uct section trains, exports both policies and refuses bad configs in one line."""
@@ -13,14 +13,14 @@ import pytest
 from test_sampled_mccfr import MASK, TINY, TWO_CARDS, _game, _SplitMix, _tables
 
 from launch.cli import main
-from sog.agents.blueprint import (
+from sog.agents.holdem.blueprint.core import (
     CardAbstraction,
     load_checkpoint,
     read_checkpoint,
     save_checkpoint,
 )
-from sog.agents.sampled_uct import SampledUCT, UCTSettings
-from sog.agents.uct import MCTSEngine, _Info
+from sog.agents.holdem.blueprint.sampled_uct import SampledUCT, UCTSettings
+from sog.agents.sampling.uct import MCTSEngine, _Info
 from sog.games.api import CHANCE, TERMINAL
 from sog.games.holdem import betting as B
 from sog.games.holdem.betting_tree import BettingTree
@@ -158,7 +158,7 @@ def test_simulations_equal_the_reference_on_the_real_game(name, counts, recall, 
 def test_lhe_tree_sizes_and_the_papers_exploration_range():
     """Two-player LHE: 6,378 decisions (8 / 70 / 630 / 5,670 a round); the paper's grid
     169 / 1000 / 500 / 200 gives 1,520,352 rows; C = 24, k = 0.5 give c in [10, 24]."""
-    from sog.agents.sampled_uct import exploration
+    from sog.agents.holdem.blueprint.sampled_uct import exploration
 
     tree = BettingTree(_game(LHE).rules)
     rounds = tree.round[tree.decision_node]

@@ -1,4 +1,4 @@
-"""The betting tree of the real moves and the blueprint read on it (sog.agents.scripted_tree), on the
+"""The betting tree of the real moves and the blueprint read on it (sog.agents.holdem.table.scripted_tree), on the
 8-card two-round fullgame no-limit game of tests/test_holdem_blueprint_agent.py (every raise size
 legal): the abstract decision and slots each scripted decision is read as are those of the
 pseudo-harmonic translation of its real history (`translate_history`, a second implementation);
@@ -11,10 +11,10 @@ import pytest
 from test_holdem_blueprint_agent import GAME, SIZES, trained  # noqa: F401  (the fixture)
 
 from launch.blueprint import _table_holdem
-from sog.agents.blueprint import translate_history
-from sog.agents.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
-from sog.agents.table_agents import BlueprintAgent
-from sog.eval.table import Table
+from sog.agents.holdem.blueprint.core import translate_history
+from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
+from sog.agents.holdem.table.agents import BlueprintAgent
+from sog.eval.table.tournament import Table
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.holdem import betting as B

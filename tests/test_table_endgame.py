@@ -1,5 +1,5 @@
-"""Full-range end-game solving at a two-player table (`sog.agents.table_endgame`, its game
-`sog.agents.table_subgame`), on the 8-card game of tests/test_table_lbr.py whose every deal
+"""Full-range end-game solving at a two-player table (`sog.agents.holdem.table.endgame`, its game
+`sog.agents.holdem.table.subgame`), on the 8-card game of tests/test_table_lbr.py whose every deal
 can be enumerated: the subgame's payoffs are the table's, the whole game solved through it is an
 equilibrium by the table's own exact best response, the agent plays the range it reports (LBR's
 Bayes rule hand by hand), end-game solving from the second round is less exploitable than the
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from launch.cli import main
-from sog.agents.table_endgame import EndgameAgent, EndgameSettings, round_start
-from sog.agents.table_subgame import TableSubgame, TableSubgameError
-from sog.eval.table import Table, _terminal_chips
-from sog.eval.table_lbr import TableLBR
+from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, round_start
+from sog.agents.holdem.table.subgame import TableSubgame, TableSubgameError
+from sog.eval.table.tournament import Table, _terminal_chips
+from sog.eval.table.lbr import TableLBR
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
 from test_table_lbr import GAME, _config, _lbr, check_ranges, exact, random_blueprint

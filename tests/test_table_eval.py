@@ -1,4 +1,4 @@
-"""The n-player table evaluation (`sog.eval.table`, `sog tournament` with `players:`): exact checks
+"""The n-player table evaluation (`sog.eval.table.tournament`, `sog tournament` with `players:`): exact checks
 on tiny games (duplicate rotation scores an agent against itself exactly zero, AIVAT is unbiased by
 enumeration of every deal and path, the lockstep walk plays the game's rules), the intervals, the
 blueprint agent's lookups, and the command's bad inputs."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from launch.cli import main
-from sog.eval.table import (
+from sog.eval.table.tournament import (
     BlueprintAgent,
     CallAgent,
     ContinuationAgent,
@@ -188,8 +188,8 @@ def test_intervals():
 @pytest.mark.slow          # compiles the sampled traverser (~10 CPU s)
 def test_blueprint_agent_reads_a_blueprint_file(tmp_path, small):
     """The agent's distribution at (decision, the seat's code) is the blueprint file's row."""
-    from sog.agents.blueprint import Settings, save_blueprint
-    from sog.agents.sampled_mccfr import MultiplayerBlueprintMCCFR
+    from sog.agents.holdem.blueprint.core import Settings, save_blueprint
+    from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR
     from sog.games.holdem.buckets import BucketConfig, build
     from sog.games.holdem.deal_buckets import DealBuckets
 
@@ -349,7 +349,7 @@ def test_blueprint_beliefs_are_bayes_rule(small):
 
 
 def test_continuation_strategies(small):
-    from sog.agents.table_agents import continuation_probs
+    from sog.agents.holdem.table.agents import continuation_probs
 
     probs = np.array([[0.2, 0.5, 0.3, 0.0], [0.0, 0.6, 0.4, 0.0]])
     actions = np.array([[0, 1, 2, -1], [1, 2, 3, -1]])
@@ -438,7 +438,7 @@ def test_sampled_hands_follow_the_ranges_without_shared_cards():
     """`sample_hands` draws from prod_i range_i(h_i) over card-disjoint hands: frequencies of every
     triple of 2-card hands of an 8-card deck within 5.5 standard deviations of the exact
     distribution (400k draws), where ignoring the card removal is many deviations off."""
-    from sog.agents.table_agents import sample_hands
+    from sog.agents.holdem.table.agents import sample_hands
     from sog.games.holdem.cards import Deck
 
     deck = Deck(4, 2, 2)

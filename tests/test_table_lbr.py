@@ -1,4 +1,4 @@
-"""The fold / call LBR at a two-player table (`sog.eval.table_lbr`, `sog lbr --config`): on an
+"""The fold / call LBR at a two-player table (`sog.eval.table.lbr`, `sog lbr --config`): on an
 8-card game whose every deal can be enumerated, the range is Bayes' rule hand by hand, LBR's
 exact value is at most the exact best response's (by enumeration, and the exploitability of
 `sog blueprint`'s exact tool), it beats random and call agents, the same decisions and values as
@@ -13,14 +13,14 @@ import pytest
 
 from launch.cli import main
 from sog.eval.lbr import LBRError
-from sog.eval.table import (
+from sog.eval.table.tournament import (
     BlueprintAgent,
     CallAgent,
     Table,
     UniformAgent,
     _terminal_chips,
 )
-from sog.eval.table_lbr import TableLBR, table_lbr_match, table_lbr_paired
+from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
 
@@ -201,7 +201,7 @@ def test_same_decisions_and_values_as_holdem_lbr(table):
     """Against the uniform agent (whose range is card removal in both), the game-API HoldemLBR and
     the table's LBR value every decision of HoldemLBR's played hands alike, and take the same action."""
     from sog.agents.policy_agents import RandomAgent
-    from sog.eval.holdem_lbr import HoldemLBR
+    from sog.eval.holdem.lbr import HoldemLBR
     from sog.eval.lbr import play_lbr_game
     from sog.games import load_game as load_two_player
 

@@ -1,4 +1,4 @@
-"""Modicum at a two-player table (`sog.agents.table_modicum`) on the 8-card game of
+"""Modicum at a two-player table (`sog.agents.holdem.table.modicum`) on the 8-card game of
 tests/test_table_lbr.py (two betting rounds, every deal enumerable): each round is played by the
 part that owns it (the depth-limited search, then end-game solving, bit for bit the standalone
 agents' decisions), the composed agent is less exploitable than its blueprint by the table's exact
@@ -10,12 +10,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sog.agents.table_agents import TableError
-from sog.agents.table_endgame import EndgameAgent, EndgameSettings, board_at
-from sog.agents.table_modicum import ModicumAgent, ModicumSettings
-from sog.agents.table_search import SearchAgent, SearchSettings
-from sog.eval.table import Table
-from sog.eval.table_lbr import TableLBR, range_kind, table_lbr_match
+from sog.agents.holdem.table.agents import TableError
+from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, board_at
+from sog.agents.holdem.table.modicum import ModicumAgent, ModicumSettings
+from sog.agents.holdem.table.search import SearchAgent, SearchSettings
+from sog.eval.table.tournament import Table
+from sog.eval.table.lbr import TableLBR, range_kind, table_lbr_match
 from sog.games.api import DECISION
 from sog.multiplayer import load_game
 from test_table_endgame import exploitability

@@ -1,4 +1,4 @@
-"""AIVAT values by rollouts (`sog.eval.table_rollout_values`): exactly unbiased by enumeration
+"""AIVAT values by rollouts (`sog.eval.table.rollout_values`): exactly unbiased by enumeration
 with an agent that is deterministic given the cards, a chance term's two values equal there,
 an agent against itself still exactly zero, the same numbers for a seed, and estimates that agree
 with the chips'. (Their variance against the check-down's: hunl_small in the README.)"""
@@ -12,8 +12,8 @@ import pytest
 import test_table_eval
 from test_table_eval import Hashed, _enumerate
 
-from sog.eval.table import CallAgent, UniformAgent, estimates, play_match
-from sog.eval.table_rollout_values import rollout_values
+from sog.eval.table.tournament import CallAgent, UniformAgent, estimates, play_match
+from sog.eval.table.rollout_values import rollout_values
 from sog.games.api import CHANCE
 
 tiny, small = test_table_eval.tiny, test_table_eval.small        # the fixtures

@@ -1,4 +1,4 @@
-"""Pluribus's real-time search at the table (`sog.agents.table_search`, `subgame_tree`, `subgame_cfr`):
+"""Pluribus's real-time search at the table (`sog.agents.holdem.table.search`, `subgame_tree`, `subgame_cfr`):
 the solver against an exact best response where the subgame is the whole game, the continuation
 leaves' values against brute force, the blueprint reproduced by zero iterations, legal and
 reproducible play, and the spec's bad options."""
@@ -10,11 +10,11 @@ import itertools
 import numpy as np
 import pytest
 
-from sog.agents.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
-from sog.agents.subgame_tree import SubgameTree, subgame_deals
-from sog.agents.table_agents import canonical
-from sog.agents.table_search import SearchAgent, SearchSettings, search_root
-from sog.eval.table import CallAgent, Table, TableError, play_match
+from sog.agents.holdem.table.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
+from sog.agents.holdem.table.subgame_tree import SubgameTree, subgame_deals
+from sog.agents.holdem.table.agents import canonical
+from sog.agents.holdem.table.search import SearchAgent, SearchSettings, search_root
+from sog.eval.table.tournament import CallAgent, Table, TableError, play_match
 from sog.games.api import CHANCE
 from sog.multiplayer import load_game
 from sog.multiplayer.best_response import Evaluator

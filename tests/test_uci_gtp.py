@@ -22,8 +22,8 @@ from engine_programs import needs_gnugo, needs_stockfish, program
 
 from launch.gtp import GTPServer
 from launch.uci import UCIServer
-from sog.agents import board_moves
-from sog.agents.gtp import GTPClient, GTPError
+from sog.agents.external import board_moves
+from sog.agents.external.gtp import GTPClient, GTPError
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.go import Go

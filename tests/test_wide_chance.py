@@ -213,14 +213,14 @@ def test_the_hunl_tournament_parses_and_an_untrained_sog_agent_plays_hunl_hands(
     """configs/tournaments/hunl.yaml: every agent but the trained checkpoint, the blueprint and the
     end-game solver over it (files a run makes) builds; the fresh SoG agent plays duplicate HUNL hands against the call bot (its
     searches leave the flop a network leaf, so a hand takes seconds and little memory), recorded
-    with its search policies for the check-down AIVAT estimate (`sog.eval.holdem_aivat`)."""
+    with its search policies for the check-down AIVAT estimate (`sog.eval.holdem.aivat`)."""
     import math
     from pathlib import Path
 
     from launch.values import register_sog_agent
     from sog.agents.registry import make_agent
     from sog.eval.aivat import play_recorded
-    from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
+    from sog.eval.holdem.aivat import CheckdownValues, checkdown_estimate
     from sog.eval.tournament import load_config as load_tournament
 
     register_sog_agent()

@@ -27,7 +27,7 @@ is `sog.search.multivalued`.
   are cached, and its full-game policy can be assembled and measured exactly
   (`nested_policy`).
 
-The blueprint comes from one of our MCCFR variants (`sog.agents.mccfr`:
+The blueprint comes from one of our MCCFR variants (`sog.agents.sampling.mccfr`:
 outcome, external, Pluribus), from public-tree CFR+ ("cfr"), or any
 `TabularPolicy` (`make_blueprint`). The spec string is parsed by `agent_from_spec`.
 """

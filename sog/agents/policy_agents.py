@@ -4,15 +4,15 @@
 * `TabularAgent(game, policy)`: samples from a `TabularPolicy` at
   (history[-1], slot); `strategy` returns that row.
 * `MCCFRAgent(game, variant, iterations=..., seconds=...)`: runs outcome /
-  external / Pluribus MCCFR (`sog.agents.mccfr`) on the full game once, at the
+  external / Pluribus MCCFR (`sog.agents.sampling.mccfr`) on the full game once, at the
   first `reset`, `act` or `strategy` (or an explicit `train()`), then plays its
   average policy like a `TabularAgent`. The solver has its own seed (`seed`),
   so the trained policy does not depend on the game seeds.
 * `UCTAgent`, `SmoothUCTAgent`, `ISMCTSAgent`: at each decision, a fresh search
   of `simulations` simulations from the current information state (pub, slot):
-  `sog.agents.ismcts.ISMCTS.search`, which determinises the opponent's slot
+  `sog.agents.sampling.ismcts.ISMCTS.search`, which determinises the opponent's slot
   from a uniform belief (times the deal's chance weights and the possible
-  mask) and runs per-player-tree MCTS (`sog.agents.uct.MCTSEngine`). The three
+  mask) and runs per-player-tree MCTS (`sog.agents.sampling.uct.MCTSEngine`). The three
   differ in selection and defaults: UCT selects with UCB1 (c: the Heinrich and
   Silver paper's value, `uct.paper_defaults`) and plays the most visited
   action; Smooth UCT selects with Smooth UCB (paper's c and d) and samples from
@@ -35,10 +35,10 @@ import abc
 import numpy as np
 
 from sog.agents.api import Agent, AgentError
-from sog.agents.common import sample_index
-from sog.agents.ismcts import ISMCTS, POLICY_KINDS
-from sog.agents.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
-from sog.agents.uct import paper_defaults
+from sog.agents.sampling.common import sample_index
+from sog.agents.sampling.ismcts import ISMCTS, POLICY_KINDS
+from sog.agents.sampling.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
+from sog.agents.sampling.uct import paper_defaults
 from sog.policy import TabularPolicy
 from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
@@ -296,7 +296,7 @@ class SmoothUCTAgent(_SearchAgent):
 
 
 class ISMCTSAgent(_SearchAgent):
-    """Online MO-ISMCTS (`sog.agents.ismcts`): UCB1 search with c = spec.max_utility by default.
+    """Online MO-ISMCTS (`sog.agents.sampling.ismcts`): UCB1 search with c = spec.max_utility by default.
 
     ISMCTSAgent(game, simulations=1000, seconds=None, c=None, kind="visits").
     """

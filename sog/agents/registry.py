@@ -11,16 +11,16 @@
     smooth_uct?simulations=1000&d=0.002
     ismcts?simulations=1000&kind=visits
     depth_limited?k=4&approach=bias          depth-limited solving (sog.agents.depth_limited)
-    stockfish?elo=1350  uci:PROGRAM?nodes=N  external engines (sog.agents.engines): chess over UCI,
+    stockfish?elo=1350  uci:PROGRAM?nodes=N  external engines (sog.agents.external.engines): chess over UCI,
     gnugo?level=1                              Go over GTP
-    call  raise                              poker reference bots (sog.agents.poker_bots): always
+    call  raise                              poker reference bots (sog.agents.bots.poker): always
     equity?fold=0.3&raise=0.7                  check / call, always bet; hold'em equity thresholds
     sy_heuristic                             Scotland Yard: Mr X away from the detectives, detectives
-                                             towards his possible stations (sog.agents.scotland_yard_heuristics)
+                                             towards his possible stations (sog.agents.bots.scotland_yard)
 
 Registered by launch (their files and networks live there): `sog:PATH?s=100&c=1`
 (launch.values) and `blueprint:CONFIG.yaml[?file=PATH]` (launch.blueprint_agent, playing
-sog.agents.holdem_blueprint).
+sog.agents.holdem.seats.blueprint).
 
 Importing this module registers them; `make_agent` and the rest of the spec API
 are re-exported so that `from sog.agents.registry import make_agent` always
@@ -28,7 +28,11 @@ sees the built-in kinds.
 """
 from __future__ import annotations
 
-from sog.agents import depth_limited, engines, poker_bots, policy_agents, scotland_yard_heuristics
+from sog.agents import depth_limited
+from sog.agents.external import engines
+from sog.agents.bots import poker as poker_bots
+from sog.agents import policy_agents
+from sog.agents.bots import scotland_yard as scotland_yard_heuristics
 from sog.agents.api import AgentError
 from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
 from sog.policy import PolicyError, load_policy

@@ -30,7 +30,7 @@ normal 95% interval over deals.
 
 This LBR builds the full tree's call-down values, so it is for small games; hold'em at
 full scale (HUNL) has the fold / call LBR vectorised over the hands,
-`sog.eval.holdem_lbr.HoldemLBR`, which `play_lbr_game` and `lbr_match` play the same way
+`sog.eval.holdem.lbr.HoldemLBR`, which `play_lbr_game` and `lbr_match` play the same way
 (`decide`).
 """
 from __future__ import annotations
@@ -231,7 +231,7 @@ def opponent_table(agent: Agent, history, slot: int) -> np.ndarray:
 def play_lbr_game(game: Game, lbr, opponent: Agent, lbr_seat: int, seed: int) -> dict:
     """One game of LBR (seat `lbr_seat`) against `opponent`, with play_game's seeding (the same
     seed gives the same cards in either seat). `lbr`: a `LocalBestResponse`, or any object with
-    its `decide` (`sog.eval.holdem_lbr.HoldemLBR`). Returns dict(value: LBR's return, history,
+    its `decide` (`sog.eval.holdem.lbr.HoldemLBR`). Returns dict(value: LBR's return, history,
     pubs, deal, lbr_decisions, lbr_seconds: LBR's decisions and the seconds they took)."""
 
     chance_seed, seed0, seed1 = game_seeds(seed)
@@ -272,7 +272,7 @@ def lbr_match(game: Game, opponent: Agent, hands: int, seed: int = 0, bets: Sequ
     """LBR's win rate against `opponent` over `hands` hands (rounded up to whole duplicate deals).
 
     lbr: the exploiter (default `LocalBestResponse(game, bets)`; hold'em at full scale:
-    `sog.eval.holdem_lbr.HoldemLBR`, whose `bets` is empty). Returns dict(mbb_per_hand,
+    `sog.eval.holdem.lbr.HoldemLBR`, whose `bets` is empty). Returns dict(mbb_per_hand,
     ci95_mbb, stderr_mbb, seat_mbb [LBR as player 0, as player 1], hands, deals,
     chips_per_hand, seconds, hands_per_second, lbr_decisions, seconds_per_lbr_decision, bets).
     """

@@ -3,7 +3,7 @@ games of one pairing differ (board games: chess, Go, tic-tac-toe).
 
 An opening is a line of moves in the game's notation, then `random_moves` uniformly random
 legal moves drawn from a seed (stopping early at a terminal position). Lines are written
-as engines name moves (`sog.agents.board_moves`): UCI for chess (`e2e4 e7e5 g1f3`), GTP
+as engines name moves (`sog.agents.external.board_moves`): UCI for chess (`e2e4 e7e5 g1f3`), GTP
 vertices for Go (`D4 F6 pass`, any case), action ids for any other game (`4 0 8`).
 `parse_line` checks the line is legal from the start (ValueError naming the move);
 `opening_actions` gives the action ids of one opening.
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sog.agents.board_moves import chess_legal_moves, go_legal_moves
+from sog.agents.external.board_moves import chess_legal_moves, go_legal_moves
 from sog.games import world as W
 from sog.games.api import DECISION, Game
 from sog.games.chess import Chess

@@ -67,7 +67,7 @@ class Chess(SpielBoardGame):
     @property
     def network_family(self) -> str:
         """"chess" from any start: the features and moves are the standard game's, so its
-        networks play a FEN position (a UCI host's game, `sog.agents.board_moves`)."""
+        networks play a FEN position (a UCI host's game, `sog.agents.external.board_moves`)."""
         return "chess"
 
     def public_tree_size(self) -> int | None:

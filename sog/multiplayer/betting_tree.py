@@ -1,7 +1,7 @@
 """The abstract betting tree of n-player hold'em (`sog.multiplayer.holdem.Holdem`), cards left out.
 
 The same arrays as the two-player `sog.games.holdem.betting_tree.BettingTree` (see there),
-with P = the game's players, so the sampled-deal traverser (`sog.agents.sampled_mccfr`)
+with P = the game's players, so the sampled-deal traverser (`sog.agents.holdem.blueprint.sampled_mccfr`)
 walks either. Betting never looks at the cards, so the tree is enumerated from the game's
 states with one fixed deal (each chance node deals the lowest card left); the game deals a
 card per chance node, so chance nodes come in chains (the hole cards before the first

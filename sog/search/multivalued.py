@@ -225,7 +225,7 @@ def _choice_values(U, ranges: np.ndarray, p: np.ndarray, opponent: int, players:
     them without holding them (`shape` (F, k, N, N), `pair_sums(y, transpose, summed)`: float
     [F, k, N], sum_b U[f, c, a, b] y[f, c, b] for y float [F, k or 1, N], or with `transpose`
     sum_a U[f, c, a, b] y[f, c, a], with `summed` its sum over c, float [F, N];
-    `sog.agents.range_search.PairLeaves`)."""
+    `sog.agents.holdem.table.range_search.PairLeaves`)."""
     r0, r1 = ranges[:, 0], ranges[:, 1]
     out = np.zeros_like(ranges)
     q = None

@@ -16,10 +16,10 @@ A tournament is described by a `TournamentConfig` (YAML, see `load_config`):
     workers: 2                    # processes (1: play in this process)
     aivat: true                   # default: true for poker games
     aivat_value: equilibrium      # equilibrium (CFR+ world values), a CVPN checkpoint / run directory
-                                  # (or fresh), or checkdown (hold'em: `sog.eval.holdem_aivat`). Hold'em
+                                  # (or fresh), or checkdown (hold'em: `sog.eval.holdem.aivat`). Hold'em
                                   # of more than 120 hands (HUNL) has no world-value tables: checkdown
                                   # (the default) or a CVPN valued along each hand
-                                  # (`sog.eval.holdem_network_aivat`)
+                                  # (`sog.eval.holdem.network_aivat`)
     aivat_iterations: 1000        # CFR+ iterations of the equilibrium value function
     openings: ["e2e4 e7e5", "d2d4 d7d5"]  # perfect-information games: opening lines (sog.eval.openings)
     random_opening_moves: 2       # then this many uniformly random moves, drawn from the seed
@@ -54,7 +54,7 @@ from sog.games.poker import is_poker
 from sog.seeding import derive_seed
 
 FORMAT = "sog-tournament/2"      # 2: deal seeds from sog.seeding.derive_seed
-CHECKDOWN = "checkdown"          # aivat_value of the check-down values (sog.eval.holdem_aivat)
+CHECKDOWN = "checkdown"          # aivat_value of the check-down values (sog.eval.holdem.aivat)
 MODES = ("round_robin", "gauntlet")
 OPENING_TAG = 7          # the seed word of openings' random moves
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")

@@ -43,8 +43,8 @@ from sog.eval.aivat import (
     play_recorded,
 )
 from sog.eval.game_records import write_records
-from sog.eval.holdem_aivat import CheckdownValues, checkdown_estimate
-from sog.eval.holdem_network_aivat import NetworkPathValues
+from sog.eval.holdem.aivat import CheckdownValues, checkdown_estimate
+from sog.eval.holdem.network_aivat import NetworkPathValues
 from sog.eval.openings import opening_actions, parse_line
 from sog.eval.tournament.config import (
     CHECKDOWN,
@@ -238,7 +238,7 @@ def run_tournament(cfg: TournamentConfig, out_dir: str | os.PathLike, values: di
 
     values: the AIVAT value table {pub: float [N, N]}, or a picklable builder of a CVPN
     (`values(game) -> ValueFunction`) that every worker values its hands with along their
-    paths (`sog.eval.holdem_network_aivat`: hold'em too big for tables), or None (no AIVAT,
+    paths (`sog.eval.holdem.network_aivat`: hold'em too big for tables), or None (no AIVAT,
     or `aivat_value: checkdown`, whose values every worker builds itself); setup: a picklable
     function every worker calls first (agent kinds registration); progress(done, total,
     played now) after every game. Returns the report (also written into out_dir).

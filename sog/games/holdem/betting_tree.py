@@ -1,6 +1,6 @@
 """The abstract betting tree of two-player hold'em: betting histories only, no cards.
 
-A sampled-deal traverser (`sog.agents.sampled_mccfr`) walks this tree once per sampled
+A sampled-deal traverser (`sog.agents.holdem.blueprint.sampled_mccfr`) walks this tree once per sampled
 deal: the cards decide only the players' buckets and the showdown, so one tree of
 abstract actions serves every deal. It is enumerated once, from the betting rules
 (`sog.games.holdem.betting`) and the action set of each history: the game's own legal

@@ -2,7 +2,7 @@
 
 P players (2 by default; n-player hold'em, `sog.multiplayer`, up to 6).
 
-A sampled-deal traverser (`sog.agents.sampled_mccfr`) draws whole deals (both hands and
+A sampled-deal traverser (`sog.agents.holdem.blueprint.sampled_mccfr`) draws whole deals (both hands and
 the full board) and needs, per deal, each player's information-state code on each round
 and both showdown ranks, without enumerating situations. `DealBuckets.sample(rng, n)`
 gives them for n deals at once:
@@ -31,7 +31,7 @@ A round's bucket comes from one of two indexers:
   thresholds cut one number instead of clustering distributions.
 
 Codes: `recall="imperfect"`: the current round's bucket; `"perfect"`: the buckets of rounds
-0..r in mixed radix (`code * sizes[k] + bucket_k`), as `sog.agents.blueprint.CardAbstraction`.
+0..r in mixed radix (`code * sizes[k] + bucket_k`), as `sog.agents.holdem.blueprint.core.CardAbstraction`.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ cards left (standard error at most 0.5 / sqrt(samples)). Both are numpy over all
 pairs at once: no Python loop over runouts or hands.
 
 `hand_equities(deck, hand, board, board_total)` is the same equity against each opponent
-hand separately (float [N]): what the local best response (`sog.eval.holdem_lbr`) weighs
+hand separately (float [N]): what the local best response (`sog.eval.holdem.lbr`) weighs
 with the opponent's range.
 """
 from __future__ import annotations
