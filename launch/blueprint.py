@@ -3,7 +3,7 @@
 Runs Algorithm 1 of Pluribus (external-sampling MCCFR, linear weighting, negative-regret
 pruning, first-round average plus later-round snapshots) on the abstract game of the
 configuration's buckets, with one of two traversers (`mccfr.traverser`): `world`
-(`sog.agents.holdem.blueprint.core`: batched traversals of a world-state tree, small decks only) or
+(`sog.agents.holdem.blueprint`: batched traversals of a world-state tree, small decks only) or
 `sampled` (`sog.agents.holdem.blueprint.sampled_mccfr`: a sampled deal per traversal on the abstract betting
 tree, no world tree, HUNL included: configs/blueprints/hunl_small.yaml), checkpointing to
 `<out>/checkpoint.npz` every `run.checkpoint_every` iterations and at the end; a rerun with a checkpoint in
@@ -29,7 +29,7 @@ The config file (YAML; see configs/blueprints/small.yaml):
       tables of every round, decks of at most MAX_HANDS hands; `strength`, sampled traverser
       only: the first round's table, then on-demand hand-strength buckets,
       `sog.games.holdem.deal_buckets`)
-  mccfr: Algorithm 1's options in iterations (`sog.agents.holdem.blueprint.core.Settings`)
+  mccfr: Algorithm 1's options in iterations (`sog.agents.holdem.blueprint.settings.Settings`)
   uct (instead of mccfr; two-player limit): full-game self-play UCT or Smooth UCT on sampled deals
       (`sog.agents.holdem.blueprint.sampled_uct.UCTSettings`: method smooth_uct | uct, seed, batch, c_max, k, gamma,
       eta, d; configs/blueprints/lhe_smooth_uct.yaml); an iteration is one simulation; it writes the
@@ -120,19 +120,10 @@ import yaml
 
 from launch.console import UserError, say
 from launch.games import named_holdem
-from sog.agents.holdem.blueprint.core import (
-    RECALL,
-    BlueprintError,
-    BlueprintMCCFR,
-    CardAbstraction,
-    Settings,
-    describe_abstraction,
-    fingerprint,
-    load_checkpoint,
-    read_checkpoint,
-    save_blueprint,
-    save_checkpoint,
-)
+from sog.agents.holdem.blueprint.abstraction import CardAbstraction
+from sog.agents.holdem.blueprint.files import load_checkpoint, read_checkpoint, save_blueprint, save_checkpoint
+from sog.agents.holdem.blueprint.settings import RECALL, BlueprintError, Settings, describe_abstraction, fingerprint
+from sog.agents.holdem.blueprint.world_mccfr import BlueprintMCCFR
 from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
 from sog.agents.holdem.blueprint.sampled_uct import SampledUCT, UCTSettings
 from sog.files import atomic_write

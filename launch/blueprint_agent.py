@@ -21,7 +21,8 @@ from pathlib import Path
 
 from launch.console import UserError
 from sog.agents.api import AgentError
-from sog.agents.holdem.blueprint.core import BlueprintError, read_blueprint
+from sog.agents.holdem.blueprint.files import read_blueprint
+from sog.agents.holdem.blueprint.settings import BlueprintError
 from sog.agents.holdem.seats.blueprint import HoldemBlueprintAgent, key_rows
 from sog.agents.holdem.seats.endgame import OFF_TREE, HoldemEndgameAgent
 from sog.agents.holdem.seats.modicum import MODICUM_OFF_TREE, HoldemModicumAgent

@@ -1,4 +1,4 @@
-"""`sog blueprint`: Pluribus's Algorithm 1 on bucketed small-deck hold'em (sog.agents.holdem.blueprint.core,
+"""`sog blueprint`: Pluribus's Algorithm 1 on bucketed small-deck hold'em (sog.agents.holdem.blueprint,
 launch.blueprint): the lossless blueprint's exact exploitability falls, a resumed run equals an
 uninterrupted one, and bad input is one line with exit status 2, nothing overwritten."""
 from __future__ import annotations
@@ -12,12 +12,10 @@ import pytest
 
 from launch import blueprint as LB
 from launch.cli import main
-from sog.agents.holdem.blueprint.core import (
-    BlueprintMCCFR,
-    CardAbstraction,
-    Settings,
-    translate_history,
-)
+from sog.agents.holdem.blueprint.abstraction import CardAbstraction
+from sog.agents.holdem.blueprint.settings import Settings
+from sog.agents.holdem.blueprint.translation import translate_history
+from sog.agents.holdem.blueprint.world_mccfr import BlueprintMCCFR
 from sog.games import load_game
 from sog.games.holdem.buckets import BucketConfig, build, save
 from sog.search.full_tree import exploitability

@@ -13,7 +13,8 @@ import pytest
 from launch.blueprint_agent import register_blueprint_agent
 from launch.cli import main
 from sog.agents.api import AgentError
-from sog.agents.holdem.blueprint.core import BlueprintError, Settings, read_blueprint, save_blueprint
+from sog.agents.holdem.blueprint.files import read_blueprint, save_blueprint
+from sog.agents.holdem.blueprint.settings import BlueprintError, Settings
 from sog.agents.holdem.seats.blueprint import HoldemBlueprintAgent, check_compatible, key_rows
 from sog.agents.registry import make_agent
 from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR

@@ -13,12 +13,8 @@ import pytest
 from test_sampled_mccfr import MASK, TINY, TWO_CARDS, _game, _SplitMix, _tables
 
 from launch.cli import main
-from sog.agents.holdem.blueprint.core import (
-    CardAbstraction,
-    load_checkpoint,
-    read_checkpoint,
-    save_checkpoint,
-)
+from sog.agents.holdem.blueprint.abstraction import CardAbstraction
+from sog.agents.holdem.blueprint.files import load_checkpoint, read_checkpoint, save_checkpoint
 from sog.agents.holdem.blueprint.sampled_uct import SampledUCT, UCTSettings
 from sog.agents.sampling.uct import MCTSEngine, _Info
 from sog.games.api import CHANCE, TERMINAL

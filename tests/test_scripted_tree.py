@@ -11,7 +11,7 @@ import pytest
 from test_holdem_blueprint_agent import GAME, SIZES, trained  # noqa: F401  (the fixture)
 
 from launch.blueprint import _table_holdem
-from sog.agents.holdem.blueprint.core import translate_history
+from sog.agents.holdem.blueprint.translation import translate_history
 from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
 from sog.agents.holdem.table.agents import BlueprintAgent
 from sog.eval.table.tournament import Table

@@ -188,7 +188,8 @@ def test_intervals():
 @pytest.mark.slow          # compiles the sampled traverser (~10 CPU s)
 def test_blueprint_agent_reads_a_blueprint_file(tmp_path, small):
     """The agent's distribution at (decision, the seat's code) is the blueprint file's row."""
-    from sog.agents.holdem.blueprint.core import Settings, save_blueprint
+    from sog.agents.holdem.blueprint.files import save_blueprint
+from sog.agents.holdem.blueprint.settings import Settings
     from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR
     from sog.games.holdem.buckets import BucketConfig, build
     from sog.games.holdem.deal_buckets import DealBuckets

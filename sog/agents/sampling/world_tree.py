@@ -106,7 +106,7 @@ class WorldTree:
     def _decision_rows(self, pub, actor: int, slots: np.ndarray) -> np.ndarray:
         """int64 [n]: the information-state rows of the actor's `slots` at decision public state
         `pub`: a block of num_slots rows per public state, allocated when it is first created
-        (a subclass may key rows otherwise: `sog.agents.holdem.blueprint.core` keys them by abstract
+        (a subclass may key rows otherwise: `sog.agents.holdem.blueprint` keys them by abstract
         information state)."""
         base = self.row_base.get(pub)
         if base is None:

@@ -31,7 +31,7 @@ A round's bucket comes from one of two indexers:
   thresholds cut one number instead of clustering distributions.
 
 Codes: `recall="imperfect"`: the current round's bucket; `"perfect"`: the buckets of rounds
-0..r in mixed radix (`code * sizes[k] + bucket_k`), as `sog.agents.holdem.blueprint.core.CardAbstraction`.
+0..r in mixed radix (`code * sizes[k] + bucket_k`), as `sog.agents.holdem.blueprint.abstraction.CardAbstraction`.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Sampled-deal blueprint MCCFR for two-player hold'em: Pluribus's Algorithm 1 with no world tree.
 
-The world-tree blueprint (`sog.agents.holdem.blueprint.core.BlueprintMCCFR`) keeps a node per (public
+The world-tree blueprint (`sog.agents.holdem.blueprint.world_mccfr.BlueprintMCCFR`) keeps a node per (public
 state, hand pair) it meets, which cannot fit for 52 cards. This solver keeps only:
 
 * the abstract betting tree (`sog.games.holdem.betting_tree.BettingTree`): betting
@@ -22,12 +22,12 @@ traversals after prune_after (not on the last round nor of actions that end the 
 a regret floor, the average strategy on the first round (`averaging="pluribus"`; every round
 with `"all"`) and snapshots of the current strategy every snapshot_interval after
 snapshot_after for the later rounds. The blueprint (`blueprint_probs`) and checkpoints
-(`sog.agents.holdem.blueprint.core.save_checkpoint` / `load_checkpoint`, keys stored as int64) follow
+(`sog.agents.holdem.blueprint.files.save_checkpoint` / `load_checkpoint`, keys stored as int64) follow
 `BlueprintMCCFR`; a run resumed between batches repeats the uninterrupted one bit for bit.
 
 On small decks with table buckets the abstract game is the world-tree blueprint's (same
 keys `"<history>|<code>"`), so `real_policy` is the same evaluation path
-(`sog.agents.holdem.blueprint.core.real_policy`) and has an exact exploitability.
+(`sog.agents.holdem.blueprint.translation.real_policy`) and has an exact exploitability.
 """
 from __future__ import annotations
 
@@ -37,15 +37,15 @@ import numba
 import numpy as np
 
 from sog.agents.holdem.blueprint import sampled_kernels as K
-from sog.agents.holdem.blueprint.core import (
+from sog.agents.holdem.blueprint.abstraction import CardAbstraction
+from sog.agents.holdem.blueprint.settings import (
     BlueprintError,
-    CardAbstraction,
     Settings,
     describe_abstraction,
     fingerprint,
-    pluribus_blueprint,
-    real_policy,
 )
+from sog.agents.holdem.blueprint.translation import real_policy
+from sog.agents.holdem.blueprint.world_mccfr import pluribus_blueprint
 from sog.agents.sampling.common import Budget
 from sog.agents.sampling.mccfr import regret_matching
 from sog.games.holdem.action_abstraction import BetSizes
@@ -60,7 +60,7 @@ MIN_CAPACITY = 4096
 
 
 class RowViews:
-    """The rows of a solver on sampled deals, as `sog.agents.holdem.blueprint.core` reads them. The solver
+    """The rows of a solver on sampled deals, as `sog.agents.holdem.blueprint` reads them. The solver
     holds `game`, `betting` (the abstract betting tree), `cards` (`DealBuckets`), `num_actions`
     (K), `num_rows` (R), `_row_key` (int64 [>= R]: `decision * num_codes + code` of row r) and
     `tree` (`SampledRows`), and its `blueprint_probs()` gives float [R, K]."""
@@ -84,7 +84,7 @@ class RowViews:
 
     def real_policy(self, probs: np.ndarray | None = None) -> np.ndarray:
         """float [m, N, A]: the blueprint (or `probs` [R, K]) played in the real game, over the full
-        tree's decision public states, by `sog.agents.holdem.blueprint.core.real_policy` (table buckets only)."""
+        tree's decision public states, by `sog.agents.holdem.blueprint.translation.real_policy` (table buckets only)."""
         probs = self.blueprint_probs() if probs is None else probs
         return real_policy(self.tree, self.game_probs(probs))
 
@@ -311,7 +311,7 @@ class MultiplayerBlueprintMCCFR(SampledBlueprintMCCFR):
 
 
 class SampledRows:
-    """The rows of a `SampledBlueprintMCCFR` as `sog.agents.holdem.blueprint.core` reads a world tree's:
+    """The rows of a `SampledBlueprintMCCFR` as `sog.agents.holdem.blueprint` reads a world tree's:
     `num_rows`, `row_key` ("<history>|<code>"), `row_legal` (in slots), and for `real_policy`
     `game`, `abstraction` (a `CardAbstraction` of the table buckets) and `rows_of`."""
 

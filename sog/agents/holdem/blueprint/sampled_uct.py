@@ -38,7 +38,7 @@ and the checkpoint's) would need 6,378 x 1,000 rows, hence the per-round offsets
 Policies (`policy_probs`, float [R, K] over the R rows in the trees): "greedy" (one-hot argmax
 Q over tried slots, ties to the lowest slot: how the paper evaluated its LHE profiles; the
 `blueprint_probs` saved as blueprint.npz) and "average" (N(u, a) / N(u)). Checkpoints
-(`sog.agents.holdem.blueprint.core.save_checkpoint`): the rows in the trees with their keys, the counters
+(`sog.agents.holdem.blueprint.files.save_checkpoint`): the rows in the trees with their keys, the counters
 and the generator's state; a run resumed between batches repeats the uninterrupted one bit for
 bit.
 """
@@ -51,14 +51,14 @@ from typing import ClassVar
 import numpy as np
 
 from sog.agents.holdem.blueprint import uct_kernels as K
-from sog.agents.holdem.blueprint.core import (
+from sog.agents.holdem.blueprint.sampled_mccfr import RowViews, SampledRows
+from sog.agents.holdem.blueprint.settings import (
     BlueprintError,
     describe_abstraction,
     fingerprint,
     parse_section,
 )
 from sog.agents.sampling.common import Budget
-from sog.agents.holdem.blueprint.sampled_mccfr import RowViews, SampledRows
 from sog.games.api import CHANCE
 from sog.games.holdem.betting_tree import BettingTree, BettingTreeError
 from sog.games.holdem.deal_buckets import DealBuckets

@@ -12,19 +12,19 @@ hand at once (`strategy_table`, which AIVAT reads):
    board cards, blinds, first players and stacks (`check_compatible`), so the betting states
    agree chip for chip.
 2. The abstract history the blueprint knows: every raise read as the abstract raise the
-   pseudo-harmonic mapping picks (`sog.agents.holdem.blueprint.core.translate_history`, deterministic).
+   pseudo-harmonic mapping picks (`sog.agents.holdem.blueprint.translation.translate_history`, deterministic).
 3. The blueprint row of (abstract betting string, with the `sog` abstraction's setup
-   (`sog.agents.holdem.blueprint.core.betting_key`); the hand's bucket code on that round's board), as
+   (`sog.agents.holdem.blueprint.abstraction.betting_key`); the hand's bucket code on that round's board), as
    the blueprint's keys write it ("<history>|<code>"); states the blueprint never
    met play uniformly over their abstract actions (counted in `stats`).
 4. Each abstract action played as the real action of the same kind and pot fraction of the
-   real pot (`sog.agents.holdem.blueprint.core.real_action`; in a game of its own actions, itself), then
+   real pot (`sog.agents.holdem.blueprint.translation.real_action`; in a game of its own actions, itself), then
    as the agent's game's action nearest it: fold and check / call as they are, a raise as the
    legal raise whose raise-to is nearest those chips (ties: the smaller), a call where the game
    allows no raise.
 
 Where step 2 has no counterpart (the abstract hand ended or went to a card while the real one
-goes on) every hand checks or calls, as `sog.agents.holdem.blueprint.core.real_policy` plays it.
+goes on) every hand checks or calls, as `sog.agents.holdem.blueprint.translation.real_policy` plays it.
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from sog.agents.api import AgentError
-from sog.agents.holdem.blueprint.core import betting_key, real_action, translate_history
+from sog.agents.holdem.blueprint.abstraction import betting_key
+from sog.agents.holdem.blueprint.translation import real_action, translate_history
 from sog.agents.policy_agents import BaseAgent
 from sog.games.api import DECISION
 from sog.games.holdem import betting as B

@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from sog.agents.holdem.blueprint.core import BlueprintError, read_blueprint
+from sog.agents.holdem.blueprint.files import read_blueprint
+from sog.agents.holdem.blueprint.settings import BlueprintError
 from sog.games.api import DECISION
 from sog.multiplayer.holdem import BET, CALL, FOLD
 
@@ -83,7 +84,7 @@ class CallAgent(TableAgent):
 
 
 class BlueprintAgent(TableAgent):
-    """A blueprint's probabilities (`sog.agents.holdem.blueprint.core.save_blueprint`'s file) looked up by
+    """A blueprint's probabilities (`sog.agents.holdem.blueprint.files.save_blueprint`'s file) looked up by
     (decision, the seat's bucket code on the node's round): `keys` int64 [R] sorted,
     `d * num_codes + code`; `probs` float [R, K] in slots; `cards` the blueprint's
     `DealBuckets` (codes of a deal). Information states the blueprint never met are played

@@ -9,7 +9,7 @@ A search on it needs the blueprint there: for the beliefs along the real path an
 rollouts of the continuation strategies below its leaves. `abstract_counterparts` pairs each
 decision of the scripted tree with the abstract tree's decision it is read as, and each of its
 action slots with an abstract slot, by the pseudo-harmonic mapping (deterministic, as
-`sog.agents.holdem.blueprint.core.translate_history` reads a real history); `ScriptedBlueprint` is the
+`sog.agents.holdem.blueprint.translation.translate_history` reads a real history); `ScriptedBlueprint` is the
 blueprint looked up through that pairing.
 """
 from __future__ import annotations
