@@ -129,9 +129,9 @@ def add_arguments(parser) -> None:
 
 def run_command(args) -> dict:
     """`sog bench gpu` from parsed arguments; writes `--out` (default gpu_bench.json)."""
-    from launch.bench_network import _batches
+    from launch.bench_network import parse_batch_sizes
 
-    batches = _batches(args.batches) if args.batches else SWEEP_BATCHES
+    batches = parse_batch_sizes(args.batches) if args.batches else SWEEP_BATCHES
     seconds = 1.0 if args.seconds is None else args.seconds
     if seconds <= 0 or args.learner_steps < 1 or args.train_minutes <= 0:
         raise UserError("--seconds and --train-minutes must be positive, --learner-steps at least 1")

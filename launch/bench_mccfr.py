@@ -70,7 +70,7 @@ class OurSolver:
         return exploitability(self.game, self.policy())
 
 
-class _OpenSpiel:
+class OpenSpielSolver:
     label = "openspiel"
 
     def __init__(self, pyspiel, os_game, variant: str, seed: int):
@@ -132,7 +132,7 @@ def bench_mccfr(game, seconds: float, variants=("outcome", "external"), checkpoi
         solver = cls(game, seed=seed)
         runners = [OurSolver(cls.__name__, solver, game, solver.policy)]
         if os_game is not None and variant in OPENSPIEL:
-            runners.append(_OpenSpiel(pyspiel, os_game, variant, seed))
+            runners.append(OpenSpielSolver(pyspiel, os_game, variant, seed))
         res = race(runners, seconds, checkpoints, lambda r: 1000 * r.exploitability(), "exploitability_mbb", log)
         row = {"variant": variant, "sog": res["sog"], "openspiel": res.get("openspiel")}
         if row["openspiel"] is not None:

@@ -68,7 +68,7 @@ def report(result: dict, log) -> None:
         log(f"  batch {r['batch']:>6}: {r['ms_per_call']:8.3f} ms per call, {r['rows_per_s']:12.0f} rows/s")
 
 
-def _batches(text: str) -> tuple[int, ...]:
+def parse_batch_sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(x) for x in text.split(","))
     except ValueError:
@@ -85,7 +85,7 @@ def run_command(args, log) -> dict:
     seconds = 1.0 if args.seconds is None else args.seconds
     if seconds <= 0:
         raise UserError("--seconds must be positive")
-    batches = _batches(args.batches) if args.batches else DEFAULT_BATCHES
+    batches = parse_batch_sizes(args.batches) if args.batches else DEFAULT_BATCHES
     try:
         config = load_config(args.config, args.set or [])
     except ConfigError as e:

@@ -87,7 +87,7 @@ def figures(first: dict, last: dict) -> dict:
              for n in last["spent"]}
     out["wait_share"] = {n: _share(w, s) for n, (w, s) in sorted(waits.items())}
     out["learner_wait_share"] = out["wait_share"].get("learner", 0.0)
-    out["inference"] = _inference(first["inference"], last["inference"], seconds)
+    out["inference"] = inference_shares(first["inference"], last["inference"], seconds)
     out["search_split"] = {}
     for role, counter in SEARCHES.items():
         now, before = last["step_seconds"].get(role), first["step_seconds"].get(role, {})
@@ -105,7 +105,7 @@ def figures(first: dict, last: dict) -> dict:
     return out
 
 
-def _inference(first: dict, last: dict, seconds: float) -> dict:
+def inference_shares(first: dict, last: dict, seconds: float) -> dict:
     """Batch sizes and busy / idle shares between two `TrainingRun.inference_totals()`."""
     # here, not at the top: the actors package imports JAX
     from actors.batch_sizes import difference, summarize
@@ -174,7 +174,7 @@ def bench_selfplay(config: Config, seconds: float = 60.0, sync: bool = False, ou
     result = {"benchmark": "selfplay", "mode": run.mode, "game": config.game,
               "warmup_seconds": window.first["time"] - run.started, **figures(window.first, window.last),
               "load_average": {"before": load_before, "after": list(os.getloadavg())}, "cpus": os.cpu_count()}
-    _report(result, log)
+    log_report(result, log)
     if out_dir:
         result["run_dir"] = str(run_dir)
         (run_dir / "bench.json").write_text(json.dumps(result, indent=1))
@@ -182,7 +182,7 @@ def bench_selfplay(config: Config, seconds: float = 60.0, sync: bool = False, ou
     return result
 
 
-def _report(r: dict, log: Callable) -> None:
+def log_report(r: dict, log: Callable) -> None:
     """The figures for people (stderr)."""
     log(f"{r['game']} ({r['mode']}), {r['seconds']:.1f} s after {r['warmup_seconds']:.1f} s of warm-up: "
         f"{r['searches_per_s']:.2f} searches/s, {r['moves_per_s']:.2f} moves/s, examples/s "

@@ -142,7 +142,7 @@ from sog.multiplayer import PlayersError
 from sog.multiplayer.api import MAX_PLAYERS
 from sog.multiplayer.holdem import Holdem as TableHoldem
 from sog.policy import TabularPolicy
-from sog.policy.files import _info_states
+from sog.policy.files import info_states
 from sog.search.full_tree import exploitability, full_tree_limit
 
 SECTIONS = ("game", "players", "abstraction", "mccfr", "uct", "run")
@@ -190,7 +190,7 @@ class BlueprintConfig:
     def fingerprint(self) -> dict:
         indexer = (describe_indexer(self.indexer, self.counts, self.buckets.seed, players=self.players)
                    if self.settings.traverser == "sampled" else None)
-        return fingerprint(_label(self.game), describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes,
+        return fingerprint(game_label(self.game), describe_abstraction(self.buckets.to_json(), self.recall, self.bet_sizes,
                                                            indexer), self.settings)
 
 
@@ -229,7 +229,7 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     players = raw.get("players", 2)
     if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= MAX_PLAYERS:
         raise UserError(f"{path}: players: {players!r} must be an integer from 2 to {MAX_PLAYERS}")
-    game = named_holdem(str(raw["game"])) if players == 2 else _table_holdem(path, str(raw["game"]), players, None)
+    game = named_holdem(str(raw["game"])) if players == 2 else table_holdem(path, str(raw["game"]), players, None)
     rules = game.rules
     ab = _mapping(raw.get("abstraction"), f"{path}: abstraction", ABSTRACTION_KEYS)
     counts = ab.get("buckets")
@@ -266,7 +266,7 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
         raise UserError(f"{path}: a fullgame no-limit game needs abstraction.bet_sizes")
     if bet_sizes is not None and (rules.limit or rules.abstraction != "fullgame"):
         raise UserError(f"{path}: abstraction.bet_sizes apply to betting=nolimit,bettingAbstraction=fullgame "
-                        f"games; {_label(game)} has its own actions")
+                        f"games; {game_label(game)} has its own actions")
     if "mccfr" in raw and "uct" in raw:
         raise UserError(f"{path}: give an mccfr section or a uct section, not both")
     try:
@@ -281,7 +281,7 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
     if players != 2:
         if settings.traverser != "sampled":
             raise UserError(f"{path}: {players} players: the world tree is two-player; set mccfr.traverser: sampled")
-        game = _table_holdem(path, str(raw["game"]), players, bet_sizes)
+        game = table_holdem(path, str(raw["game"]), players, bet_sizes)
     r = {**_mapping(raw.get("run"), f"{path}: run", RUN_KEYS), **(overrides or {})}
     iterations = _count(r.get("iterations"), f"{path}: run.iterations", 1, optional=True)
     seconds = r.get("seconds")
@@ -301,13 +301,13 @@ def parse_config(path: str, overrides: dict | None = None) -> BlueprintConfig:
                            _count(r.get("eval_every", 0), f"{path}: run.eval_every", 0), out)
 
 
-def _label(game) -> str:
+def game_label(game) -> str:
     """A game's name in fingerprints and messages: the two-player game's spec name, the n-player
     game's repr."""
     return game.spec.name if isinstance(game, Holdem) else repr(game)
 
 
-def _table_holdem(path: str, text: str, players: int, bet_sizes: BetSizes | None):
+def table_holdem(path: str, text: str, players: int, bet_sizes: BetSizes | None):
     """The n-player hold'em game of a holdem(...) string (`sog.multiplayer.holdem.Holdem`); with
     bet sizes its `pluribus` abstraction over the string's fullgame no-limit betting."""
     try:
@@ -329,16 +329,16 @@ def _refuse_unsupported(cfg: BlueprintConfig) -> None:
     game, rules = cfg.game, cfg.game.rules
     hands = comb(rules.num_ranks * rules.num_suits, rules.hole)
     if hands > MAX_HANDS and cfg.settings.traverser == "world":
-        raise UserError(f"{_label(game)}: {hands:,} hands; the world tree holds every pair of "
+        raise UserError(f"{game_label(game)}: {hands:,} hands; the world tree holds every pair of "
                         f"hands of a public state, at most {MAX_HANDS} hands (set mccfr.traverser: sampled; "
                         "--check validates the file)")
     if hands > MAX_HANDS and cfg.indexer == "table" and rules.num_rounds > 1:
-        raise UserError(f"{_label(game)}: {hands:,} hands; k-means tables of every round "
+        raise UserError(f"{game_label(game)}: {hands:,} hands; k-means tables of every round "
                         f"(indexer: table) are built for at most {MAX_HANDS} hands (the 52-card turn has 55M "
                         "classes); set abstraction.indexer: strength")
 
 
-def _buckets(cfg: BlueprintConfig):
+def load_buckets(cfg: BlueprintConfig):
     try:
         if cfg.file is not None:
             return load(cfg.file, cfg.buckets)
@@ -353,7 +353,7 @@ def _exact_ok(game) -> bool:
 
 
 def _describe(cfg: BlueprintConfig) -> dict:
-    return {"game": _label(cfg.game), "players": cfg.players, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
+    return {"game": game_label(cfg.game), "players": cfg.players, "buckets": list(cfg.counts), "indexer": cfg.indexer, "recall": cfg.recall,
             "bins": cfg.buckets.bins, "rollouts": cfg.buckets.rollouts,
             "bet_sizes": None if cfg.bet_sizes is None else [[list(s) for s in r] for r in cfg.bet_sizes.sizes],
             _section(cfg): dataclasses.asdict(cfg.settings), "iterations": cfg.iterations, "seconds": cfg.seconds,
@@ -384,7 +384,7 @@ def train(cfg: BlueprintConfig, log=say) -> dict:
             raise UserError(f"{ckpt}: a blueprint checkpoint of another {what}"
                             + (f" ({theirs.get('game')})" if what == "game" else "") + "; use another run.out")
     _refuse_unsupported(cfg)
-    buckets = _buckets(cfg)
+    buckets = load_buckets(cfg)
     solver = _solver(cfg, buckets)
     extra = {"seconds": 0.0, "curve": []}
     if ckpt.exists():
@@ -466,7 +466,7 @@ def _solver(cfg: BlueprintConfig, buckets) -> BlueprintMCCFR | SampledBlueprintM
             return MultiplayerBlueprintMCCFR(cfg.game, cards, cfg.settings)
         return SampledBlueprintMCCFR(cfg.game, cards, cfg.bet_sizes, cfg.settings)
     except (DealBucketError, BlueprintError) as e:
-        raise UserError(f"{_label(cfg.game)}: {e}") from None
+        raise UserError(f"{game_label(cfg.game)}: {e}") from None
 
 
 # ---- the race against OpenSpiel and the bucket sweep ----------------------------------------
@@ -483,7 +483,7 @@ def openspiel_policy(game, os_policy) -> TabularPolicy:
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
-            for key, pub, slot in _info_states(game):
+            for key, pub, slot in info_states(game):
                 row = table.setdefault(pub, np.zeros((game.spec.num_states, game.spec.num_actions)))
                 try:
                     pairs = os_policy.get_state_policy(key)
@@ -501,7 +501,7 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     """Our blueprint solver against OpenSpiel's C++ external sampling on the same game."""
     import pyspiel
 
-    from launch.bench_mccfr import OurSolver, _OpenSpiel, race
+    from launch.bench_mccfr import OurSolver, OpenSpielSolver, race
 
     game = cfg.game
     name = game.openspiel_name()
@@ -510,11 +510,11 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     _refuse_unsupported(cfg)
     if not _exact_ok(game) or cfg.indexer != "table":
         raise UserError(f"{game.spec.name}: exact exploitability needs a small deck and abstraction.indexer: table")
-    buckets = _buckets(cfg)
+    buckets = load_buckets(cfg)
     os_game = pyspiel.load_game(name)
     solver = _solver(cfg, buckets)
     ours = OurSolver("blueprint", solver, game, solver.real_policy)
-    theirs = _OpenSpiel(pyspiel, os_game, "external", cfg.settings.seed)
+    theirs = OpenSpielSolver(pyspiel, os_game, "external", cfg.settings.seed)
 
     def measure(r):
         if r is ours:
@@ -558,7 +558,7 @@ def sweep(cfg: BlueprintConfig, lists: list[list[int]], log=say) -> dict:
         except BucketError as e:
             raise UserError(str(e)) from None
         c = dataclasses.replace(cfg, buckets=bconf, counts=tuple(counts), file=None)
-        buckets = _buckets(c)
+        buckets = load_buckets(c)
         solver = _solver(c, buckets)
         curve, seconds = [], 0.0
         while solver.iterations < cfg.iterations:

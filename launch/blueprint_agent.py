@@ -35,7 +35,7 @@ _solvers: dict = {}       # (kind, config, options) -> (blueprint config, table,
 
 
 def _blueprint_agent(game, arg: str | None, params: dict):
-    from launch.blueprint import _buckets, parse_config
+    from launch.blueprint import load_buckets, parse_config
 
     p = take_params("blueprint", params, {"file": str})
     if arg is None:
@@ -64,7 +64,7 @@ def _blueprint_agent(game, arg: str | None, params: dict):
         if meta.get("fingerprint") != bp.fingerprint():
             raise AgentError(f"agent 'blueprint': {file} is a blueprint of another configuration than {arg}")
         try:
-            cards = DealBuckets(bp.game.rules, _buckets(bp), bp.counts, bp.recall, bp.indexer,
+            cards = DealBuckets(bp.game.rules, load_buckets(bp), bp.counts, bp.recall, bp.indexer,
                                 seed=bp.buckets.seed, players=2)
         except (DealBucketError, UserError) as e:
             raise AgentError(f"agent 'blueprint': {e}") from None
@@ -85,8 +85,8 @@ def _stamp(file: Path) -> tuple | None:
 def _solving_agent(kind: str, game, arg: str | None, params: dict):
     """The `endgame:` (`modicum:`) agent of blueprint config `arg` with the table agent's `params`,
     and `off_tree` (AgentError naming a bad one)."""
-    from launch.blueprint import _table_holdem, parse_config
-    from launch.table import _search_settings, make_table_agent
+    from launch.blueprint import table_holdem, parse_config
+    from launch.table import table_search_settings, make_table_agent
     from sog.eval.table.tournament import Table
 
     if arg is None:
@@ -101,13 +101,13 @@ def _solving_agent(kind: str, game, arg: str | None, params: dict):
     key = (kind, arg, tuple(sorted(params.items())))
     if key not in _solvers:
         try:
-            _search_settings(kind, kind, {k: v for k, v in params.items() if k != "file"})   # before the table
+            table_search_settings(kind, kind, {k: v for k, v in params.items() if k != "file"})   # before the table
             bp = parse_config(arg)
             if bp.players != 2:
                 raise UserError(f"agent {kind!r}: {arg} is a {bp.players}-player blueprint; end-game solving is "
                                 "two-player")
             spec = f"{kind}:{arg}" + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
-            table = Table(_table_holdem(arg, bp.game_name, 2, bp.bet_sizes))
+            table = Table(table_holdem(arg, bp.game_name, 2, bp.bet_sizes))
             _solvers[key] = (bp, table, make_table_agent(kind, spec, table))
         except UserError as e:
             raise AgentError(str(e)) from None

@@ -96,7 +96,7 @@ def _default(action: argparse.Action) -> str | None:
     return repr(d) if isinstance(d, str) and not d else str(d)
 
 
-def _subcommands(parser: argparse.ArgumentParser):
+def subcommands(parser: argparse.ArgumentParser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help for a in action._choices_actions}
@@ -109,7 +109,7 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
     if parser is None:
         from launch.cli import build_parser
         parser = build_parser()
-    commands = list(_subcommands(parser))
+    commands = list(subcommands(parser))
     out = [
         "# Command-line reference",
         "",

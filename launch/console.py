@@ -7,6 +7,7 @@ as one line, `sog COMMAND: error: MESSAGE`, with exit status 2.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
 import sys
 import time
 
@@ -15,7 +16,7 @@ _last_progress = [-float("inf")]
 _clock = time.monotonic
 
 
-class UserError(Exception):
+class UserError(SogError):
     """An error caused by the command's input; reported without a traceback."""
 
 

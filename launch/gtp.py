@@ -33,6 +33,7 @@ from typing import TextIO
 
 from launch.console import UserError
 from launch.hosted import HostedAgent, answer
+from sog.errors import SogError
 from sog.agents.external import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.external.gtp import parse_command, response
@@ -45,7 +46,7 @@ COMMANDS = ("protocol_version", "name", "version", "known_command", "list_comman
             "clear_board", "komi", "play", "genmove", "undo", "showboard", "final_score")
 
 
-class GTPCommandError(Exception):
+class GTPCommandError(SogError):
     """A command that fails; its message is the `? message` answer."""
 
 

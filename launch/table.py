@@ -141,7 +141,7 @@ def _int(raw, key, where, lo, default=None):
 
 def parse_config(path: str) -> TableConfig:
     """The validated config of a table tournament file (`UserError` naming any problem)."""
-    from launch.blueprint import _table_holdem
+    from launch.blueprint import table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
 
@@ -168,7 +168,7 @@ def parse_config(path: str) -> TableConfig:
         bp = blueprint_config(text)
         if bp.players != players:
             raise UserError(f"{path}: players: {players}, but the blueprint config {text} has {bp.players}")
-        game = bp.game if players > 2 else _table_holdem(text, bp.game_name, 2, bp.bet_sizes)
+        game = bp.game if players > 2 else table_holdem(text, bp.game_name, 2, bp.bet_sizes)
     else:
         sizes = None
         if raw.get("bet_sizes") is not None:
@@ -176,7 +176,7 @@ def parse_config(path: str) -> TableConfig:
                 sizes = BetSizes.parse(raw["bet_sizes"])
             except ActionAbstractionError as e:
                 raise UserError(f"{path}: bet_sizes: {e}") from None
-        game = _table_holdem(path, text, players, sizes)
+        game = table_holdem(path, text, players, sizes)
     rules = game.rules
     if game.abstraction == "fullgame" and not rules.limit:
         raise UserError(f"{path}: fullgame no-limit has a raise per chip: give bet_sizes (the pluribus abstraction)")
@@ -264,7 +264,7 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
         raise UserError(f"agent {name!r}: {kind}:CONFIG.yaml[?file=PATH] names a blueprint config")
     settings = None
     if kind in SEARCHING:
-        settings = _search_settings(name, kind, {k: v for k, v in params.items() if k != "file"})
+        settings = table_search_settings(name, kind, {k: v for k, v in params.items() if k != "file"})
     elif set(params) - {"file", "policy"}:
         raise UserError(f"agent {name!r}: unknown option {min(set(params) - {'file', 'policy'})!r}; blueprint "
                         "takes file=PATH and policy=greedy|average")
@@ -284,7 +284,7 @@ def make_table_agent(name: str, spec: str, table: Table, loaded: dict | None = N
     return {"search": SearchAgent, "endgame": EndgameAgent, "modicum": ModicumAgent}[kind](loaded[key], settings, name)
 
 
-def _search_settings(name: str, kind: str, params: dict):
+def table_search_settings(name: str, kind: str, params: dict):
     """The `SearchSettings` (`EndgameSettings`, `ModicumSettings`) of a search (endgame, modicum) spec's
     options (UserError naming a bad one); a modicum spec's options are the other two's, prefixed
     `search.` and `endgame.`, and `too_large` (blueprint or search)."""
@@ -313,15 +313,15 @@ def _search_settings(name: str, kind: str, params: dict):
 def _blueprint(name: str, arg: str, file, table: Table):
     """The `BlueprintAgent` of blueprint config `arg` (its file `file`, else run.out/blueprint.npz),
     checked against the table (UserError)."""
-    from launch.blueprint import _buckets, _label, _table_holdem
+    from launch.blueprint import load_buckets, game_label, table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.table.tournament import BlueprintAgent
     from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
 
     bp = blueprint_config(arg)
-    game = bp.game if bp.players != 2 else _table_holdem(arg, bp.game_name, 2, bp.bet_sizes)   # the table's twin
+    game = bp.game if bp.players != 2 else table_holdem(arg, bp.game_name, 2, bp.bet_sizes)   # the table's twin
     if repr(game) != repr(table.game):
-        raise UserError(f"agent {name!r}: the blueprint of {arg} plays {_label(bp.game)}; the table is "
+        raise UserError(f"agent {name!r}: the blueprint of {arg} plays {game_label(bp.game)}; the table is "
                         f"{table.game!r}")
     if bp.bet_sizes != getattr(table.game, "bet_sizes", None) or bp.players != table.players:
         raise UserError(f"agent {name!r}: the blueprint of {arg} has other bet sizes or players than the table")
@@ -332,7 +332,7 @@ def _blueprint(name: str, arg: str, file, table: Table):
     if not file.is_file():
         raise UserError(f"agent {name!r}: no blueprint file {file} (train it: sog blueprint --config {arg})")
     try:
-        cards = DealBuckets(bp.game.rules, _buckets(bp), bp.counts, bp.recall, bp.indexer, seed=bp.buckets.seed,
+        cards = DealBuckets(bp.game.rules, load_buckets(bp), bp.counts, bp.recall, bp.indexer, seed=bp.buckets.seed,
                             players=bp.players)
         agent, meta = BlueprintAgent.from_file(file, table.betting, cards, name)
     except (DealBucketError, TableError) as e:
@@ -446,7 +446,7 @@ def run_lbr(args) -> dict:
     every deal; with `--versus`, against both agents on the same deals, and the paired difference.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
     or configuration, a missing blueprint file) is a UserError before any hand."""
-    from launch.blueprint import _table_holdem
+    from launch.blueprint import table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.lbr import LBRError
     from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
@@ -460,7 +460,7 @@ def run_lbr(args) -> dict:
         raise UserError(f"{args.config}: LBR plays heads-up; the config has {bp.players} players")
     t0 = time.perf_counter()
     try:
-        table = Table(_table_holdem(args.config, bp.game_name, 2, bp.bet_sizes))
+        table = Table(table_holdem(args.config, bp.game_name, 2, bp.bet_sizes))
     except TableError as e:
         raise UserError(str(e)) from None
     specs = [args.agent] + ([args.versus] if args.versus is not None else [])

@@ -75,6 +75,7 @@ from launch.roles import ROLES, TIME_STATS, WAIT_STATS, Role
 from learners import oracle_reference
 from learners.learner import Learner
 from learners.metrics import Metrics, read_eval_csv
+from sog.errors import SogError
 from sog.config import Config, dump_config, parse_eval_search
 from sog.games import load_game
 from sog.process import rss_mb
@@ -88,7 +89,7 @@ EVAL_LINE_SECONDS = 30.0  # evaluation lines on stderr: at most one evaluation's
 DIAGNOSE_SEED_TAG = 3     # the seed word of the diagnostics' replay samples (producers use 1, 2)
 
 
-class TrainError(RuntimeError):
+class TrainError(SogError, RuntimeError):
     """The run cannot go on (a producer keeps raising, an actor cannot start), or cannot start
     (its run directory cannot be written, a snapshot to resume from is corrupt)."""
 

@@ -46,6 +46,7 @@ from learners.train_state import TrainState, init_train_state, with_ema
 from networks.cvpn import init_params
 from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
+from sog.errors import SogError
 from sog.config import LearnerConfig, NetworkConfig
 from sog.games import network_family_of
 from sog.games.api import Game
@@ -54,7 +55,7 @@ FORMAT = "sog-checkpoint/1"
 ITEMS = ("state", "meta")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(SogError, ValueError):
     """A checkpoint is missing, corrupt, or does not fit the game / network asked for."""
 
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from learners import oracle_reference
 from learners.diagnostics import QueryRecorder, diagnose
+from sog.errors import SogError
 from sog.config import parse_eval_search
 from sog.eval.search_policy import search_exploitability
 from sog.games import load_game
@@ -154,7 +155,7 @@ def read_eval_csv(path: str | Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-class EvaluationAbandoned(Exception):
+class EvaluationAbandoned(SogError):
     """An evaluation passed its deadline (`Evaluator.evaluate`) and was given up."""
 
 

@@ -120,12 +120,12 @@ def encode_query(game: Game, pubs: Sequence, ranges: np.ndarray) -> tuple[np.nda
     inputs = np.empty((len(pubs), 2 * n + f), dtype=np.float32)
     inputs[:, 2 * n:] = table.features[rows]
     unit = np.empty((len(pubs), 2))
-    _normalise_into(ranges, possible, table.scale[rows], inputs, unit)
+    normalise_into(ranges, possible, table.scale[rows], inputs, unit)
     return inputs, possible, unit
 
 
 @numba.njit(cache=True)
-def _normalise_into(ranges, possible, scale, inputs, unit):
+def normalise_into(ranges, possible, scale, inputs, unit):
     """inputs[b, i * N + s] = `normalise_ranges`' entry (float32), unit[b, 1 - i] = scale[b] times
     player i's total reach over its possible slots (ranges float64 [B, 2, N], possible bool
     [B, 2, N], scale float64 [B]; inputs float32 [B, >= 2N], unit float64 [B, 2] written)."""

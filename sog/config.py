@@ -27,6 +27,8 @@ PyYAML, `sog.games` and `sog.search.settings`.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import math
 import os
@@ -43,7 +45,7 @@ from sog.search.full_tree import full_tree_limit
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search
 
 
-class ConfigError(ValueError):
+class ConfigError(SogError, ValueError):
     """A configuration that cannot be used; the message names key, source and expectation."""
 
 

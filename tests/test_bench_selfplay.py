@@ -8,7 +8,7 @@ import json
 import pytest
 from fork_check import no_fork_after_jax
 
-from launch.bench_selfplay import SPLIT, _inference, _report, bench_selfplay
+from launch.bench_selfplay import SPLIT, inference_shares, log_report, bench_selfplay
 from launch.cli import main as cli_main
 from sog.config import load_config
 
@@ -84,7 +84,7 @@ def test_inference_figures_of_two_servers():
     first = sum_servers([server(10, {2: 10}, 1.0, 1.0, 10.0), server(5, {4: 5}, 2.0, 1.0, 10.0)])
     last = sum_servers([server(30, {2: 20, 8: 10}, 6.0, 2.0, 20.0),
                         server(15, {4: 15}, 3.0, 5.0, 20.0, restarts=1)])
-    inf = _inference(first, last, 10.0)
+    inf = inference_shares(first, last, 10.0)
     assert inf["batches"] == 30 and inf["queries"] == 20 + 80 + 40 and inf["mean_batch"] == 140 / 30
     assert inf["p50_batch"] == 4 and inf["max_batch"] == 8
     a, b = inf["servers"]
@@ -94,7 +94,7 @@ def test_inference_figures_of_two_servers():
     assert inf["busy_share"] == pytest.approx(0.3) and inf["idle_share"] == pytest.approx(0.25)
     assert not a["restarted"] and b["restarted"] and inf["server_restarted"]
     lines = []
-    _report({"game": "kuhn_poker", "mode": "ray", "seconds": 10.0, "warmup_seconds": 1.0, "searches_per_s": 1.0,
+    log_report({"game": "kuhn_poker", "mode": "ray", "seconds": 10.0, "warmup_seconds": 1.0, "searches_per_s": 1.0,
              "moves_per_s": 1.0, "selfplay_examples_per_s": 1.0, "solver_examples_per_s": 1.0,
              "learner_steps_per_s": 1.0, "learner_wait_share": 0.5, "inference": inf, "search_split": {}},
             lambda text: lines.append(text))

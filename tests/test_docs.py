@@ -85,8 +85,8 @@ def test_cli_reference_is_generated():
 
 def test_every_command_has_an_example():
     from launch.cli import build_parser
-    from launch.cli_reference import EXAMPLES, _subcommands
-    missing = [name for name, _, _ in _subcommands(build_parser()) if not EXAMPLES.get(name)]
+    from launch.cli_reference import EXAMPLES, subcommands
+    missing = [name for name, _, _ in subcommands(build_parser()) if not EXAMPLES.get(name)]
     assert not missing, f"commands without an example in launch/cli_reference.py: {missing}"
 
 
@@ -94,9 +94,9 @@ def test_every_flag_has_a_help_line():
     import argparse
 
     from launch.cli import build_parser
-    from launch.cli_reference import _subcommands
+    from launch.cli_reference import subcommands
     bare = [f"sog {name} {a.option_strings[0] if a.option_strings else a.dest}"
-            for name, _, sub in _subcommands(build_parser()) for a in sub._actions
+            for name, _, sub in subcommands(build_parser()) for a in sub._actions
             if not isinstance(a, argparse._HelpAction) and not a.help]
     assert not bare, f"flags without a help line: {bare}"
 

@@ -15,7 +15,7 @@ from open_spiel.python import policy as os_policy
 
 from sog.games import UnknownGameError, load_game
 from sog.games.api import DECISION
-from sog.games.holdem.cards import Deck, _tables
+from sog.games.holdem.cards import Deck, rank_tables
 from sog.games.traverse import decision_states, public_states
 from sog.policy.files import load_policy, to_openspiel
 
@@ -72,7 +72,7 @@ def test_ranking_tables_are_the_acpc_servers():
     names = {"anySuitVal": "any_suit", "oneSuitVal": "one_suit", "pairOtherVal": "pair_other",
              "tripsOtherVal": "trips_other", "topBit": "top_bit", "quadsVal": "quads", "tripsVal": "trips",
              "pairsVal": "pairs", "twoPairOtherVal": "two_pair_other"}
-    ours = _tables()
+    ours = rank_tables()
     for theirs, mine in names.items():
         np.testing.assert_array_equal(ours[mine], acpc[theirs], err_msg=theirs)
 

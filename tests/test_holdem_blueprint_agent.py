@@ -213,11 +213,11 @@ def test_a_scripted_betting_tree_follows_the_real_moves_then_the_abstraction():
     """At every decision of the fullgame game reached through raises of any size, the table tree
     scripted with its real moves reaches a decision with the real chips in, whose actions are the
     abstraction's at the real state, chip for chip (`abstract_actions`)."""
-    from launch.blueprint import _table_holdem
+    from launch.blueprint import table_holdem
     from sog.agents.holdem.table.scripted_tree import ScriptedTree
 
     game = load_game(GAME)
-    table_game = _table_holdem("test", GAME, 2, SIZES)
+    table_game = table_holdem("test", GAME, 2, SIZES)
     checked = 0
     for pub in full_tree(game).decision_pubs:
         script = tuple(e for e in pub if isinstance(e, int))

@@ -255,7 +255,7 @@ def test_pluribus_sizes_are_the_two_player_abstraction_chip_for_chip(sizes):
     """The table game's bet-size actions (sizes clipped to the legal raise range, all-in where
     configured or a size reaches it, Python rounding) are `abstract_actions`' for two players, so
     a two-player blueprint of any bet sizes loads at the table: the same betting strings."""
-    from launch.blueprint import _table_holdem
+    from launch.blueprint import table_holdem
     from sog.games import load_game as load_two_player
     from sog.games.holdem.action_abstraction import BetSizes
     from sog.games.holdem.betting_tree import BettingTree
@@ -265,5 +265,5 @@ def test_pluribus_sizes_are_the_two_player_abstraction_chip_for_chip(sizes):
             "firstPlayer=2 1,numRanks=4,numSuits=2,numHoleCards=1,numBoardCards=0 1)")
     bet_sizes = BetSizes(sizes[0], all_in=sizes[1])
     two = BettingTree(load_two_player(text).rules, bet_sizes)
-    table = TableBettingTree(_table_holdem("test", text, 2, bet_sizes))
+    table = TableBettingTree(table_holdem("test", text, 2, bet_sizes))
     assert sorted(two.history) == sorted(table.history) and len(two.history) > 20

@@ -7,7 +7,7 @@ import pytest
 
 from networks.cvpn import init_params, make_model
 from networks.encoding import (
-    _normalise_into,
+    normalise_into,
     encode,
     encode_query,
     game_values,
@@ -147,7 +147,7 @@ def test_encode_query_and_game_values_are_the_numpy_formulas_bit_for_bit(leduc):
         m = rng.random((7, 2, n)) < 0.8
         scale = rng.uniform(0.5, 40.0, 7)
         got, unit = np.zeros((7, 2 * n), np.float32), np.zeros((7, 2))
-        _normalise_into(r, m, scale, got, unit)
+        normalise_into(r, m, scale, got, unit)
         assert got.tobytes() == normalise_ranges(r, m).reshape(7, 2 * n).tobytes()
         assert unit.tobytes() == (scale[:, None] * opponent_reach(r, m)).tobytes()
         v = rng.normal(size=(7, 2, n)).astype(np.float32)

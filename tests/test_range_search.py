@@ -28,7 +28,7 @@ from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.holdem.cards import Deck
 from sog.multiplayer import load_game as load_table_game
-from sog.search.multivalued import _choice_values
+from sog.search.multivalued import choice_values
 
 config = test_holdem_modicum.config          # the fixture: a blueprint config of GAME, trained
 
@@ -67,14 +67,14 @@ def test_pair_leaves_apply_the_matrices_they_stand_for():
     ranges = rng.random((4, 2, deck.num_hands)) * (keys >= 0)
     p = rng.dirichlet(np.ones(4), size=(4, deck.num_hands))
     for opponent in (0, 1):
-        want, want_q = _choice_values(dense, ranges, p, opponent)
-        got, got_q = _choice_values(stacked, ranges, p, opponent)
+        want, want_q = choice_values(dense, ranges, p, opponent)
+        got, got_q = choice_values(stacked, ranges, p, opponent)
         assert np.allclose(got, want) and np.allclose(got_q, want_q)
         for op in (dense, stacked):        # one player's pass: its values only, q in the opponent's
-            mine, q = _choice_values(op, ranges, p, opponent, (opponent,))
+            mine, q = choice_values(op, ranges, p, opponent, (opponent,))
             assert np.allclose(mine[:, opponent], want[:, opponent]) and np.allclose(q, want_q)
             assert not mine[:, 1 - opponent].any()
-            theirs, q = _choice_values(op, ranges, p, opponent, (1 - opponent,))
+            theirs, q = choice_values(op, ranges, p, opponent, (1 - opponent,))
             assert np.allclose(theirs[:, 1 - opponent], want[:, 1 - opponent]) and q is None
 
 

@@ -388,7 +388,7 @@ def test_table_tree_and_side_pot_payoffs_equal_the_game():
         ranks = rank_cardsets(deck.suit_masks(np.array([h + board for h in hole])))
         showdowns += int(tree.folded[node].sum() < 2)
         for p in range(3):
-            assert K._utility(tree.spent, tree.folded, node, ranks, p) * 100 == pytest.approx(st.returns()[p])
+            assert K.terminal_utility(tree.spent, tree.folded, node, ranks, p) * 100 == pytest.approx(st.returns()[p])
     assert showdowns > 50
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_holdem_blueprint_agent import GAME, SIZES, trained  # noqa: F401  (the fixture)
 
-from launch.blueprint import _table_holdem
+from launch.blueprint import table_holdem
 from sog.agents.holdem.blueprint.translation import translate_history
 from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
 from sog.agents.holdem.table.agents import BlueprintAgent
@@ -26,7 +26,7 @@ from sog.search.full_tree import full_tree
 def abstract():
     """(the fullgame game, its table game with SIZES, the abstract table, betting string -> node)."""
     game = load_game(GAME)
-    table = Table(_table_holdem("test", GAME, 2, SIZES))
+    table = Table(table_holdem("test", GAME, 2, SIZES))
     bt = table.betting
     node_of = {bt.history[bt.decision[n]]: n for n in np.flatnonzero(bt.kind == DECISION).tolist()}
     return game, table, node_of

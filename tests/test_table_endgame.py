@@ -12,7 +12,7 @@ import pytest
 from launch.cli import main
 from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, round_start
 from sog.agents.holdem.table.subgame import TableSubgame, TableSubgameError
-from sog.eval.table.tournament import Table, _terminal_chips
+from sog.eval.table.tournament import Table, terminal_chips
 from sog.eval.table.lbr import TableLBR
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
@@ -32,7 +32,7 @@ def exploitability(table, deals, agent) -> float:
 
 def test_subgame_payoffs_and_deals_are_the_tables(table, deals):
     """Every terminal of the game below the first decision, on each full board, pays what the
-    table's showdown and folds pay (`_terminal_chips`) for every pair of disjoint hands; a chance
+    table's showdown and folds pay (`terminal_chips`) for every pair of disjoint hands; a chance
     node deals each card left with the same probability."""
     bt, deck = table.betting, table.deck
     start = round_start(table, int(np.flatnonzero(bt.kind == DECISION)[0]))
@@ -52,7 +52,7 @@ def test_subgame_payoffs_and_deals_are_the_tables(table, deals):
         rows = deals[(np.sort(deals[:, table.held:], axis=1) == np.array(pub[1])).all(axis=1)]
         ranks = table._ranks(rows, rows[:, None, table.held:])[:, 0, :]
         chips = np.zeros((len(rows), 2))
-        _terminal_chips(bt.spent, bt.folded, np.full(len(rows), pub[0]), ranks, chips)
+        terminal_chips(bt.spent, bt.folded, np.full(len(rows), pub[0]), ranks, chips)
         h0 = [deck.hand_index(r[:2].tolist()) for r in rows]
         h1 = [deck.hand_index(r[2:4].tolist()) for r in rows]
         assert np.allclose(u[h0, h1], chips[:, 0])

@@ -18,7 +18,7 @@ from sog.eval.table.tournament import (
     CallAgent,
     Table,
     UniformAgent,
-    _terminal_chips,
+    terminal_chips,
 )
 from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
 from sog.games.api import CHANCE, DECISION, TERMINAL
@@ -75,7 +75,7 @@ def exact(table, deals, seat, opponent, lbr=None) -> float:
     def walk(node, w):                     # float [D]: the seat's chips x w, per deal
         if bt.kind[node] == TERMINAL:
             chips = np.zeros((n, 2))
-            _terminal_chips(bt.spent, bt.folded, np.full(n, node), ranks, chips)
+            terminal_chips(bt.spent, bt.folded, np.full(n, node), ranks, chips)
             return w * chips[:, seat]
         if bt.kind[node] == CHANCE:
             return walk(bt.child[node, 0], w)

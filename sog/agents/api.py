@@ -23,6 +23,8 @@ used again: it reopens what it needs.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import abc
 from collections.abc import Hashable, Sequence
 from typing import Self
@@ -32,11 +34,11 @@ import numpy as np
 from sog.games.api import Game
 
 
-class AgentError(ValueError):
+class AgentError(SogError, ValueError):
     """A bad agent spec, or an agent used with the wrong game."""
 
 
-class AgentFailure(RuntimeError):
+class AgentFailure(SogError, RuntimeError):
     """An agent could not move during a game: an external engine crashed, did not answer
     within its timeout, or answered a move that is not legal. It ends that game, not the
     match or tournament around it."""

@@ -54,6 +54,8 @@ reduction factor (variance of the plain returns / variance of AIVAT).
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import contextlib
 import dataclasses
 import math
@@ -80,7 +82,7 @@ __all__ = ["AIVATError", "WorldValues", "additive_projection", "aivat_estimate",
 Z95 = 1.959963984540054
 
 
-class AIVATError(ValueError):
+class AIVATError(SogError, ValueError):
     """A game record or value function AIVAT cannot use."""
 
 

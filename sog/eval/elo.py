@@ -31,6 +31,8 @@ at all (no chain of games) raise `EloError`.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,7 +45,7 @@ ELO_SCALE = 400.0 / math.log(10.0)   # rating points per natural-log odds unit
 Z95 = 1.959963984540054
 
 
-class EloError(ValueError):
+class EloError(SogError, ValueError):
     """Results from which no rating can be fitted (unknown anchor, disconnected agents, ...)."""
 
 

@@ -23,6 +23,8 @@ tests/test_holdem_blueprint_agent.py, Modicum cuts its trained blueprint's explo
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import numpy as np
 
 from sog.agents.api import Agent
@@ -31,7 +33,7 @@ from sog.games.api import Game
 from sog.search.full_tree import full_tree, pair_value
 
 
-class AgentPolicyError(ValueError):
+class AgentPolicyError(SogError, ValueError):
     """The agent has no strategy for every private state at some decision."""
 
 

@@ -35,6 +35,8 @@ full scale (HUNL) has the fold / call LBR vectorised over the hands,
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import math
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -61,7 +63,7 @@ from sog.seeding import derive_seed
 __all__ = ["LBRError", "LocalBestResponse", "lbr_match", "opponent_table", "play_lbr_game"]
 
 
-class LBRError(ValueError):
+class LBRError(SogError, ValueError):
     """LBR asked for a game it does not know, or against an agent without a known strategy."""
 
 

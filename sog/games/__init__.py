@@ -10,6 +10,8 @@ the same parameters, and OpenSpiel's parameters that a twin does not vary (`play
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import importlib
 import re
 
@@ -45,7 +47,7 @@ OPENSPIEL = {
 _NOT_UNIVERSAL_POKER = ("betFraction", "fractionSteps", "stackSteps")
 
 
-class UnknownGameError(ValueError):
+class UnknownGameError(SogError, ValueError):
     """An unknown game, or parameters the game refuses (names or values)."""
 
 

@@ -20,6 +20,8 @@ black ticket, which Mr X may also use on any other edge.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import json
 import os
@@ -35,7 +37,7 @@ TAXI, BUS, UNDERGROUND, BLACK, DOUBLE = range(5)
 REQUIRED_KEYS = ("num_stations", "edges", "rounds", "tickets")
 
 
-class MapError(ValueError):
+class MapError(SogError, ValueError):
     """A map file or dict that is not a valid Scotland Yard map."""
 
 

@@ -7,6 +7,8 @@ station). Self-play, expansion sampling and the sampling baselines work here.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 from typing import Hashable
 
@@ -15,7 +17,7 @@ import numpy as np
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(SogError, ValueError):
     """An action that is not legal in the given world or information state."""
 
 

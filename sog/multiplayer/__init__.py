@@ -13,7 +13,7 @@ OpenSpiel reads (`policy`).
 """
 from __future__ import annotations
 
-from sog.games import parse_game_string
+from sog.games import UnknownGameError, parse_game_string
 from sog.games.holdem.params import HoldemParameterError
 from sog.multiplayer.api import CHANCE, TERMINAL, Game, PlayersError, State
 from sog.multiplayer.holdem import Holdem
@@ -24,10 +24,6 @@ __all__ = ["CHANCE", "TERMINAL", "Game", "Holdem", "KuhnPoker", "LeducPoker", "P
            "UnknownGameError", "load_game"]
 
 GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "holdem": Holdem, "universal_poker": Holdem}
-
-
-class UnknownGameError(ValueError):
-    """A game name this package does not implement, or parameters the game refuses."""
 
 
 def load_game(text: str, players: int) -> Game:

@@ -26,6 +26,8 @@ Bad construction arguments (players outside 2..6) raise `PlayersError`, a
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import abc
 
 import numpy as np
@@ -35,7 +37,7 @@ TERMINAL = -4
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 
 
-class PlayersError(ValueError):
+class PlayersError(SogError, ValueError):
     """A number of players the game does not support."""
 
 

@@ -29,6 +29,8 @@ OpenSpiel tabular policy.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import numpy as np
 
 from sog.multiplayer.api import CHANCE, TERMINAL, Game
@@ -39,7 +41,7 @@ CHANCE_NODE, DECISION_NODE, TERMINAL_NODE = 0, 1, 2
 GAMES = (KuhnPoker, LeducPoker)
 
 
-class NotDealtError(ValueError):
+class NotDealtError(SogError, ValueError):
     """A game the skeleton form does not cover (only n-player Kuhn and Leduc)."""
 
 

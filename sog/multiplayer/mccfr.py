@@ -43,6 +43,8 @@ blocks), so a run is reproducible bit for bit.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import abc
 
 import numpy as np
@@ -55,7 +57,7 @@ AVERAGING = ("simple", "pluribus")
 UNIFORM_BLOCK = 1 << 16
 
 
-class MCCFRConfigError(ValueError):
+class MCCFRConfigError(SogError, ValueError):
     """An MCCFR setting out of its range."""
 
 

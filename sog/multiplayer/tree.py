@@ -23,16 +23,18 @@ best-response computation).
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import itertools
 
 from sog.multiplayer.api import CHANCE, TERMINAL, Game, State
 
 
-class TreeTooLargeError(ValueError):
+class TreeTooLargeError(SogError, ValueError):
     """A full tree past the node limit asked for."""
 
 
-class InconsistentGameError(ValueError):
+class InconsistentGameError(SogError, ValueError):
     """Two histories of one information set disagree on the actor or the legal actions."""
 
 

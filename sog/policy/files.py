@@ -28,7 +28,7 @@ FORMAT = "sog-tabular-policy/1"
 TOLERANCE = 1e-6
 
 
-def _info_states(game: Game):
+def info_states(game: Game):
     """Yield (key, pub, slot) for every possible information state of a decision node."""
     for pub, actor in decision_states(game):
         for slot in np.flatnonzero(game.cached("possible_mask", pub)[actor]):
@@ -42,7 +42,7 @@ def game_name(game: Game) -> str:
 def policy_to_dict(policy: TabularPolicy) -> dict:
     game = policy.game
     table = {}
-    for key, pub, slot in _info_states(game):
+    for key, pub, slot in info_states(game):
         probs = policy.action_probs(pub, slot)
         legal = np.flatnonzero(game.cached("legal_mask", pub)[slot])
         table[key] = {str(int(a)): float(probs[a]) for a in legal}
@@ -64,7 +64,7 @@ def policy_from_dict(data: dict, game: Game | None = None, source: str = "policy
         raise PolicyError(f"{source}: policy is for game {data.get('game')!r}, not {game_name(game)!r}")
     entries = dict(data["policy"])
     policy = TabularPolicy(game)
-    for key, pub, slot in _info_states(game):
+    for key, pub, slot in info_states(game):
         if key not in entries:
             raise PolicyError(f"{source}: missing information state {key!r}")
         row = entries.pop(key)
@@ -114,7 +114,7 @@ def to_openspiel(policy: TabularPolicy):
     if name is None:
         raise PolicyError(f"OpenSpiel has no game matching {policy.game.spec.name}")
     tp = os_policy.TabularPolicy(pyspiel.load_game(name))
-    for key, pub, slot in _info_states(policy.game):
+    for key, pub, slot in info_states(policy.game):
         tp.policy_for_key(key)[:] = policy.action_probs(pub, slot)
     return tp
 
@@ -122,7 +122,7 @@ def to_openspiel(policy: TabularPolicy):
 def from_openspiel(game: Game, tabular) -> TabularPolicy:
     """The TabularPolicy of an OpenSpiel TabularPolicy of the same game."""
     table = {}
-    for key, pub, slot in _info_states(game):
+    for key, pub, slot in info_states(game):
         table.setdefault(pub, np.zeros((game.spec.num_states, game.spec.num_actions)))
         table[pub][slot] = tabular.policy_for_key(key)
     return TabularPolicy(game, table)

@@ -8,6 +8,8 @@ actor slot), so a tabular policy is exactly a policy over information states.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 from typing import Hashable
 
 import numpy as np
@@ -15,7 +17,7 @@ import numpy as np
 from sog.games.api import Game
 
 
-class PolicyError(ValueError):
+class PolicyError(SogError, ValueError):
     """A policy that is malformed for its game (missing, illegal or bad entries)."""
 
 

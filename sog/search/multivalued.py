@@ -216,7 +216,7 @@ def bias_continuations(game: Game, blueprint: np.ndarray, searcher: int, k: int,
 
 
 # ---- the depth-limited subgame solve -----------------------------------------------------
-def _choice_values(U, ranges: np.ndarray, p: np.ndarray, opponent: int, players: tuple[int, ...] = (0, 1)
+def choice_values(U, ranges: np.ndarray, p: np.ndarray, opponent: int, players: tuple[int, ...] = (0, 1)
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """(values [F, 2, N], the opponent's per-continuation values q [F, N, k]) at the leaves
     for ranges [F, 2, N] when the opponent mixes its continuations with p [F, N, k]; only
@@ -281,7 +281,7 @@ class _LeafChoice:
         if tuple(pubs) != self.pubs:
             raise ValueError("the leaf choice was built for other frontier public states")
         p = self.current()
-        out, q = _choice_values(self.U, ranges, p, self.opponent, self.players)
+        out, q = choice_values(self.U, ranges, p, self.opponent, self.players)
         if q is not None:
             self._last = (p, q, out[:, self.opponent], ranges[:, self.opponent])
         return out
@@ -312,7 +312,7 @@ class _FixedChoice:
         self.U, self.p, self.opponent, self.best = U, p, opponent, best
 
     def __call__(self, pubs: Sequence, ranges: np.ndarray) -> np.ndarray:
-        out, q = _choice_values(self.U, ranges, self.p, self.opponent)
+        out, q = choice_values(self.U, ranges, self.p, self.opponent)
         if self.best:
             out[:, self.opponent] = q.max(-1)
         return out
@@ -372,7 +372,7 @@ class DepthLimitedSolution:
     leaf_pubs: tuple                 # the frontier public states (depth-limit leaves)
     leaf_choice: np.ndarray | None   # [F, N, k] the opponent's average choice per leaf and slot
     leaf_matrices: object | None     # [F, k, N, N] player 0's payoff per leaf, continuation, slots
-                                     # (or an operator applying them: `_choice_values`)
+                                     # (or an operator applying them: `choice_values`)
     opponent: int
     labels: tuple                    # the continuations' labels
     iterations: int

@@ -15,6 +15,8 @@ This module imports nothing but the standard library.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import math
 import numbers
@@ -24,7 +26,7 @@ MAX_PHASE_ITERATIONS = 10_000      # ceil(1 / c): CFR iterations a regret update
 MAX_ITERATIONS = 1_000_000         # (s // ceil(c)) * ceil(1 / c): CFR iterations a search
 
 
-class InvalidSetting(ValueError):
+class InvalidSetting(SogError, ValueError):
     """A search setting out of range: `field`, what it expects (`expectation`), its `value`."""
 
     def __init__(self, field: str, expectation: str, value):

@@ -33,6 +33,8 @@ With those, a CFR iteration is a handful of gathers and segment sums per depth
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import functools
 from typing import Hashable, Sequence
@@ -43,7 +45,7 @@ import numpy as np
 from sog.games.api import CHANCE, DECISION, TERMINAL, Child, Game
 
 
-class TreeTooLarge(ValueError):
+class TreeTooLarge(SogError, ValueError):
     """A tree would exceed the node budget it is built under."""
 
 

@@ -15,6 +15,8 @@ of the same format (`launch.gtp`).
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import queue
 import subprocess
 import threading
@@ -23,7 +25,7 @@ from typing import Self
 _EOF = object()
 
 
-class GTPError(RuntimeError):
+class GTPError(SogError, RuntimeError):
     """A GTP engine answered a failure, died, or did not answer in time."""
 
 

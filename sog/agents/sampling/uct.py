@@ -64,7 +64,7 @@ def paper_defaults(game: Game) -> tuple[float, float, float]:
     return 2.0 * scale, 1.75 * scale, 0.001
 
 
-class _Info:
+class InfoStats:
     """Statistics of one information state u = (pub, slot): per legal action (index j)."""
 
     __slots__ = ("legal", "visits", "q", "total")
@@ -98,7 +98,7 @@ class MCTSEngine:
         self._num_actions = game.spec.num_actions
 
     # ---- selection ------------------------------------------------------
-    def ucb(self, info: _Info) -> int:
+    def ucb(self, info: InfoStats) -> int:
         """Index j into info.legal: untried first, else argmax Q + c sqrt(log N / N_j)."""
         visits, q = info.visits, info.q
         rng = self.rng
@@ -111,7 +111,7 @@ class MCTSEngine:
         best = [j for j, s in enumerate(scores) if s >= top - 1e-12]
         return best[int(rng.integers(len(best)))] if len(best) > 1 else best[0]
 
-    def select(self, info: _Info) -> int:
+    def select(self, info: InfoStats) -> int:
         if not self.smooth:
             return self.ucb(info)
         eta_k = max(self.gamma, self.eta / (1.0 + self.d * math.sqrt(info.total)))
@@ -147,7 +147,7 @@ class MCTSEngine:
         key = (w.pub, slot)
         info = self.infos.get(key)
         if info is None:  # expand, then play the rollout policy
-            info = self.infos[key] = _Info(st.legal(w.pub, slot).tolist())
+            info = self.infos[key] = InfoStats(st.legal(w.pub, slot).tolist())
             out_of_tree[actor] = True
             j = int(self.rng.integers(len(info.legal)))
         else:

@@ -18,7 +18,7 @@ of its decisions, holding hand x in seat s at betting node v on the board dealt 
 2. fold is worth minus the chips LBR has in (big blinds); calling / checking, both players
    then checking / calling to the showdown, stake x (2 e_y - 1) against hand y, the stake being
    what each has in after the call (the smaller: in two-player pots a player all-in for less
-   wins or loses what it put in, as the table's showdown `sampled_traversal._utility`), e_y
+   wins or loses what it put in, as the table's showdown `sampled_kernels.terminal_utility`), e_y
    LBR's equity against y over the board's runouts (`sog.games.holdem.equity.hand_equities`:
    exact up to `exact_runouts` runouts, on 52 cards from the flop on; `samples` seeded Monte
    Carlo runouts before the flop), averaged over the range;

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sog.eval.table.tournament import Table, TableAgent, _terminal_chips
+from sog.eval.table.tournament import Table, TableAgent, terminal_chips
 from sog.games.api import TERMINAL
 
 ROLLOUTS = 256          # rollouts per (deal, node)
@@ -59,7 +59,7 @@ def rollout_values(table: Table, cards: np.ndarray, keys: np.ndarray, rng: np.ra
     if end.any():
         ranks = table._ranks(cards[deal[end]], cards[deal[end], None, table.held:])[:, 0, :]
         chips = np.zeros((int(end.sum()), table.players))
-        _terminal_chips(bt.spent, bt.folded, node[end], ranks, chips)
+        terminal_chips(bt.spent, bt.folded, node[end], ranks, chips)
         out[end] = chips
     level = table.node_level[node]
     for lv in np.unique(level[~end]):
@@ -76,7 +76,7 @@ def rollout_values(table: Table, cards: np.ndarray, keys: np.ndarray, rng: np.ra
             paths, _ = table._walk([(agent, lambda dec, seat: np.ones(len(dec), bool))], rows, hand_row, start, rng)
             ranks = table._ranks(rows, rows[:, None, table.held:])[:, 0, :]
             chips = np.zeros((len(start), table.players))
-            _terminal_chips(bt.spent, bt.folded, paths[-1], ranks[hand_row], chips)
+            terminal_chips(bt.spent, bt.folded, paths[-1], ranks[hand_row], chips)
             out[at[sel]] = chips.reshape(len(sel), reps, table.players).mean(axis=1)
     return out
 

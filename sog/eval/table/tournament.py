@@ -32,7 +32,7 @@ value function). With v~(h) any function of the history and all cards, the terms
 have mean zero given h whatever v~ is, as long as sigma is the distribution a* was drawn
 from (every agent here reports it), so the candidate's chips minus their sum over the hand is
 an unbiased estimate of its expected chips. Our v~ is the check-down value: the candidate's
-share of the pots (side pots included, `sampled_traversal._utility`) if nobody bet again and
+share of the pots (side pots included, `sampled_kernels.terminal_utility`) if nobody bet again and
 the board ran out to a showdown among the players still in, averaged over the run-outs of the
 cards not yet dealt, given every player's hole cards. It is a martingale over deals
 (E_o[v~(h o)] = v~(h)), so a chance term is v~(after) - v~(before); a round's board is one
@@ -100,7 +100,7 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from sog.agents.holdem.blueprint.sampled_kernels import _utility
+from sog.agents.holdem.blueprint.sampled_kernels import terminal_utility
 from sog.agents.holdem.table.agents import (  # noqa: F401 - the agents, re-exported
     BlueprintAgent,
     CallAgent,
@@ -304,7 +304,7 @@ class Table:
         paths, _ = self._walk(groups, cards, deals, start, rng)
         ranks = self._ranks(cards, cards[:, None, self.held:])[:, 0, :]
         out = np.zeros((len(cards), self.players))
-        _terminal_chips(self.betting.spent, self.betting.folded, paths[-1], ranks, out)
+        terminal_chips(self.betting.spent, self.betting.folded, paths[-1], ranks, out)
         return out
 
     def values(self, paths: np.ndarray, sigmas: np.ndarray, hand_deal: np.ndarray, hand_seat: np.ndarray,
@@ -344,7 +344,7 @@ def sample_slots(sigma: np.ndarray, u: np.ndarray) -> np.ndarray:
 @numba.njit(cache=True)
 def _add_utilities(spent, folded, n, ranks, w, out):
     """out[q] += w x the payoff of every seat q at node n were it a showdown on `ranks` (big
-    blinds; `sampled_traversal._utility` for all seats at once: the ACPC server's valueOfState)."""
+    blinds; `sampled_kernels.terminal_utility` for all seats at once: the ACPC server's valueOfState)."""
     players = spent.shape[1]
     standing, total = 0, 0.0
     for q in range(players):
@@ -380,7 +380,7 @@ def _add_utilities(spent, folded, n, ranks, w, out):
 
 
 @numba.njit(cache=True)
-def _terminal_chips(spent, folded, nodes, ranks, out):
+def terminal_chips(spent, folded, nodes, ranks, out):
     """out[h] = every seat's chips at terminal nodes[h] with showdown ranks ranks[h]."""
     for h in range(len(nodes)):
         _add_utilities(spent, folded, nodes[h], ranks[h], 1.0, out[h])
@@ -442,7 +442,7 @@ def _final_chips(spent, folded, paths, hand_deal, hand_seat, ranks, offsets):
     """float64 [H]: each hand's chips for its candidate seat at its last node (the dealt board)."""
     out = np.empty(paths.shape[1])
     for h in range(paths.shape[1]):
-        out[h] = _utility(spent, folded, paths[-1, h], ranks[hand_deal[h], offsets[-2]], hand_seat[h])
+        out[h] = terminal_utility(spent, folded, paths[-1, h], ranks[hand_deal[h], offsets[-2]], hand_seat[h])
     return out
 
 

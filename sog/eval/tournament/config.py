@@ -37,6 +37,8 @@ start with opening j: line j mod len(openings) (none without `openings`), then
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import math
 import os
@@ -60,7 +62,7 @@ OPENING_TAG = 7          # the seed word of openings' random moves
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
-class TournamentError(ValueError):
+class TournamentError(SogError, ValueError):
     """A bad tournament config, or an output directory that belongs to another tournament."""
 
 

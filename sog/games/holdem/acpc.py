@@ -19,6 +19,8 @@ error here is an `ACPCError` naming the offending text.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import re
 
@@ -32,7 +34,7 @@ _MOVE = re.compile(r"([fc])|r(\d*)")
 _CARD = re.compile(r"([2-9TJQKA])([cdhs])")
 
 
-class ACPCError(ValueError):
+class ACPCError(SogError, ValueError):
     """Malformed or illegal ACPC text (a state, a betting string, a card)."""
 
 

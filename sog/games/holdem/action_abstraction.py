@@ -22,6 +22,8 @@ largest size it maps to that size.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import itertools
 import math
@@ -39,7 +41,7 @@ PLURIBUS_BET_SIZES = (
 )
 
 
-class ActionAbstractionError(ValueError):
+class ActionAbstractionError(SogError, ValueError):
     """A bet-size configuration or a translation's sizes are malformed."""
 
 

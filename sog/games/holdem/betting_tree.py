@@ -26,6 +26,8 @@ Games whose setup is a chance draw (the `sog` abstraction) have no single bettin
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import numpy as np
 
 from sog.games.api import CHANCE, DECISION
@@ -35,7 +37,7 @@ from sog.games.holdem.action_abstraction import BetSizes, abstract_actions
 MAX_NODES = 5_000_000
 
 
-class BettingTreeError(ValueError):
+class BettingTreeError(SogError, ValueError):
     """A game or action abstraction whose betting tree cannot be built."""
 
 

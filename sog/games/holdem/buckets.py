@@ -49,6 +49,8 @@ configuration raises `BucketError` (a ValueError the CLI reports in one line).
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import hashlib
 import itertools
@@ -76,7 +78,7 @@ FORMAT = 1
 KMEANS_RESTARTS = 4
 
 
-class BucketError(ValueError):
+class BucketError(SogError, ValueError):
     """A bad bucket configuration, or a bucket file that cannot be used."""
 
 

@@ -33,7 +33,7 @@ TWO_PAIR_OTHER = 3718  # ACPC's offset of the second pair's rank in a two-pair v
 
 
 @functools.lru_cache(maxsize=1)
-def _tables() -> dict[str, np.ndarray]:
+def rank_tables() -> dict[str, np.ndarray]:
     """ACPC's lookup tables, indexed by a 13-bit mask of ranks (int64 [8192] each, [13] per rank)."""
     masks = np.arange(1 << MAX_RANKS)
     bits = (masks[:, None] >> np.arange(MAX_RANKS)) & 1               # [8192, 13]
@@ -73,7 +73,7 @@ def rank_cardsets(suits: np.ndarray) -> np.ndarray:
 
     suits: int [M, 4], per set and suit the 13-bit mask of its ranks in that suit.
     """
-    t = _tables()
+    t = rank_tables()
     top = t["top_bit"]
     c = [np.asarray(suits[:, s], dtype=np.int64) for s in range(MAX_SUITS)]
     flush = np.max(np.stack([t["one_suit"][x] for x in c]), axis=0)

@@ -35,6 +35,8 @@ Codes: `recall="imperfect"`: the current round's bucket; `"perfect"`: the bucket
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import numpy as np
 
 from sog.games.holdem import fast_rank
@@ -45,7 +47,7 @@ INDEXERS = ("table", "strength")
 STRENGTH_SAMPLE = 20_000
 
 
-class DealBucketError(ValueError):
+class DealBucketError(SogError, ValueError):
     """A deal-bucket configuration that does not fit its game."""
 
 

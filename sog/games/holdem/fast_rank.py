@@ -22,7 +22,7 @@ from sog.games.holdem.cards import (
     STRAIGHT,
     STRAIGHT_FLUSH,
     TRIPS,
-    _tables,
+    rank_tables,
 )
 
 ANY_SUIT, ONE_SUIT, PAIR_OTHER, TRIPS_OTHER, TOP_BIT, QUADS, TRIPS_ROW, PAIRS, TWO_PAIR_OTHER = range(9)
@@ -32,7 +32,7 @@ ANY_SUIT, ONE_SUIT, PAIR_OTHER, TRIPS_OTHER, TOP_BIT, QUADS, TRIPS_ROW, PAIRS, T
 def tables() -> np.ndarray:
     """int64 [9, 8192]: the ranking tables (rows named by this module's constants; the per-rank
     tables fill their first 13 columns)."""
-    t = _tables()
+    t = rank_tables()
     out = np.zeros((9, 1 << MAX_RANKS), dtype=np.int64)
     for row, name in enumerate(("any_suit", "one_suit", "pair_other", "trips_other", "top_bit", "quads", "trips",
                                 "pairs", "two_pair_other")):

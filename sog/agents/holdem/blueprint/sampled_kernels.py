@@ -13,7 +13,7 @@ node): `regret`, `avg`. `row_key` int64 [capacity]: each row's dict key; `counts
 rows allocated, nodes visited, actions skipped by pruning.
 
 Randomness: each traversal gets a uint64 seed; its opponent and own-action samples are
-drawn in depth-first order from splitmix64 (`_uniform`) started at that seed, so a
+drawn in depth-first order from splitmix64 (`uniform01`) started at that seed, so a
 traversal is a pure function of (deal, seed, tables) and a plain-Python reference that
 walks the same tree in the same order reproduces it exactly (tests/test_sampled_mccfr.py).
 
@@ -35,7 +35,7 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 
 
 @numba.njit(cache=True, inline="always")
-def _uniform(state):
+def uniform01(state):
     """A float in [0, 1) from splitmix64, advancing state (uint64 [1])."""
     state[0] += _GOLDEN
     z = state[0]
@@ -91,7 +91,7 @@ def _row(row_of, key, allocate, row_key, counts):
 
 
 @numba.njit(cache=True, inline="always")
-def _utility(spent, folded, n, ranks, p):
+def terminal_utility(spent, folded, n, ranks, p):
     """The payoff of player p at terminal node n (big blinds): the ACPC server's valueOfState
     (`sog.multiplayer.holdem.HoldemState.returns`): a folded player loses what it put in; the
     last player standing wins the rest; at a showdown the pots are cut at each distinct
@@ -138,7 +138,7 @@ def _traverse(n, p, depth, kind, actor, rnd, num_actions, child, decision, spent
     counts[1] += 1
     k = kind[n]
     if k == TERMINAL:
-        return _utility(spent, folded, n, ranks, p)
+        return terminal_utility(spent, folded, n, ranks, p)
     if k == CHANCE:
         return _traverse(child[n, 0], p, depth + 1, kind, actor, rnd, num_actions, child, decision, spent, folded,
                          codes, ranks, num_codes, row_of, row_key, regret, counts, prune, threshold, floor,
@@ -152,7 +152,7 @@ def _traverse(n, p, depth, kind, actor, rnd, num_actions, child, decision, spent
     if q != p:
         row = _row(row_of, key, False, row_key, counts)
         _policy(regret, row, a, sigma)
-        j = _sample(sigma, a, _uniform(rng))
+        j = _sample(sigma, a, uniform01(rng))
         return _traverse(child[n, j], p, depth + 1, kind, actor, rnd, num_actions, child, decision, spent, folded,
                          codes, ranks, num_codes, row_of, row_key, regret, counts, prune, threshold, floor,
                          last_round, rng, buf)
@@ -203,7 +203,7 @@ def _update(n, p, depth, kind, actor, rnd, num_actions, child, decision, codes, 
     _policy(regret, row, a, sigma)
     for j in range(a):
         avg[row, j] += sigma[j]
-    j = _sample(sigma, a, _uniform(rng))
+    j = _sample(sigma, a, uniform01(rng))
     _update(child[n, j], p, depth + 1, kind, actor, rnd, num_actions, child, decision, codes, num_codes,
             row_of, row_key, regret, avg, counts, max_round, rng, buf)
 

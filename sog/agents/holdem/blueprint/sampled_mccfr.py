@@ -218,7 +218,7 @@ class SampledBlueprintMCCFR(RowViews):
 
     def traverse(self, players: np.ndarray, modes: np.ndarray, seeds: np.ndarray, codes: np.ndarray,
                  ranks: np.ndarray) -> None:
-        """Traversals i = 0..m-1 in order (`sampled_traversal.run`): player players[i] (int8 [m]),
+        """Traversals i = 0..m-1 in order (`sampled_kernels.run`): player players[i] (int8 [m]),
         mode modes[i] (int8 [m]), seed seeds[i] (uint64 [m]), deal codes[i] (int64 [m, 2, R]) and
         ranks[i] (int64 [m, 2]); the tables double whenever a traversal might not fit."""
         s, bt = self.settings, self.betting

@@ -184,7 +184,7 @@ class SampledUCT(RowViews):
         return budget.done
 
     def simulate(self, seeds: np.ndarray, codes: np.ndarray, ranks: np.ndarray) -> None:
-        """Simulations i = 0..m-1 (`uct_traversal.run`): seed seeds[i] (uint64 [m]), deal codes[i]
+        """Simulations i = 0..m-1 (`uct_kernels.run`): seed seeds[i] (uint64 [m]), deal codes[i]
         (int64 [m, 2, R]) and ranks[i] (int64 [m, 2])."""
         s, bt = self.settings, self.betting
         K.run(bt.kind, bt.actor, bt.round, bt.num_actions, bt.child, bt.decision, bt.spent, bt.folded,

@@ -3,6 +3,8 @@ the fingerprint that stamps its checkpoints.
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import dataclasses
 import json
 
@@ -18,7 +20,7 @@ TRAVERSERS = ("world", "sampled")
 RECALL = ("imperfect", "perfect")
 
 
-class BlueprintError(ValueError):
+class BlueprintError(SogError, ValueError):
     """A blueprint setting, checkpoint or blueprint file that cannot be used."""
 
 

@@ -19,10 +19,10 @@ else argmax Q + c sqrt(log N(u) / N(u, a)) (ties, within 1e-12, uniformly); Smoo
 drawn from the average policy N(u, a) / N(u). c is `explore[n]` (float64 [M], big blinds): the
 paper's schedule (3), fixed at the start of each betting round (`sog.agents.holdem.blueprint.sampled_uct`).
 UPDATE at the terminal, for every in-tree row visited: N(u) += 1, N(u, a) += 1,
-Q(u, a) += (r_i - Q(u, a)) / N(u, a), r_i the owner's payoff (`sampled_traversal._utility`).
+Q(u, a) += (r_i - Q(u, a)) / N(u, a), r_i the owner's payoff (`sampled_kernels.terminal_utility`).
 
 Randomness: each simulation gets a uint64 seed; its uniforms are drawn in path order from
-splitmix64 (`sampled_traversal._uniform`): one per rollout or expansion, one for untried
+splitmix64 (`sampled_kernels.uniform01`): one per rollout or expansion, one for untried
 (when more than one) or tied (when more than one) UCB slots, and with Smooth UCB one for the
 mixing choice and one for an average-policy draw. A plain-Python walk in the same order
 reproduces the tables exactly (tests/test_sampled_uct.py).
@@ -34,7 +34,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sog.agents.holdem.blueprint.sampled_kernels import _uniform, _utility
+from sog.agents.holdem.blueprint.sampled_kernels import uniform01, terminal_utility
 from sog.games.api import CHANCE, TERMINAL
 
 TIE = 1e-12
@@ -54,7 +54,7 @@ def _ucb(visits, counts, q, row, a, c, rng):
         if counts[row, j] == 0:
             untried += 1
     if untried:
-        k = 0 if untried == 1 else _pick(_uniform(rng), untried)
+        k = 0 if untried == 1 else _pick(uniform01(rng), untried)
         for j in range(a):
             if counts[row, j] == 0:
                 if k == 0:
@@ -68,7 +68,7 @@ def _ucb(visits, counts, q, row, a, c, rng):
     for j in range(a):
         if q[row, j] + cl / np.sqrt(counts[row, j]) >= top - TIE:
             best += 1
-    k = 0 if best == 1 else _pick(_uniform(rng), best)
+    k = 0 if best == 1 else _pick(uniform01(rng), best)
     for j in range(a):
         if q[row, j] + cl / np.sqrt(counts[row, j]) >= top - TIE:
             if k == 0:
@@ -82,8 +82,8 @@ def _select(visits, counts, q, row, a, c, smooth, gamma, eta, d, rng):
     """SELECT(u): UCB1, or Smooth UCB mixing in the average policy (see the module doc)."""
     if smooth:
         eta_k = max(gamma, eta / (1.0 + d * np.sqrt(visits[row])))
-        if _uniform(rng) >= eta_k:
-            x = _uniform(rng) * visits[row]
+        if uniform01(rng) >= eta_k:
+            x = uniform01(rng) * visits[row]
             acc = 0.0
             for j in range(a):
                 acc += counts[row, j]
@@ -106,20 +106,20 @@ def _simulate(kind, actor, rnd, num_actions, child, decision, spent, folded, exp
             continue
         p, a = actor[n], num_actions[n]
         if out[p]:
-            j = _pick(_uniform(rng), a)
+            j = _pick(uniform01(rng), a)
         else:
             row = base[decision[n]] + codes[p, rnd[n]]
             if visits[row] == 0:
                 out[p] = True
                 stats[0] += 1
-                j = _pick(_uniform(rng), a)
+                j = _pick(uniform01(rng), a)
             else:
                 j = _select(visits, counts, q, row, a, explore[n], smooth, gamma, eta, d, rng)
             path[steps, 0], path[steps, 1], path[steps, 2] = row, j, p
             steps += 1
         n = child[n, j]
-    r0 = _utility(spent, folded, n, ranks, 0)
-    r1 = _utility(spent, folded, n, ranks, 1)
+    r0 = terminal_utility(spent, folded, n, ranks, 0)
+    r1 = terminal_utility(spent, folded, n, ranks, 1)
     for i in range(steps):
         row, j = path[i, 0], path[i, 1]
         r = r0 if path[i, 2] == 0 else r1

@@ -24,6 +24,8 @@ each player's continuation):
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import abc
 import copy
 from collections.abc import Callable, Iterable
@@ -39,7 +41,7 @@ CONTINUATIONS = ("blueprint", "fold", "call", "raise")
 BIAS = 5.0
 
 
-class TableError(ValueError):
+class TableError(SogError, ValueError):
     """A table evaluation that cannot run as asked (bad agents, games, counts)."""
 
 

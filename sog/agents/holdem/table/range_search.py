@@ -113,7 +113,7 @@ class ShowdownLeaves:
 
 
 class StackedLeaves:
-    """Leaves of several kinds as one `_choice_values` operator: parts [(int64 [F_i] rows, operator)]
+    """Leaves of several kinds as one `choice_values` operator: parts [(int64 [F_i] rows, operator)]
     covering rows 0..F-1."""
 
     def __init__(self, parts: list, k: int, n: int):

@@ -24,6 +24,8 @@ split by hand strength (`Deck.strengths`, the ACPC ranking) - the table's own pa
 """
 from __future__ import annotations
 
+from sog.errors import SogError
+
 import itertools
 from math import comb
 
@@ -45,7 +47,7 @@ def chain_end(bt, node: int) -> tuple[int, int]:
     return node, k
 
 
-class TableSubgameError(ValueError):
+class TableSubgameError(SogError, ValueError):
     """A table node that cannot root a subgame (not two players, a deal too wide)."""
 
 
