@@ -53,7 +53,7 @@ import chess
 
 from launch.console import UserError
 from launch.hosted import HostedAgent, answer
-from sog.agents.external import board_moves
+from sog.games import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.games import UnknownGameError, load_game
 from sog.games.chess import Chess

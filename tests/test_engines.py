@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from engine_programs import needs_gnugo, needs_stockfish, program
 
-from sog.agents.external import board_moves
+from sog.games import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.external.gtp import GTPClient, GTPError, parse_command, response
 from sog.agents.registry import make_agent

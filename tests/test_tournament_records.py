@@ -9,7 +9,7 @@ import chess
 import chess.pgn
 import pytest
 
-from sog.agents.external.board_moves import chess_uci_moves, go_vertex
+from sog.games.board_moves import chess_uci_moves, go_vertex
 from sog.eval.game_records import GTP_COLUMNS, chess_pgn, go_sgf
 from sog.eval.openings import opening_actions, parse_line
 from sog.eval.tournament import TournamentError, parse_config, run_tournament, schedule

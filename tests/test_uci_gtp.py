@@ -22,7 +22,7 @@ from engine_programs import needs_gnugo, needs_stockfish, program
 
 from launch.gtp import GTPServer
 from launch.uci import UCIServer
-from sog.agents.external import board_moves
+from sog.games import board_moves
 from sog.agents.external.gtp import GTPClient, GTPError
 from sog.games import load_game
 from sog.games.api import DECISION

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import chess
 import chess.pgn
 
-from sog.agents.external.board_moves import chess_start_fen, chess_uci_moves, go_vertex
+from sog.games.board_moves import chess_start_fen, chess_uci_moves, go_vertex
 from sog.files import atomic_write
 from sog.games.chess import Chess
 from sog.games.go import Go
@@ -87,17 +87,27 @@ def go_sgf(game: Go, actions: Sequence[int], black: str, white: str, u0: float, 
     return "(;" + ";".join(nodes) + ")\n"
 
 
+def _pgn_record(game: Chess, rec: dict, names: tuple[str, str], label: str, event: str) -> str:
+    return chess_pgn(game, rec["moves"], white=names[1], black=names[0], u0=rec["returns"][0], event=event,
+                     round_=label, opening=rec.get("opening_moves", 0))
+
+
+def _sgf_record(game: Go, rec: dict, names: tuple[str, str], label: str, event: str) -> str:
+    return go_sgf(game, rec["moves"], black=names[0], white=names[1], u0=rec["returns"][0],
+                  name=f"{event} {label}", opening=rec.get("opening_moves", 0))
+
+
+# a game's `capabilities.record` -> (file name, one record's text)
+RECORD_FORMATS = {"pgn": ("games.pgn", _pgn_record), "sgf": ("games.sgf", _sgf_record)}
+
+
 def write_records(game, records: Sequence[dict], path: str | os.PathLike, event: str) -> None:
-    """The PGN (chess) or SGF (Go) of tournament records (each with a, b, seat_a, deal,
-    moves, opening, returns), one after the other, written atomically to `path`."""
+    """The records (in the format of the game's `capabilities.record`: PGN for chess, SGF for Go)
+    of tournament records (each with a, b, seat_a, deal, moves, opening, returns), one after the
+    other, written atomically to `path`."""
+    _, text = RECORD_FORMATS[game.capabilities.record]
     texts = []
     for rec in records:
         names = (rec["a"], rec["b"]) if rec["seat_a"] == 0 else (rec["b"], rec["a"])   # by player
-        u0, label = rec["returns"][0], f"{rec['deal']}.{rec['seat_a']}"
-        if isinstance(game, Chess):
-            texts.append(chess_pgn(game, rec["moves"], white=names[1], black=names[0], u0=u0, event=event,
-                                   round_=label, opening=rec.get("opening_moves", 0)))
-        else:
-            texts.append(go_sgf(game, rec["moves"], black=names[0], white=names[1], u0=u0,
-                                name=f"{event} {label}", opening=rec.get("opening_moves", 0)))
+        texts.append(text(game, rec, names, f"{rec['deal']}.{rec['seat_a']}", event))
     atomic_write(path, lambda f: f.write("\n".join(texts)), mode="w")

@@ -3,7 +3,7 @@ games of one pairing differ (board games: chess, Go, tic-tac-toe).
 
 An opening is a line of moves in the game's notation, then `random_moves` uniformly random
 legal moves drawn from a seed (stopping early at a terminal position). Lines are written
-as engines name moves (`sog.agents.external.board_moves`): UCI for chess (`e2e4 e7e5 g1f3`), GTP
+as engines name moves (`sog.games.board_moves`): UCI for chess (`e2e4 e7e5 g1f3`), GTP
 vertices for Go (`D4 F6 pass`, any case), action ids for any other game (`4 0 8`).
 `parse_line` checks the line is legal from the start (ValueError naming the move);
 `opening_actions` gives the action ids of one opening.
@@ -14,19 +14,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sog.agents.external.board_moves import chess_legal_moves, go_legal_moves
 from sog.games import world as W
 from sog.games.api import DECISION, Game
-from sog.games.chess import Chess
-from sog.games.go import Go
+from sog.games.board_moves import NOTATIONS
 
 
 def _legal(game: Game, world: W.World) -> dict[str, int]:
-    """{move name: action} at `world` in the notation of `game`'s opening lines."""
-    if isinstance(game, Chess):
-        return chess_legal_moves(game, world.pub)
-    if isinstance(game, Go):
-        return go_legal_moves(game, world.pub)
+    """{move name: action} at `world` in the notation of `game`'s opening lines (its
+    `capabilities.notation`; action ids where it has none)."""
+    notation = NOTATIONS.get(game.capabilities.notation)
+    if notation is not None:
+        return notation.legal_moves(game, world.pub)
     if W.kind(game, world) != DECISION:
         return {}
     return {str(a): int(a) for a in W.legal_actions(game, world)}
@@ -42,8 +40,9 @@ def _start(game: Game) -> W.World:
 def parse_line(game: Game, line: str) -> list[int]:
     """The actions of an opening line (module doc); ValueError naming the first illegal move."""
     world, actions = _start(game), []
+    notation = NOTATIONS.get(game.capabilities.notation)
     for i, name in enumerate(line.split()):
-        key = name.upper() if isinstance(game, Go) else name
+        key = notation.key(name) if notation is not None else name
         legal = _legal(game, world)
         if key not in legal:
             names = sorted(legal)

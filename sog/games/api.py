@@ -93,6 +93,22 @@ class GameSpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What a game offers beyond the game API, read by openings, game records, tournaments and the
+    protocol hosts instead of asking for the game's class.
+
+    notation: how moves are named, a key of `sog.games.board_moves.NOTATIONS` ("uci": chess long
+      algebraic, "gtp": Go vertices), or None: an action is named by its id.
+    record: the game-record format tournaments write ("pgn", "sgf"), or None for none.
+    protocol: the GUI / match protocol a `sog` host speaks for the game ("uci", "gtp"), or None.
+    """
+
+    notation: str | None = None
+    record: str | None = None
+    protocol: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class Child:
     """One child of a public state, keyed by the public observation.
 
@@ -120,6 +136,7 @@ class Game(abc.ABC):
     """
 
     spec: GameSpec
+    capabilities: Capabilities = Capabilities()
 
     # ---- static --------------------------------------------------------
     @abc.abstractmethod

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sog.games.api import GameSpec
+from sog.games.api import Capabilities, GameSpec
 from sog.games.spiel_board import SpielBoardGame
 
 HISTORY = 8
@@ -55,6 +55,7 @@ _CASTLING_ORDER = (np.array([1, 0, 3, 2]), np.array([3, 2, 1, 0]))
 
 class Chess(SpielBoardGame):
     colours = ("black", "white")
+    capabilities = Capabilities(notation="uci", record="pgn", protocol="uci")
 
     def __init__(self, fen: str | None = None):
         super().__init__("chess", {})
@@ -67,7 +68,7 @@ class Chess(SpielBoardGame):
     @property
     def network_family(self) -> str:
         """"chess" from any start: the features and moves are the standard game's, so its
-        networks play a FEN position (a UCI host's game, `sog.agents.external.board_moves`)."""
+        networks play a FEN position (a UCI host's game, `sog.games.board_moves`)."""
         return "chess"
 
     def public_tree_size(self) -> int | None:

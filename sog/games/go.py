@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sog.games.api import GameSpec
+from sog.games.api import Capabilities, GameSpec
 from sog.games.spiel_board import SpielBoardGame
 
 HISTORY = 8
@@ -54,6 +54,7 @@ MAX_MOVE_LIMIT = 2 ** 31 - 1     # OpenSpiel's max_game_length of `move_limit=0`
 
 class Go(SpielBoardGame):
     colours = ("black", "white")
+    capabilities = Capabilities(notation="gtp", record="sgf", protocol="gtp")
 
     def __init__(self, board_size: int = 9, komi: float = 7.5, score_weight: float = 0.0,
                  score_scale: float = 20.0, move_limit: int | None = None, superko: str = "draw"):

@@ -23,7 +23,7 @@ deadline, its nodes by the host's node limit, and the host's stop is passed
 on as UCI `stop` (the engine then answers its best move so far).
 
 The engine speaks for the game's side to move: the agent hands it the game's
-moves so far (`sog.agents.external.board_moves` names them) and converts its answer
+moves so far (`sog.games.board_moves` names them) and converts its answer
 back to an action. The engine process is started when the agent first needs it
 after `reset` and ended by `close` (the match runner closes its agents: see
 `sog.agents.api`); one that crashes, does not answer within its time, or
@@ -49,7 +49,7 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from sog.agents.external import board_moves
+from sog.games import board_moves
 from sog.agents.api import Agent, AgentError, AgentFailure
 from sog.agents.external.gtp import GTPClient, GTPError
 from sog.agents.spec import take_params

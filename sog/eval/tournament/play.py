@@ -42,7 +42,7 @@ from sog.eval.aivat import (
     aivat_estimate,
     play_recorded,
 )
-from sog.eval.game_records import write_records
+from sog.eval.game_records import RECORD_FORMATS, write_records
 from sog.eval.holdem.aivat import CheckdownValues, checkdown_estimate
 from sog.eval.holdem.network_aivat import NetworkPathValues
 from sog.eval.openings import opening_actions, parse_line
@@ -57,8 +57,6 @@ from sog.eval.tournament.config import (
 )
 from sog.eval.tournament.report import make_report, write_report
 from sog.games import load_game
-from sog.games.chess import Chess
-from sog.games.go import Go
 from sog.games.holdem import Holdem
 from sog.games.holdem.acpc import game_log_line
 from sog.games.world import IllegalActionError
@@ -66,7 +64,6 @@ from sog.seeding import derive_seed
 
 CONFIG_FILE, GAMES_FILE, HANDS_FILE = "tournament.json", "games.jsonl", "hands.log"
 AIVAT_DRAWS = 0xA1FA     # the seed word of the network AIVAT's flop draws
-PGN_FILE, SGF_FILE = "games.pgn", "games.sgf"
 
 
 # ---------------------------------------------------------------- storage
@@ -142,11 +139,12 @@ class ResultStore:
 
 
     def write_game_records(self, game, records: Sequence[dict]) -> None:
-        """games.pgn (chess) or games.sgf (Go): every finished game of `records`, in order."""
-        name = PGN_FILE if isinstance(game, Chess) else SGF_FILE if isinstance(game, Go) else None
+        """games.pgn (chess), games.sgf (Go), the file of the game's `capabilities.record`: every
+        finished game of `records`, in order."""
+        record = RECORD_FORMATS.get(game.capabilities.record)
         finished = [rec for rec in records if "moves" in rec and "error" not in rec]
-        if name is not None and finished:
-            write_records(game, finished, self.dir / name, event=self.dir.name)
+        if record is not None and finished:
+            write_records(game, finished, self.dir / record[0], event=self.dir.name)
 
     def write_hand_log(self, records: Sequence[dict]) -> None:
         """hands.log: the ACPC lines of `records` (those that have one), renumbered 0, 1, ..."""

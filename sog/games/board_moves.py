@@ -16,8 +16,14 @@ lower case) and upper-cased for Go (GTP vertices are case-insensitive).
 controller's position (a python-chess `Board`) has legal moves: the game
 continues after a threefold repetition or a fifty-move count that no one
 claimed, which OpenSpiel ends automatically.
+
+`NOTATIONS` maps a game's `capabilities.notation` to its `Notation`, so code that names moves
+(openings, records, hosts) reads the game's record instead of asking for its class.
 """
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
 
 import chess
 import pyspiel
@@ -75,3 +81,15 @@ def go_legal_moves(game: Go, pub: tuple) -> dict[str, int]:
     player = state.current_player()
     return {state.action_to_string(player, a).split()[-1].upper(): a
             for a in game.cached("legal_mask", pub)[0].nonzero()[0].tolist()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Notation:
+    """A move notation: legal_moves(game, pub) -> {name: action} of the legal moves at `pub` (empty
+    at a terminal state); key(name) -> a user's name spelt as legal_moves spells it."""
+
+    legal_moves: Callable[..., dict[str, int]]
+    key: Callable[[str], str]
+
+
+NOTATIONS = {"uci": Notation(chess_legal_moves, str), "gtp": Notation(go_legal_moves, str.upper)}
