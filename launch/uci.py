@@ -37,7 +37,8 @@ such a position is searched as a game from its FEN (`board_moves.chess_continued
 position with too little material to mate, where every move draws, the engine answers the
 first legal move (python-chess's order).
 
-A bad position (an unparsable FEN, an illegal move) is reported as
+A bad position (an unparsable FEN, an illegal position such as the side not to move in
+check or a missing king, an illegal move) is reported as
 `info string error: ...` and leaves no position, so that a following `go`
 answers `bestmove 0000`. The agent plays the side to move (`launch.hosted`):
 with a SoG spec (`sog:RUN?s=...`) it keeps its search between the moves of a game.
@@ -151,7 +152,9 @@ class UCIServer:
             raise failure
 
     def close(self) -> None:
-        """Wait for the running search (the end of input: its bestmove is still sent)."""
+        """End the running search as `stop` does (the end of input) and wait for it: its bestmove
+        is still sent."""
+        self.stop.set()
         self.wait()
 
     def position(self, args: list[str]) -> None:
@@ -167,6 +170,9 @@ class UCIServer:
                 board = chess.Board(fen)
             except ValueError as e:
                 self.send(f"info string error: bad FEN {fen!r}: {e}")
+                return
+            if board.status() != chess.STATUS_VALID:
+                self.send(f"info string error: illegal position {fen!r}: {status_text(board.status())}")
                 return
             canonical = board.fen()
             try:
@@ -253,6 +259,11 @@ class UCIServer:
             self.send(f"info string error: {e}")
             return "0000"
         return board_moves.chess_move_name(self.game, self.pub, action)
+
+
+def status_text(status: chess.Status) -> str:
+    """python-chess's reasons that a position is illegal, in words: 'opposite check, ...'."""
+    return ", ".join(flag.name.lower().replace("_", " ") for flag in chess.Status if flag and flag in status)
 
 
 def serve(spec: str, inp: TextIO, out: TextIO, seed: int = 0) -> None:
