@@ -18,6 +18,7 @@ variant, before they answer the first command).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 from sog.agents.api import Agent, AgentError, AgentFailure
 from sog.agents.registry import make_agent
@@ -85,13 +86,32 @@ class HostedAgent:
             agent.close()
 
 
+def input_lines(inp) -> Iterator[tuple[str, bool]]:
+    """(line, is UTF-8) for each line of `inp`: read as bytes and decoded line by line where
+    `inp` has a binary `buffer` (stdin), so that a line that is not UTF-8 is one bad line (then
+    decoded with U+FFFD for the undecodable bytes), whatever the stream's own error handling."""
+    raw = getattr(inp, "buffer", None)
+    if raw is None:
+        for line in inp:
+            yield line, True
+        return
+    for data in raw:
+        try:
+            yield data.decode("utf-8"), True
+        except UnicodeDecodeError:
+            yield data.decode("utf-8", "replace"), False
+
+
 def answer(server, inp) -> None:
     """Feed the lines of `inp` to `server.handle` (a protocol server holding the hosted agent as
-    `server.host`) until it returns False or the input ends, then `server.close()` (waits for
-    work still running); the agent is closed either way."""
+    `server.host`; a line that is not UTF-8 to `server.refuse`, which answers it with the
+    protocol's error) until `handle` returns False or the input ends, then `server.close()`
+    (waits for work still running); the agent is closed either way."""
     try:
-        for line in inp:
-            if not server.handle(line):
+        for line, decoded in input_lines(inp):
+            if not decoded:
+                server.refuse(line, "the command is not UTF-8")
+            elif not server.handle(line):
                 break
         server.close()
     finally:

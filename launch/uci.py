@@ -15,6 +15,8 @@ Speaks UCI on stdin/stdout (everything else goes to stderr):
     setoption, debug, register   accepted (no options)
     quit                         (or the end of input) ends the search and the program
 
+A line that is not UTF-8 is answered `info string error: the command is not UTF-8: ...`.
+
 `go` limits: the agent's own budget (`uct?simulations=150`) is the longest search;
 `movetime MS`, the clock (`wtime`/`btime` MS, `winc`/`binc` MS, `movestogo N`: the side to
 move's time / N (20 if not given) + 3/4 of its increment, at most its time less 0.1 s) and
@@ -134,6 +136,10 @@ class UCIServer:
         elif cmd not in ("setoption", "debug", "register"):
             self.send(f"info string unknown command {cmd}")
         return True
+
+    def refuse(self, line: str, why: str) -> None:
+        """Answer a line that cannot be read (`launch.hosted.answer`) with an error line."""
+        self.send(f"info string error: {why}: {line.strip()!r}")
 
     def wait_warm(self) -> None:
         """Wait for the warm-up (if it still runs)."""
