@@ -11,9 +11,10 @@ message format is `sog.agents.external.gtp`'s). Commands:
     genmove COLOUR       -> the agent's vertex (played on the board)
     undo                 takes back the last move
     showboard            -> the board as OpenSpiel draws it
-    final_score          -> the Tromp-Taylor area score of the position: B+3.5, W+7.0 or 0
-                            (GnuGo's `final_score` with --chinese-rules once dead stones are
-                            captured, as `gnugo --capture-all-dead` plays out its games)
+    final_score          -> the Tromp-Taylor area score of the board as it stands: B+3.5, W+7.0
+                            or 0; every stone on the board counts as alive (no dead-stone
+                            removal), so it is GnuGo's `final_score` with --chinese-rules only
+                            once dead stones are captured, as `gnugo --capture-all-dead` plays out
 
 The game follows the controller's: no move limit, and a move that recreates an
 earlier position (positional superko) is illegal for the mover (`sog.games.go`'s

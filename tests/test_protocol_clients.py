@@ -12,7 +12,10 @@ import threading
 import time
 from pathlib import Path
 
+import chess
+import chess.engine
 import pytest
+from engine_programs import needs_stockfish, program
 
 from launch.cli import main
 
@@ -110,3 +113,22 @@ def test_acpc_dealer_faults_are_one_line(act, message, capsys):
     err = out.err.strip().splitlines()
     assert code == 2 and out.out == "" and len(err) == 1, out.err
     assert err[0].startswith("sog acpc: error: ") and message in err[0]
+
+
+@needs_stockfish
+def test_uci_plays_a_one_second_game_through_python_chess_without_a_time_loss():
+    """1 s + 0 against Stockfish 1350 through `popen_uci`, the clock measured around each `play`."""
+    engine = chess.engine.SimpleEngine.popen_uci(sog("uci", "--agent", "uct?simulations=30"), timeout=60, cwd=ROOT,
+                                                 env=ENV)
+    with engine, chess.engine.SimpleEngine.popen_uci(program("stockfish")) as sf:
+        sf.configure({"UCI_LimitStrength": True, "UCI_Elo": 1350})
+        engine.ping()                                      # the warm-up is over before the clock runs
+        board, left = chess.Board(), 1.0
+        while not board.is_game_over(claim_draw=True) and board.fullmove_number < 150:
+            limit = chess.engine.Limit(white_clock=max(left, 0.0), black_clock=1.0, white_inc=0, black_inc=0)
+            start = time.perf_counter()
+            move = (engine if board.turn == chess.WHITE else sf).play(board, limit).move
+            if board.turn == chess.WHITE:
+                left -= time.perf_counter() - start
+                assert left > 0, f"lost on time at move {board.fullmove_number}"
+            board.push(move)
