@@ -11,9 +11,10 @@ message format is `sog.agents.external.gtp`'s). Commands:
     genmove COLOUR       -> the agent's vertex (played on the board)
     undo                 takes back the last move
     showboard            -> the board as OpenSpiel draws it
-    final_score          -> the Tromp-Taylor area score of the position: B+3.5, W+7.0 or 0
-                            (GnuGo's `final_score` with --chinese-rules once dead stones are
-                            captured, as `gnugo --capture-all-dead` plays out its games)
+    final_score          -> the Tromp-Taylor area score of the board as it stands: B+3.5, W+7.0
+                            or 0; every stone on the board counts as alive (no dead-stone
+                            removal), so it is GnuGo's `final_score` with --chinese-rules only
+                            once dead stones are captured, as `gnugo --capture-all-dead` plays out
 
 The game follows the controller's: no move limit, and a move that recreates an
 earlier position (positional superko) is illegal for the mover (`sog.games.go`'s
@@ -21,7 +22,8 @@ hosted rules, `move_limit=0,superko=illegal`; the agent searches that game).
 Colours must alternate, black first (the game has no handicap stones or
 consecutive moves of one colour): a `play` or `genmove` for the side not to
 move, an illegal vertex, or any move once the game is over (two passes) is
-refused with `? ...`, as is an unknown command. The agent plays the side to
+refused with `? ...`, as are an unknown command and a line that is not UTF-8
+(`? the command is not UTF-8`). The agent plays the side to
 move (`launch.hosted`): with a SoG spec (`sog:RUN?s=...`) it keeps its search
 between the moves of a game.
 """
@@ -79,6 +81,12 @@ class GTPServer:
         self.out.write(response(ident, ok, text))
         self.out.flush()
         return cmd != "quit"
+
+    def refuse(self, line: str, why: str) -> None:
+        """Answer a line that cannot be read (`launch.hosted.answer`) with `? why` (its id kept)."""
+        parsed = parse_command(line)
+        self.out.write(response(parsed[0] if parsed else "", False, why))
+        self.out.flush()
 
     def command(self, cmd: str, args: list[str]) -> str:
         """The answer text of one command (GTPCommandError: the failure message)."""

@@ -10,14 +10,16 @@ when `new_game()` was called, when the side to move is not its seat, or when `pu
 does not extend the position it last moved at (a take-back or another game); so a
 continual re-solving agent keeps its search between the moves of one game.
 
-`warm(game)` plays one move from the start and lets the agent `prepare` (a network agent
-compiles its batch sizes), at most WARM_SECONDS in all, and forgets the move: the
-compilations happen before the controller's clock runs (the servers call it once per game
-variant, before they answer the first command).
+`warm(game)` lets the agent `prepare` (a network agent compiles every batch size) and
+plays one short move from the start (one search iteration, at most WARM_SECONDS), and
+forgets the move: the compilations happen before the controller's clock runs (the servers
+call it once per game variant, before they answer the first command that starts a clock).
 """
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Iterator
 
 from sog.agents.api import Agent, AgentError, AgentFailure
 from sog.agents.registry import make_agent
@@ -25,7 +27,7 @@ from sog.games.api import DECISION, Game
 from sog.limits import SEARCH_LIMITS
 from sog.seeding import derive_seed
 
-WARM_SECONDS = 10.0      # the warm-up's time limit (a search ends between phases past it)
+WARM_SECONDS = 10.0      # the warm-up move's time limit (a search ends between phases past it)
 
 
 class HostedAgent:
@@ -46,19 +48,20 @@ class HostedAgent:
         return self._agents[name]
 
     def warm(self, game: Game) -> None:
-        """One move at `game`'s root and the agent's `prepare`, under a WARM_SECONDS limit, then
-        everything as before the move (the next move starts a new game with the same seed); once
-        per game variant. A failing agent is left for the first real move to report."""
+        """The agent's `prepare` with no time limit (a network compiles every batch size a search
+        can use), then one move at `game`'s root, at most one search iteration (phase) and
+        WARM_SECONDS, then everything as before the move (the next move starts a new game with
+        the same seed); once per game variant. A failing agent is left for the first real move
+        to report."""
         root = game.root()
         if game.spec.name in self._warmed or game.cached("kind", root) != DECISION:
             return
         self._warmed.add(game.spec.name)
         games = self.games
-        deadline = time.perf_counter() + WARM_SECONDS
         try:
-            with SEARCH_LIMITS.limited(deadline=deadline):
+            self.agent(game).prepare(math.inf)
+            with SEARCH_LIMITS.limited(deadline=time.perf_counter() + WARM_SECONDS, iterations=1):
                 self.move(game, root)
-            self.agent(game).prepare(deadline)
         except (AgentError, AgentFailure):
             pass
         self.games, self._last = games, None
@@ -85,13 +88,32 @@ class HostedAgent:
             agent.close()
 
 
+def input_lines(inp) -> Iterator[tuple[str, bool]]:
+    """(line, is UTF-8) for each line of `inp`: read as bytes and decoded line by line where
+    `inp` has a binary `buffer` (stdin), so that a line that is not UTF-8 is one bad line (then
+    decoded with U+FFFD for the undecodable bytes), whatever the stream's own error handling."""
+    raw = getattr(inp, "buffer", None)
+    if raw is None:
+        for line in inp:
+            yield line, True
+        return
+    for data in raw:
+        try:
+            yield data.decode("utf-8"), True
+        except UnicodeDecodeError:
+            yield data.decode("utf-8", "replace"), False
+
+
 def answer(server, inp) -> None:
     """Feed the lines of `inp` to `server.handle` (a protocol server holding the hosted agent as
-    `server.host`) until it returns False or the input ends, then `server.close()` (waits for
-    work still running); the agent is closed either way."""
+    `server.host`; a line that is not UTF-8 to `server.refuse`, which answers it with the
+    protocol's error) until `handle` returns False or the input ends, then `server.close()`
+    (waits for work still running); the agent is closed either way."""
     try:
-        for line in inp:
-            if not server.handle(line):
+        for line, decoded in input_lines(inp):
+            if not decoded:
+                server.refuse(line, "the command is not UTF-8")
+            elif not server.handle(line):
                 break
         server.close()
     finally:

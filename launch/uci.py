@@ -15,6 +15,8 @@ Speaks UCI on stdin/stdout (everything else goes to stderr):
     setoption, debug, register   accepted (no options)
     quit                         (or the end of input) ends the search and the program
 
+A line that is not UTF-8 is answered `info string error: the command is not UTF-8: ...`.
+
 `go` limits: the agent's own budget (`uct?simulations=150`) is the longest search;
 `movetime MS`, the clock (`wtime`/`btime` MS, `winc`/`binc` MS, `movestogo N`: the side to
 move's time / N (20 if not given) + 3/4 of its increment, at most its time less 0.1 s) and
@@ -26,10 +28,11 @@ answer until `stop` / `ponderhit`. The limits reach every search through
 kinds), GT-CFR's phases (`sog:`) and an external engine's own move limit. Commands that
 change the position (`position`, `go`, `ucinewgame`) wait for a running search to end.
 
-At start the agent is warmed up on a worker thread (`launch.hosted.HostedAgent.warm`: one
-move from the start position and a network's compilations, at most 10 s) while the GUI
-sends `uci` and its options; the first `isready`, `position`, `go` or `ucinewgame` waits for
-it, so that the first move's clock pays no compilation.
+At start the agent is made and warmed up on a worker thread (`launch.hosted.HostedAgent.warm`:
+a network's compilations of every batch size, then one short move from the start position)
+while the GUI sends `uci` (answered at once) and its options; the first `isready`,
+`position`, `go` or `ucinewgame` waits for it, so that the first move's clock pays no
+compilation. A spec that makes no chess agent is then one line on stderr, exit status 2.
 
 Positions follow the controller's game: a threefold repetition or a fifty-move count is a
 draw that a player may claim, not the end of the game (OpenSpiel ends it automatically), so
@@ -37,7 +40,8 @@ such a position is searched as a game from its FEN (`board_moves.chess_continued
 position with too little material to mate, where every move draws, the engine answers the
 first legal move (python-chess's order).
 
-A bad position (an unparsable FEN, an illegal move) is reported as
+A bad position (an unparsable FEN, an illegal position such as the side not to move in
+check or a missing king, an illegal move) is reported as
 `info string error: ...` and leaves no position, so that a following `go`
 answers `bestmove 0000`. The agent plays the side to move (`launch.hosted`):
 with a SoG spec (`sog:RUN?s=...`) it keeps its search between the moves of a game.
@@ -63,6 +67,7 @@ NAME = "sog"
 MOVES_TO_GO = 20          # moves the clock is shared over when `go` gives no movestogo
 INCREMENT_SHARE = 0.75    # of the increment spent on this move
 CLOCK_RESERVE = 0.1       # seconds of the clock never spent
+LATENCY = 0.02            # seconds of a move's time kept for the answer (the host's own work, the pipe)
 GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate")
 
 
@@ -74,13 +79,11 @@ class UCIServer:
         self.spec, self.out = spec, out
         self.host = HostedAgent(spec, seed)
         self.standard = load_game("chess")
-        try:
-            self.host.agent(self.standard)       # a bad spec fails before the GUI is told anything
-        except AgentError as e:
-            raise UserError(str(e)) from None
+        self.broken: AgentError | None = None    # the spec's error, raised by `wait_warm`
         self.board: chess.Board | None = chess.Board()   # the controller's position; None: bad
         self.game: Chess | None = self.standard          # it as OpenSpiel plays it; None: dead
         self.pub: tuple = ()
+        self.line: tuple[list[str], list[str]] | None = None   # (start, moves) of the last good `position`
         self.lock = threading.Lock()             # one writer of `out` at a time; guards `held`
         self.search: threading.Thread | None = None
         self.stop = threading.Event()
@@ -89,9 +92,18 @@ class UCIServer:
         self.failure: BaseException | None = None
         # the warm-up (`HostedAgent.warm`: a network's compilations) while the GUI sets up; the
         # first isready / ucinewgame / position / go waits for it, so no clock runs meanwhile
-        self.warming: threading.Thread | None = threading.Thread(target=self.host.warm, args=(self.standard,),
-                                                                 daemon=True)
+        self.warming: threading.Thread | None = threading.Thread(target=self._warm, daemon=True)
         self.warming.start()
+
+    def _warm(self) -> None:
+        """The warm-up thread: the agent made (its network loaded: `uciok` does not wait for it),
+        then `HostedAgent.warm`."""
+        try:
+            self.host.agent(self.standard)
+        except AgentError as e:
+            self.broken = e
+            return
+        self.host.warm(self.standard)
 
     def send(self, text: str) -> None:
         with self.lock:
@@ -134,11 +146,17 @@ class UCIServer:
             self.send(f"info string unknown command {cmd}")
         return True
 
+    def refuse(self, line: str, why: str) -> None:
+        """Answer a line that cannot be read (`launch.hosted.answer`) with an error line."""
+        self.send(f"info string error: {why}: {line.strip()!r}")
+
     def wait_warm(self) -> None:
-        """Wait for the warm-up (if it still runs)."""
+        """Wait for the warm-up (if it still runs); UserError if the agent cannot be made."""
         if self.warming is not None:
             self.warming.join()
             self.warming = None
+        if self.broken is not None:
+            raise UserError(str(self.broken))
 
     def wait(self) -> None:
         """Wait for the warm-up and the running search (if any) to end; re-raise what broke it."""
@@ -151,34 +169,28 @@ class UCIServer:
             raise failure
 
     def close(self) -> None:
-        """Wait for the running search (the end of input: its bestmove is still sent)."""
+        """End the running search as `stop` does (the end of input) and wait for it: its bestmove
+        is still sent."""
+        self.stop.set()
         self.wait()
 
     def position(self, args: list[str]) -> None:
-        """Set the position of `position startpos|fen FEN [moves ...]`."""
-        self.board = self.game = None
+        """Set the position of `position startpos|fen FEN [moves ...]`; a position that extends
+        the last one (the same start, more moves: a game going on) plays only the new moves."""
         moves_at = args.index("moves") if "moves" in args else len(args)
         head, moves = args[:moves_at], args[moves_at + 1:]
-        if head == ["startpos"]:
-            board, game = chess.Board(), self.standard
-        elif head[:1] == ["fen"] and len(head) > 1:
-            fen = " ".join(head[1:])
-            try:
-                board = chess.Board(fen)
-            except ValueError as e:
-                self.send(f"info string error: bad FEN {fen!r}: {e}")
-                return
-            canonical = board.fen()
-            try:
-                game = self.standard if canonical == chess.STARTING_FEN else load_game(f"chess(fen={canonical})")
-            except UnknownGameError as e:
-                self.send(f"info string error: {e}")
-                return
+        last, self.line = self.line, None
+        if last is not None and last[0] == head and moves[:len(last[1])] == last[1]:
+            board, game, pub, done = self.board, self.game, self.pub, len(last[1])
         else:
-            self.send(f"info string error: expected 'position startpos|fen FEN [moves ...]', got {' '.join(args)!r}")
-            return
-        pub: tuple = ()
-        for i, name in enumerate(moves):
+            start = self.start(head, args)
+            if start is None:
+                self.board = self.game = None
+                return
+            (board, game), pub, done = start, (), 0
+        self.board = self.game = None
+        for i in range(done, len(moves)):
+            name = moves[i]
             try:
                 move = board.parse_uci(name)
             except ValueError:
@@ -193,7 +205,31 @@ class UCIServer:
             board.push(move)
         if game is not None and game.state(pub).is_terminal():
             game, pub = board_moves.chess_continued(board), ()
-        self.board, self.game, self.pub = board, game, pub
+        self.board, self.game, self.pub, self.line = board, game, pub, (head, moves)
+
+    def start(self, head: list[str], args: list[str]) -> tuple[chess.Board, Chess] | None:
+        """(board, game) of `position` HEAD (`startpos` or `fen FEN`); None (an error line sent)
+        if it is not a legal position."""
+        if head == ["startpos"]:
+            return chess.Board(), self.standard
+        if head[:1] != ["fen"] or len(head) < 2:
+            self.send(f"info string error: expected 'position startpos|fen FEN [moves ...]', got {' '.join(args)!r}")
+            return None
+        fen = " ".join(head[1:])
+        try:
+            board = chess.Board(fen)
+        except ValueError as e:
+            self.send(f"info string error: bad FEN {fen!r}: {e}")
+            return None
+        if board.status() != chess.STATUS_VALID:
+            self.send(f"info string error: illegal position {fen!r}: {status_text(board.status())}")
+            return None
+        canonical = board.fen()
+        try:
+            return board, self.standard if canonical == chess.STARTING_FEN else load_game(f"chess(fen={canonical})")
+        except UnknownGameError as e:
+            self.send(f"info string error: {e}")
+            return None
 
     def go(self, args: list[str]) -> None:
         """Start the search of `go ARGS` on a worker thread (its bestmove sent when it ends)."""
@@ -222,7 +258,7 @@ class UCIServer:
             left = numbers[clock] / 1000
             share = left / max(numbers.get("movestogo", MOVES_TO_GO), 1) + INCREMENT_SHARE * numbers.get(inc, 0) / 1000
             seconds.append(min(share, left - CLOCK_RESERVE))
-        deadline = now + max(min(seconds), 0.0) if seconds else None
+        deadline = now + max(min(seconds) - LATENCY, 0.0) if seconds else None
         return deadline, numbers.get("nodes")
 
     def _search(self, deadline: float | None, nodes: int | None) -> None:
@@ -253,6 +289,11 @@ class UCIServer:
             self.send(f"info string error: {e}")
             return "0000"
         return board_moves.chess_move_name(self.game, self.pub, action)
+
+
+def status_text(status: chess.Status) -> str:
+    """python-chess's reasons that a position is illegal, in words: 'opposite check, ...'."""
+    return ", ".join(flag.name.lower().replace("_", " ") for flag in chess.Status if flag and flag in status)
 
 
 def serve(spec: str, inp: TextIO, out: TextIO, seed: int = 0) -> None:

@@ -4,8 +4,9 @@ A host (`sog uci`) runs an agent's move on a worker thread inside
 `SEARCH_LIMITS.limited(stop, deadline, iterations)`; every search loop on that
 thread (the baselines' `sog.agents.sampling.common.Budget`, GT-CFR's phases, an external
 engine's move limit) reads `SEARCH_LIMITS.current()` when it starts and asks
-its `more` between units of work. Outside `limited` there is no limit, and the
-searches run exactly as they would without a host.
+its `more` between units of work; a unit that can run long (a UCT rollout to the end of
+a chess game) asks `expired` as it goes and is cut short. Outside `limited` there is no
+limit, and the searches run exactly as they would without a host.
 """
 from __future__ import annotations
 
@@ -40,6 +41,15 @@ class Limits:
             if now + (now - start) * step / done >= self.deadline:
                 return False
         return True
+
+    def timed(self) -> bool:
+        """Whether a stop or a deadline can end the work (else `expired` is always False)."""
+        return self.stop is not None or self.deadline is not None
+
+    def expired(self) -> bool:
+        """Stopped or past the deadline: a search cuts the unit of work it is in (a rollout)."""
+        return (self.stop is not None and self.stop.is_set()) or (
+            self.deadline is not None and time.perf_counter() >= self.deadline)
 
     def seconds_left(self) -> float | None:
         """Seconds to the deadline (negative past it), None without one."""

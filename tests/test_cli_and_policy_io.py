@@ -258,6 +258,10 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "kuhn_poker(players=3)", "--algorithm", "cfr+"), "3-player games take external, outcome"),
     (("solve", "--game", "kuhn_poker", "--algorithm", "outcome"), "are for games of more than two players"),
     (("solve", "--game", "kuhn_poker(players=3)", "--seconds", "0"), "--seconds must be positive"),
+    (("acpc", "--host", "127.0.0.1", "--port", "5000", "--agent", "call", "--read-timeout", "0"),
+     "--read-timeout must be a positive number of seconds, got 0.0"),
+    (("acpc", "--host", "127.0.0.1", "--port", "5000", "--agent", "call", "--timeout", "nan"),
+     "--timeout must be a positive number of seconds, got nan"),
 ])
 def test_cli_errors_are_clear(capfd, args, message):
     rc, stdout, stderr = run_sog_here(capfd, *args)

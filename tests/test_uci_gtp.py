@@ -5,6 +5,7 @@ untrained CVPN, against Stockfish and GnuGo where they are installed; bad agent 
 from __future__ import annotations
 
 import io
+import math
 import os
 import queue
 import subprocess
@@ -351,9 +352,9 @@ def test_fresh_agent_takes_a_training_configs_network():
 
 
 def test_a_hosted_agent_is_warmed_up_before_the_first_clock_and_plays_as_without(monkeypatch):
-    """`HostedAgent.warm` compiles the agent's network (one move from the start, then the agent's
-    `prepare` until the time limit) and leaves no trace: the moves of a warmed host are those of
-    a cold one, and a second warm-up does nothing."""
+    """`HostedAgent.warm` compiles the agent's network (the agent's `prepare` with no time limit,
+    then one short move from the start) and leaves no trace: the moves of a warmed host are those
+    of a cold one, and a second warm-up does nothing."""
     import launch.hosted
     from launch.hosted import HostedAgent
 
@@ -376,11 +377,10 @@ def test_a_hosted_agent_is_warmed_up_before_the_first_clock_and_plays_as_without
     sog_agent = type(HostedAgent(spec).agent(game))
     monkeypatch.setattr(sog_agent, "prepare", lambda self, deadline: prepared.append(deadline))
     warm = HostedAgent(spec, seed=3)
-    start = time.perf_counter()
     warm.warm(game)
     value_fn = warm.agent(game).resolver.value_fn
     compiled = value_fn.compilations
-    assert compiled > 0 and len(prepared) == 1 and start + 3.0 <= prepared[0] <= start + 4.0
+    assert compiled > 0 and prepared == [math.inf]
     warm.warm(game)
     assert value_fn.compilations == compiled and warm.games == 0
     assert moves(warm) == moves(HostedAgent(spec, seed=3))

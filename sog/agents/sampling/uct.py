@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from sog.agents.sampling.common import CHANCE, TERMINAL, Budget, World, WorldStepper
+from sog.agents.sampling.common import CHANCE, SEARCH_LIMITS, TERMINAL, Budget, World, WorldStepper
 from sog.policy import TabularPolicy
 from sog.games.api import Game
 
@@ -96,6 +96,8 @@ class MCTSEngine:
         self.stepper = stepper or WorldStepper(game)
         self.infos: dict = {}
         self._num_actions = game.spec.num_actions
+        self.limits = SEARCH_LIMITS.current()       # a host's stop / deadline cut a rollout short
+        self._timed = self.limits.timed()
 
     # ---- selection ------------------------------------------------------
     def ucb(self, info: InfoStats) -> int:
@@ -140,7 +142,9 @@ class MCTSEngine:
             return self._simulate(st.sample_chance(w, self.rng), out_of_tree)
         actor = st.actor(w.pub)
         slot = w.slots[actor]
-        if out_of_tree[actor]:  # rollout
+        if out_of_tree[actor]:  # rollout (cut at a host's stop or deadline: scored 0)
+            if self._timed and self.limits.expired():
+                return 0.0
             legal = st.legal(w.pub, slot)
             a = int(legal[int(self.rng.integers(len(legal)))])
             return self._simulate(st.child(w, a), out_of_tree)
