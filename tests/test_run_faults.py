@@ -216,3 +216,47 @@ def test_a_save_on_a_full_disk_names_the_path_and_the_space_and_keeps_the_checkp
         assert files_state(run) == before and load_value_function(run, kuhn).version == 2
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+# ------------------------------------------------------------------ Ctrl-C and SIGTERM
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig,sync", [(signal.SIGINT, True), (signal.SIGTERM, True),
+                                      (signal.SIGINT, False), (signal.SIGTERM, False)])
+def test_a_stop_signal_saves_the_run_and_exits_130(tmp_path, sig, sync):
+    """SIGINT or SIGTERM to the driver of a run with a checkpoint written: a final checkpoint, the
+    replay and queue, the summary on stdout, exit status 130, no traceback, no partial step."""
+    run = tmp_path / "run"
+    proc = sog_process("train", "--config", "tiny_kuhn", "--run-dir", run, "--set", "run.max_steps=100000",
+                       "--set", "run.minutes=10", "--set", "learner.checkpoint_every=5", *(["--sync"] * sync))
+    while not (run / "5").is_dir():
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.2)
+    os.kill(proc.pid, sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
+    summary = json.loads(out)
+    assert summary["stop_reason"] == "interrupted" and summary["checkpoints"][-1] == summary["steps"]
+    assert (run / "replay.npz").is_file() and (run / "queue.pkl").is_file()
+    assert not list(run.glob("*.orbax-checkpoint-tmp*"))
+
+
+# ------------------------------------------------------------------ kill -9 of the driver
+
+@pytest.mark.slow
+def test_no_process_of_a_run_outlives_a_kill_9_of_its_driver(tmp_path):
+    """A Ray run with evaluations (so the exact-oracle reference process runs too): every
+    descendant of the driver ends within a minute of its SIGKILL."""
+    run = tmp_path / "run"
+    proc = sog_process("train", "--config", "tiny_kuhn", "--run-dir", run, "--set", "run.minutes=10",
+                       "--set", "run.eval_every=1000", "--set", "run.eval_search=10,1",
+                       env={**os.environ, "SOG_CACHE_DIR": ""})
+    while not (run / "metrics.jsonl").is_file():
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.2)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert children
+    proc.kill()
+    proc.wait()
+    gone, alive = psutil.wait_procs(children, timeout=60)
+    assert alive == [], [p.cmdline() for p in alive if p.is_running()]
