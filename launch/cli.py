@@ -303,9 +303,12 @@ def cmd_train(args) -> dict:
         raise UserError(str(e)) from None
     run_dir = args.run_dir or str(Path("runs") / Path(args.config).name.removesuffix(".yaml"))
     try:
-        return train(config, run_dir, sync=args.sync, log=say)
+        summary = train(config, run_dir, sync=args.sync, log=say)
     except (CheckpointError, TrainError, ConfigError) as e:
         raise UserError(str(e)) from None
+    if summary["stop_reason"] == "interrupted":    # saved and summed up: printed, then exit status 130
+        raise Interrupted(summary)
+    return summary
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -425,6 +428,14 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+class Interrupted(KeyboardInterrupt):
+    """A command stopped by Ctrl-C or SIGTERM that still has its result to print (`sog train`)."""
+
+    def __init__(self, result: dict):
+        super().__init__()
+        self.result = result
+
+
 def main(argv=None) -> int:
     """The `sog` command. Run as a program (argv None), SIGTERM (what `kill` and cluster
     schedulers send) stops a command as Ctrl-C does: its cleanups run (a tournament ends its
@@ -447,7 +458,9 @@ def main(argv=None) -> int:
     except (UserError, TreeTooLarge) as e:
         say(f"sog {args.command}: error: {e}")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if isinstance(e, Interrupted):
+            emit(e.result)
         say(f"\nsog {args.command}: interrupted")
         return 130
     return 0

@@ -213,7 +213,7 @@ def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dic
 
 
 def run(args) -> dict:
-    from learners.checkpoint import CheckpointError, load_value_function, read_metadata
+    from learners.checkpoint import CheckpointError, CheckpointGone, load_value_function, read_metadata
 
     run_dir = Path(args.run)
     if args.every < 1:
@@ -242,10 +242,17 @@ def run(args) -> dict:
             raise UserError(str(e)) from None
         params[p.label] = p
     temperature = config.search.prior_temperature if config is not None else 1.0
-    try:
-        metas = {step: read_metadata(run_dir / str(step)) for step in selected}
-    except CheckpointError as e:
-        raise UserError(str(e)) from None
+    metas = {}
+    for step in selected:
+        try:
+            metas[step] = read_metadata(run_dir / str(step))
+        except CheckpointGone as e:          # the run writing it keeps only its newest checkpoints
+            say(f"skipped step {step}: {e}")
+        except CheckpointError as e:
+            raise UserError(str(e)) from None
+    if not metas:
+        raise UserError(f"every checkpoint of {run_dir} asked for was removed while being read")
+    selected = sorted(metas)
     games = {m["game"] for m in metas.values()}
     if len(games) > 1:
         raise UserError(f"{run_dir} holds checkpoints of several games ({', '.join(sorted(games))})")
@@ -279,6 +286,9 @@ def run(args) -> dict:
                 continue
             try:
                 loaded = load_value_function(run_dir / str(step), game, buckets=BUCKETS)
+            except CheckpointGone as e:
+                say(f"skipped step {step}: {e}")
+                continue
             except CheckpointError as e:
                 raise UserError(str(e)) from None
             if vf is None or metas[step].get("network") != network:

@@ -92,7 +92,7 @@ from actors.inference import InferenceServer
 from actors.ray_actors import ProducerActor, QueryQueueActor, ReplayActor
 from launch.local_ray import LocalRay, quiet_ray_logs
 from launch.roles import PRODUCERS, ROLES, Role
-from launch.training_run import TrainError, TrainingRun
+from launch.training_run import RunLock, TrainError, TrainingRun
 from learners.metrics import EVAL_NICENESS, EvaluationAbandoned, Evaluator
 from networks.devices import compiles, set_process_env
 from sog.config import Config, device_kind
@@ -245,23 +245,12 @@ class RayRun(TrainingRun):
 
     def __init__(self, config: Config, run_dir, num_cpus: int | None = None, **kwargs):
         set_process_env(config.learner.memory_fraction)       # before JAX starts its backend
+        self.lock = RunLock(run_dir)      # before Ray starts: a run refused starts nothing
         self.owns_ray = not ray.is_initialized()
         self.local_ray = None             # the local instance this run started (`launch.local_ray`)
-        if self.owns_ray:
-            address = os.environ.get("RAY_ADDRESS")
-            if not address:
-                need = 1 + sum(role.ray_options.get("num_cpus", 0) * role.count(config) for role in ROLES)
-                self.local_ray = LocalRay(num_cpus=num_cpus or max(os.cpu_count() or 1, need),
-                                          include_dashboard=False)
-                address = self.local_ray.address
-            quiet_ray_logs()
-            try:
-                ray.init(address=address, log_to_driver=True, logging_level=logging.WARNING)
-            except BaseException:
-                if self.local_ray is not None:
-                    self.local_ray.stop()
-                raise
         try:
+            if self.owns_ray:
+                self._connect(config, num_cpus)
             gpus = int(ray.cluster_resources().get("GPU", 0))
             for key, text in (("learner.device", config.learner.device),
                               ("inference.device", config.inference.device)):
@@ -271,10 +260,11 @@ class RayRun(TrainingRun):
                     raise TrainError(f"{key}: {e}") from None
             super().__init__(config, run_dir, **kwargs)
         except BaseException:
-            if self.owns_ray:
+            if self.owns_ray and ray.is_initialized():
                 ray.shutdown()
             if self.local_ray is not None:
                 self.local_ray.stop()
+            self.lock.release()
             raise
         version, params = self.learner.current()
         self.weights_ref = ray.put(params)
@@ -313,6 +303,16 @@ class RayRun(TrainingRun):
         self._persisted_at = time.monotonic()
         self.restarts = 0
         self.pids: dict[tuple[str, int], int] = {}
+
+    def _connect(self, config: Config, num_cpus: int | None) -> None:
+        """Connect to the cluster of `RAY_ADDRESS`, or to a local instance started now."""
+        address = os.environ.get("RAY_ADDRESS")
+        if not address:
+            need = 1 + sum(role.ray_options.get("num_cpus", 0) * role.count(config) for role in ROLES)
+            self.local_ray = LocalRay(num_cpus=num_cpus or max(os.cpu_count() or 1, need), include_dashboard=False)
+            address = self.local_ray.address
+        quiet_ray_logs()
+        ray.init(address=address, log_to_driver=True, logging_level=logging.WARNING)
 
     def _start(self, role: Role, gpus: int) -> list:
         """The `count` actors of `role` with its options (a role with a snapshot on this node:

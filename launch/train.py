@@ -16,7 +16,12 @@ past `run.minutes` (a run stopped earlier by `run.max_steps` waits for them unti
 then); what is unfinished then is given up and named in one line
 with the `sog eval` command that computes it (`launch.training_run`), so a run
 ends within `run.eval_grace` plus the time to save its state.
-Ctrl-C stops the same way.
+Ctrl-C and SIGTERM stop it the same way (`launch.training_run.StopOnSignals`), at the
+next learner step or production round, except that the evaluations and references still
+running are given up at once (named in that one line): a stop asked by a person or by a
+scheduler (Slurm, Kubernetes and `ray job stop` send SIGTERM, then SIGKILL after a grace of
+their own) saves the checkpoint, replay and queue first. The summary's stop_reason is then
+"interrupted", and `sog train` exits with status 130 after printing it.
 
 What the run prints (stderr: a progress line, one line per evaluation) and what it writes to
 the run directory (metrics.jsonl, tb/, eval.csv, eval.png, checkpoints) is described in
@@ -30,7 +35,7 @@ from pathlib import Path
 
 from launch.console import say
 from launch.sync_run import SyncRun
-from launch.training_run import TrainingRun, check_run_dir
+from launch.training_run import StopOnSignals, TrainingRun, check_run_dir
 from sog.config import Config
 
 
@@ -65,30 +70,31 @@ def train(config: Config, run_dir: str | Path, sync: bool = False, log: Callable
     num_cpus: the CPUs of the local Ray instance a Ray run starts (default: the machine's).
     """
     run = make_run(config, run_dir, sync, log, tick_seconds, hooks, num_cpus)
-    failed = True
-    try:
+    with StopOnSignals(run):
+        failed = True
         try:
-            run.run()
-        except KeyboardInterrupt:
-            run.stop_reason = "interrupted"
-        run.finish_evals()
-        run.tick(force=True)
-        run.finish()
-        run.checkpoint()
-        if config.run.eval_every and run.last_eval_step != run.learner.step_count:
-            run.request_eval()
+            try:
+                run.run()
+            except KeyboardInterrupt:
+                run.stop_reason = "interrupted"
             run.finish_evals()
-        if config.run.eval_every:
-            run.finish_references()
-            run.draw_eval()
-            run.report_unfinished()
-        failed = False
-        return run.summary()
-    finally:
-        if failed:
+            run.tick(force=True)
             run.finish()
-            try:                                    # leave a resumable state: the newest data on disk
-                run.save_buffers()
-            except Exception:  # noqa: BLE001, S110 - best effort while failing
-                pass
-        run.close()
+            run.checkpoint()
+            if config.run.eval_every and run.last_eval_step != run.learner.step_count:
+                run.request_eval()
+                run.finish_evals()
+            if config.run.eval_every:
+                run.finish_references()
+                run.draw_eval()
+                run.report_unfinished()
+            failed = False
+            return run.summary()
+        finally:
+            if failed:
+                run.finish()
+                try:                                    # leave a resumable state: the newest data on disk
+                    run.save_buffers()
+                except Exception:  # noqa: BLE001, S110 - best effort while failing
+                    pass
+            run.close()

@@ -59,12 +59,17 @@ from __future__ import annotations
 
 import abc
 import collections
+import contextlib
+import fcntl
 import math
 import os
 import shlex
+import signal
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
@@ -109,6 +114,78 @@ def check_run_dir(run_dir: str | Path) -> None:
                          f"cannot create run directory {path}: {existing} is not writable")
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)   # Ctrl-C; what `kill`, Slurm, Kubernetes, `ray job stop` send
+
+
+class StopOnSignals:
+    """While in it (a context manager), SIGINT and SIGTERM ask `run` to stop rather than raise
+    wherever the main thread happens to be (inside an orbax save, or between a learner step that
+    donated the old state's buffers and the assignment of the new one, where an exception leaves
+    no state to save): the first sets `run.stop_reason` to "interrupted" and logs one line; the
+    loop ends at its next check and the run saves its checkpoint, replay and queue, and returns
+    its summary, as at `run.minutes`. A second one raises KeyboardInterrupt at once, or, inside a
+    `run.critical()` section (a learner step, a checkpoint), at its end. On leaving, the handlers
+    in place before are put back."""
+
+    def __init__(self, run: TrainingRun):
+        self.run, self._previous = run, {}
+
+    def __enter__(self) -> Self:
+        self._previous = {sig: signal.signal(sig, self._handle) for sig in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum, frame) -> None:
+        run, name = self.run, signal.Signals(signum).name
+        if run.stop_reason != "interrupted":
+            run.stop_reason = "interrupted"
+            run.log_line(f"{name}: stopping; saving the checkpoint, replay and queue ({name} again to stop "
+                         "at once, without them)")
+        elif run.in_critical:
+            run.interrupt_pending = True
+        else:
+            raise KeyboardInterrupt
+
+
+LOCK_FILE = "run.lock"   # in the run directory: held (flock) by the driver of the run using it
+
+
+class RunLock:
+    """The exclusive lock of a run directory, held by the driver from before it reads or writes
+    anything there until `release`: RUN_DIR/run.lock, locked with `fcntl.flock` (the kernel
+    releases it when the process ends, however it ends, so a lock left by a killed driver is
+    stale at once and taken over) and holding the holder's "pid host start-time" for the
+    message of a run refused. Raises `TrainError` when another process holds it."""
+
+    def __init__(self, run_dir: str | Path):
+        path = Path(run_dir).absolute() / LOCK_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").split()
+            os.close(fd)
+            who = f"pid {holder[0]} on {holder[1]}, started {holder[2]}" if len(holder) >= 3 else "another process"
+            raise TrainError(f"run directory {path.parent} is in use by another run ({who}): wait for it "
+                             "to end, or use another --run-dir") from None
+        self.previous = os.pread(fd, 200, 0).decode(errors="replace").split()   # a stale holder's words
+        os.ftruncate(fd, 0)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+        os.pwrite(fd, f"{os.getpid()} {socket.gethostname()} {stamp}\n".encode(), 0)
+        self.path, self._fd = path, fd
+
+    def release(self) -> None:
+        """Unlock, emptying the file (again: nothing)."""
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)              # released, not left by a crash
+            os.close(self._fd)
+            self._fd = None
+
+
 def _fmt_time(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m:02d}:{s:02d}"
@@ -136,14 +213,22 @@ class TrainingRun(abc.ABC):
     """What both modes share (see module doc); `run()` is the loop, the other hooks its parts."""
 
     mode = "?"
+    lock: RunLock | None = None          # the run directory's; a subclass may take it earlier
 
     def __init__(self, config: Config, run_dir: str | Path, log: Callable = say,
                  tick_seconds: float = 5.0, hooks: dict | None = None):
         self.config, self.log = config, log
         self.run_dir = Path(run_dir).absolute()
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.game = load_game(config.game)
-        self.learner = Learner(self.game, config, self.run_dir)
+        if self.lock is None:
+            self.lock = RunLock(self.run_dir)
+        try:
+            self.game = load_game(config.game)
+            self.learner = Learner(self.game, config, self.run_dir)
+        except BaseException:
+            self.lock.release()
+            raise
+        if self.lock.previous:
+            log(f"taking over the lock of {self.run_dir}: pid {self.lock.previous[0]} ended without releasing it")
         self.start_step = self.learner.step_count
         self.counters = {k: int(self.learner.counters.get(k, 0)) for k in COUNTERS}
         self.resign_threshold: float | None = None    # the self-play workers' latest (calibrated) one
@@ -155,6 +240,8 @@ class TrainingRun(abc.ABC):
         self.unfinished: list[int] = []                # steps of evaluations given up at the deadline
         self.reference_jobs: oracle_reference.Background | None = None   # `begin` starts them
         self.stop_reason = None
+        self.in_critical = False                       # inside `critical()`
+        self.interrupt_pending = False                 # a second stop signal came inside it
         self.last_losses: dict = {}
         self.last_eval: list[dict] = []                # the newest evaluation's rows (`record_eval`)
         self.last_eval_step = -1
@@ -175,6 +262,8 @@ class TrainingRun(abc.ABC):
         self._last_line = ""
         self._held_eval: list[str] = []                 # the newest evaluation's lines, not yet logged
         self._eval_logged_at = -math.inf                # when evaluation lines were last logged
+        for line in self.learner.skipped:
+            log(line)
         if self.learner.resumed:
             log(f"resuming {self.run_dir} at learner step {self.start_step}, weight version "
                 f"{self.learner.version}")
@@ -231,6 +320,19 @@ class TrainingRun(abc.ABC):
 
     # ------------------------------------------------------------ shared logic
 
+    @contextlib.contextmanager
+    def critical(self) -> Iterator[None]:
+        """A section a second stop signal does not cut (`StopOnSignals`): it raises KeyboardInterrupt
+        at the section's end instead."""
+        outer, self.in_critical = self.in_critical, True
+        try:
+            yield
+        finally:
+            self.in_critical = outer
+        if not outer and self.interrupt_pending:
+            self.interrupt_pending = False
+            raise KeyboardInterrupt
+
     def should_stop(self) -> bool:
         if self.stop_reason:
             return True
@@ -265,7 +367,8 @@ class TrainingRun(abc.ABC):
         self._age_n += age.size
         top = int(age.max())
         self._age_max = top if self._age_max is None else max(self._age_max, top)
-        return self.learner.step(batch)
+        with self.critical():          # the step donates the state's buffers to the new state
+            return self.learner.step(batch)
 
     def diagnostics_sample(self) -> int:
         """The seed of the diagnostics' uniform replay sample at the current step."""
@@ -301,7 +404,10 @@ class TrainingRun(abc.ABC):
         those that have not finished by then."""
 
     def eval_time_left(self) -> float:
-        """Seconds until `eval_deadline` (negative past it)."""
+        """Seconds until `eval_deadline` (negative past it; 0 once interrupted: the evaluations
+        still running are given up)."""
+        if self.stop_reason == "interrupted":
+            return 0.0
         return self.eval_deadline - time.monotonic()
 
     def eval_wall_deadline(self) -> float:
@@ -353,12 +459,12 @@ class TrainingRun(abc.ABC):
                               f"seeds ({row['seconds']:.0f} s in the background)")
 
     def finish_references(self) -> None:
-        """Wait for the references still running until `eval_deadline` (not after Ctrl-C), then end
-        their process."""
+        """Wait for the references still running until `eval_deadline` (not once interrupted), then
+        end their process."""
         jobs = self.reference_jobs
         if jobs is None:
             return
-        while jobs.running() and self.stop_reason != "interrupted" and self.eval_time_left() > 0:
+        while jobs.running() and self.eval_time_left() > 0:
             time.sleep(min(0.2, max(self.eval_time_left(), 0.0)))
             self.poll_references()
         self.poll_references()
@@ -378,7 +484,7 @@ class TrainingRun(abc.ABC):
                 for s in self.unfinished]
         what += [f"the exact-oracle reference of SoG({s.label})" for s in missing]
         searches = " ".join(s.label for s in parse_eval_search(cfg.run.eval_search, cfg.search))
-        when = "at Ctrl-C" if self.stop_reason == "interrupted" else "by run.minutes + run.eval_grace"
+        when = "when interrupted" if self.stop_reason == "interrupted" else "by run.minutes + run.eval_grace"
         self.log_line(f"not finished {when}: {', '.join(what)}; to compute {'it' if len(what) == 1 else 'them'}: "
                       f"sog eval --run {shlex.quote(str(self.run_dir))} --step {' '.join(map(str, steps))} "
                       f"--search {searches} --seeds {cfg.run.eval_seeds} --no-policy")
@@ -406,8 +512,9 @@ class TrainingRun(abc.ABC):
         except Exception as e:  # noqa: BLE001 - the checkpoint is still worth writing
             self.log_line(f"warning: could not save the replay/queue snapshot: {e}")
         counters = dict(self.counters, replay=self.replay_counters(), queue=self.queue_counters())
-        if self.learner.checkpoint(counters):
-            self.checkpoints.append(self.learner.step_count)
+        with self.critical():
+            if self.learner.checkpoint(counters):
+                self.checkpoints.append(self.learner.step_count)
 
     def log_line(self, text: str) -> None:
         """A message that does not garble the progress line."""
@@ -590,3 +697,4 @@ class TrainingRun(abc.ABC):
         if self.metrics is not None:
             self.metrics.close()
         self.learner.close()
+        self.lock.release()

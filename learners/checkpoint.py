@@ -28,14 +28,28 @@ steps are kept, plus every multiple of `LearnerConfig.keep_period` (if > 0).
 
 Every problem with a checkpoint (missing, incomplete, corrupt, another game,
 another network kind or shape, a network kind this version cannot build)
-raises `CheckpointError` with a message naming it.
+raises `CheckpointError` with a message naming it; two kinds have subclasses of their
+own, so that the caller can go on without that checkpoint:
+- `CheckpointGone`: a step removed while it was being read (a run keeps only its newest
+  `keep_checkpoints`, so a reader beside a run that saves often finds steps gone under it).
+  A reader of a run directory's newest step (`restore_params`, `load_value_function`) then
+  reads the new newest one;
+- `CorruptCheckpoint`: a step whose files do not restore (a resuming learner goes back to
+  the newest intact one, `newest_intact`, and sets the others aside, `set_aside`).
+
+A save that finds the disk full (`DiskFull`) removes what it wrote of that step, so the
+checkpoints already written are left as they were, and names the path, the space the step
+needs (about the size of the newest checkpoint) and the space free.
 """
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
+import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Self
 
@@ -53,10 +67,25 @@ from sog.games.api import Game
 
 FORMAT = "sog-checkpoint/1"
 ITEMS = ("state", "meta")
+NEWEST_TRIES = 5        # reads of a run directory's newest step, while the run removes it under the reader
+REMOVAL_SECONDS = 1.0   # how long a reader whose step did not restore looks for its removal by the run
+CORRUPT_SUFFIX = ".corrupt"   # a step directory set aside (`set_aside`) becomes RUN_DIR/<step>.corrupt
 
 
 class CheckpointError(SogError, ValueError):
     """A checkpoint is missing, corrupt, or does not fit the game / network asked for."""
+
+
+class CheckpointGone(CheckpointError):
+    """The step directory asked for does not exist (any more): removed by the run that keeps it."""
+
+
+class CorruptCheckpoint(CheckpointError):
+    """A step directory whose items do not restore."""
+
+
+class DiskFull(CheckpointError):
+    """A save found no space left on the run directory's device."""
 
 
 def _spec_shape(game: Game) -> dict:
@@ -108,8 +137,31 @@ class CheckpointStore:
             json.dumps(meta)
         except (TypeError, ValueError) as e:
             raise ValueError(f"checkpoint extra counters are not JSON-serialisable: {e}") from None
-        return self._manager.save(step, args=ocp.args.Composite(
-            state=ocp.args.StandardSave(_as_tree(state)), meta=ocp.args.JsonSave(meta)))
+        tree = _as_tree(state)
+        try:
+            return self._manager.save(step, args=ocp.args.Composite(
+                state=ocp.args.StandardSave(tree), meta=ocp.args.JsonSave(meta)))
+        except Exception as e:
+            if not _disk_full(e):
+                raise
+            self._remove_partial(step)
+            raise DiskFull(self._disk_full_message(step, tree)) from None
+
+    def _remove_partial(self, step: int) -> None:
+        """Remove what a failed save of `step` left (its temporary directory)."""
+        for path in self.run_dir.glob(f"{step}.orbax-checkpoint-tmp*"):
+            shutil.rmtree(path, ignore_errors=True)
+
+    def _disk_full_message(self, step: int, tree: dict) -> str:
+        """The line of a save of `step` that found the disk full: the path, the space the step needs
+        (the size of the newest checkpoint; before any, the bytes of `tree`) and the space free."""
+        newest = self._manager.latest_step()
+        need = (_folder_bytes(self.run_dir / str(newest)) if newest is not None else
+                sum(leaf.nbytes for leaf in jax.tree.leaves(tree)))
+        kept = ", ".join(map(str, self._manager.all_steps())) or "none"
+        return (f"no space left on the device of {self.run_dir} for checkpoint {self.run_dir / str(step)}: "
+                f"it needs about {_megabytes(need)}, {_megabytes(shutil.disk_usage(self.run_dir).free)} are free "
+                f"(the checkpoints already written are intact: {kept})")
 
     def latest_step(self) -> int | None:
         return self._manager.latest_step()
@@ -129,6 +181,24 @@ class CheckpointStore:
         self.close()
 
 
+def _disk_full(error: BaseException) -> bool:
+    """Whether `error` (or one it was raised from) says the device has no space left."""
+    while error is not None:
+        if getattr(error, "errno", None) == errno.ENOSPC or "No space left on device" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _folder_bytes(path: Path) -> int:
+    """The bytes the files under `path` take on their device (whole blocks)."""
+    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:.2f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
 def latest_step(run_dir: str | Path) -> int | None:
     """The newest complete checkpoint step in `run_dir`, or None (also when it does not exist)."""
     run_dir = Path(run_dir).absolute()
@@ -138,11 +208,33 @@ def latest_step(run_dir: str | Path) -> int | None:
         return manager.latest_step()
 
 
+def steps(run_dir: str | Path) -> list[int]:
+    """The complete checkpoint steps in `run_dir`, newest first ([] when it does not exist)."""
+    run_dir = Path(run_dir).absolute()
+    if not run_dir.is_dir():
+        return []
+    with _manager(run_dir) as manager:
+        return sorted(manager.all_steps(), reverse=True)
+
+
+def set_aside(run_dir: str | Path, step: int) -> Path:
+    """Rename RUN_DIR/<step> (a corrupt checkpoint) to RUN_DIR/<step>.corrupt (with a number
+    added when that is taken), where no listing or save sees it and a person can look at it;
+    returns the new path."""
+    path = Path(run_dir).absolute() / str(step)
+    target, n = path.with_name(path.name + CORRUPT_SUFFIX), 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}{CORRUPT_SUFFIX}-{n}")
+    return path.rename(target)
+
+
 def _resolve(path: str | Path) -> tuple[Path, int]:
     """(run directory, step) of PATH: a run directory (its latest step) or one step's directory."""
     path = Path(path).absolute()
     if not path.is_dir():
-        raise CheckpointError(f"no checkpoint at {path}: not a directory")
+        gone = path.name.isdigit() and path.parent.is_dir()
+        raise (CheckpointGone if gone else CheckpointError)(f"no checkpoint at {path}: not a directory")
     if any((path / name).exists() for name in (*ITEMS, "_CHECKPOINT_METADATA")):
         if not path.name.isdigit():
             raise CheckpointError(f"checkpoint directory {path} is not named after a step")
@@ -200,11 +292,25 @@ def _restore(run_dir: Path, step: int, **items: ocp.args.CheckpointArgs):
         with _manager(run_dir) as manager:
             restored = manager.restore(step, args=ocp.args.Composite(**items))
     except Exception as e:  # noqa: BLE001 - orbax raises many types; the caller gets one, with the reason
+        where = run_dir / str(step)
+        if _being_removed(where):
+            raise CheckpointGone(f"checkpoint {where} was removed while it was being read") from None
         reason = (str(e).strip().splitlines() or [""])[0][:300]
-        raise CheckpointError(f"checkpoint {run_dir / str(step)} is corrupt or incomplete: "
-                              f"cannot restore its {'/'.join(items)} ({type(e).__name__}: {reason})") from None
+        raise CorruptCheckpoint(f"checkpoint {where} is corrupt or incomplete: "
+                                f"cannot restore its {'/'.join(items)} ({type(e).__name__}: {reason})") from None
     _Restores.open_or_failed = earlier_failed
     return restored
+
+
+def _being_removed(where: Path) -> bool:
+    """Whether the step directory `where`, which did not restore, is gone or going within
+    `REMOVAL_SECONDS` (its writer removes its files first, then the folder)."""
+    end = time.monotonic() + REMOVAL_SECONDS
+    while (where / "_CHECKPOINT_METADATA").is_file():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def read_metadata(path: str | Path) -> dict:
@@ -275,10 +381,28 @@ def restore_train_state(path: str | Path, game: Game, network_config: NetworkCon
 
 
 def restore_params(path: str | Path, game: Game) -> tuple[dict, NetworkConfig, dict]:
-    """(params, network config, metadata) of the checkpoint at PATH (run directory: latest;
-    or a step directory): only the run's network is read (the moving average of the weights
-    when the run kept one, else the trained weights; not the optimizer state, step or RNG),
-    for the network the checkpoint's own config describes, onto the default device."""
+    """(params, network config, metadata) of the checkpoint at PATH (run directory: latest,
+    read again from the new latest while the run removes it under the reader, `NEWEST_TRIES`
+    times at most; or a step directory): only the run's network is read (the moving average of
+    the weights when the run kept one, else the trained weights; not the optimizer state, step
+    or RNG), for the network the checkpoint's own config describes, onto the default device."""
+    tries = 1
+    while True:
+        try:
+            return _restore_params(path, game)
+        except CheckpointGone:
+            if tries >= NEWEST_TRIES or not _is_run_dir(path):
+                raise
+            tries += 1
+
+
+def _is_run_dir(path: str | Path) -> bool:
+    """Whether PATH names a run directory (its newest step), not one step's directory."""
+    path = Path(path)
+    return path.is_dir() and not any((path / name).exists() for name in (*ITEMS, "_CHECKPOINT_METADATA"))
+
+
+def _restore_params(path: str | Path, game: Game) -> tuple[dict, NetworkConfig, dict]:
     run_dir, step, meta = _open(path, game, family=True)
     where = str(run_dir / str(step))
     network_config = _network_config(meta, where)

@@ -1,7 +1,8 @@
 """The learner: train state, weight versions, checkpoints and resume (plain, Ray-free).
 
 `Learner(game, config, run_dir)` starts from the newest complete checkpoint
-in `run_dir` when there is one, else from fresh weights (`run.seed`):
+in `run_dir` that restores when there is one (newer corrupt ones are set aside as
+RUN_DIR/<step>.corrupt, each named in `skipped`), else from fresh weights (`run.seed`):
 
 - `step(batch)` takes one optimizer step and returns float metrics (loss,
   value_loss, policy_loss, grad_norm, learning_rate);
@@ -38,9 +39,11 @@ import numpy as np
 from learners.checkpoint import (
     CheckpointError,
     CheckpointStore,
-    latest_step,
+    CorruptCheckpoint,
     read_metadata,
     restore_train_state,
+    set_aside,
+    steps,
 )
 from learners.train_state import init_train_state, make_train_step, served_params
 from networks.batch import TRAIN_KEYS
@@ -70,14 +73,15 @@ class Learner:
         self.run_dir = Path(run_dir).absolute()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.config_changes: list[str] = []
-        step = latest_step(self.run_dir)
-        if step is None:
+        self.skipped: list[str] = []          # a line for each corrupt checkpoint set aside at resume
+        found = steps(self.run_dir)
+        if not found:
             # one program (one compilation) rather than one per operation of the initialisation
             self.state = jax.jit(lambda: init_train_state(game, config.network, config.learner,
                                                           seed=config.run.seed))()
             self.version, self.counters, self.resumed = 0, {}, False
         else:
-            self.state, meta = self._resume(step)
+            self.state, meta = self._resume_newest_intact(found)
             self.version = int(meta["version"])
             self.counters = dict(meta.get("extra", {}).get("counters", {}))
             self.resumed = True
@@ -91,6 +95,25 @@ class Learner:
         # the step whose weights `version` names: known when it is a publication step
         step = self.step_count
         self._published_step = step if step % config.learner.publish_every == 0 else -1
+
+    def _resume_newest_intact(self, found: list[int]):
+        """(state, metadata) of the newest checkpoint of `found` (steps, newest first) that
+        restores; the newer corrupt ones are set aside (`checkpoint.set_aside`), each with a line
+        in `skipped`. When none restores, the newest one's `CorruptCheckpoint` is raised and
+        nothing is moved."""
+        corrupt = []
+        for step in found:
+            self.config_changes = []
+            try:
+                out = self._resume(step)
+            except CorruptCheckpoint as e:
+                corrupt.append(e)
+                continue
+            for error, bad in zip(corrupt, found):
+                aside = set_aside(self.run_dir, bad)
+                self.skipped.append(f"skipped a checkpoint: {error}; set aside as {aside}, resuming from step {step}")
+            return out
+        raise corrupt[0]
 
     def _resume(self, step: int):
         where = self.run_dir / str(step)

@@ -40,7 +40,8 @@ or the search cannot hand a run a reference of the old code.
 
 A training run computes the references it lacks in `Background`: one spawned
 process at the lowest OS priority (nice `NICENESS`), beside the run rather
-than inside its evaluations. The oracle costs far more than the evaluation
+than inside its evaluations, which ends with the run's process however that ends
+(`end_with_parent`: a `kill -9` of the run leaves no process computing). The oracle costs far more than the evaluation
 itself (SoG(10,1) on the 2-core configs: 80 CPU s a seed on Liar's Dice, 300 on
 Scotland Yard, several times the evaluation with the network), and computed
 inside the first evaluation it took that time from self-play and the learner
@@ -52,12 +53,17 @@ missing when the run ends is left to `sog eval`, which computes it the same way.
 """
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import functools
 import hashlib
 import json
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from pathlib import Path
 
 import sog
@@ -74,6 +80,8 @@ FILE = "oracle_eval.json"
 SHARED_FILE = "oracle_references.json"    # in the machine's cache folder (`shared_path`)
 ORACLE_ITERATIONS = 50          # `sog exploitability --oracle-iterations`' default
 NICENESS = 19                   # of the `Background` process: it runs on what the run leaves idle
+PR_SET_PDEATHSIG = 1            # prctl's option: the signal this process gets when its parent ends
+PARENT_POLL_SECONDS = 1.0       # where there is no prctl: how often the process looks for its parent
 
 
 def key(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0) -> str:
@@ -175,6 +183,33 @@ def reference(game: Game, settings: SearchSettings, seeds: int, references: dict
     return references[k]
 
 
+def end_with_parent(parent: int) -> None:
+    """End this process when `parent` (its parent's pid) ends, however it ends (a `kill -9` of the
+    run included): on Linux the kernel kills it (PR_SET_PDEATHSIG); elsewhere a thread looks
+    every `PARENT_POLL_SECONDS`."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:                  # it ended before the line above
+            os._exit(1)
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _start_worker(niceness: int, parent: int) -> None:
+    """The start of the reference process: Ctrl-C is the run's (it ends the process with `stop`),
+    the lowest priority, and an end with the run's process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    lower_priority(niceness)
+    end_with_parent(parent)
+
+
 def _compute(game_name: str, settings: SearchSettings, seeds: int, tolerance: float) -> dict:
     return oracle_exploitability(load_game(game_name), settings, seeds, tolerance)
 
@@ -197,7 +232,7 @@ class Background:
         self.pool = None
         if self.settings:
             # spawn: a fork would copy the locks of the caller's JAX and Ray threads
-            self.pool = multiprocessing.get_context("spawn").Pool(1, lower_priority, (NICENESS,))
+            self.pool = multiprocessing.get_context("spawn").Pool(1, _start_worker, (NICENESS, os.getpid()))
             self.jobs = {k: self.pool.apply_async(_compute, (game.spec.name, s, seeds, tolerance))
                          for k, s in self.settings.items()}
 

@@ -343,8 +343,9 @@ RUN_DIR_STATES = {       # name -> (tmp_path, trained run) -> the run directory 
     "under-read-only": lambda tmp, trained: _read_only(tmp / "ro") / "run",
     "corrupt-replay": lambda tmp, trained: _copy(trained, tmp, lambda run: _garbage(run / "replay.npz")),
     "corrupt-queue": lambda tmp, trained: _copy(trained, tmp, lambda run: _garbage(run / "queue.pkl")),
-    "corrupt-newest-checkpoint": lambda tmp, trained: _copy(
-        trained, tmp, lambda run: _garbage(*(run / "20" / "state" / "d").iterdir())),
+    "corrupt-every-checkpoint": lambda tmp, trained: _copy(
+        trained, tmp, lambda run: _garbage(*(run / "20" / "state" / "d").iterdir(),
+                                           *(run / "10" / "state" / "d").iterdir())),
 }
 
 
@@ -360,7 +361,7 @@ RUN_DIR_STATES = {       # name -> (tmp_path, trained run) -> the run directory 
     ("corrupt-replay", False, "cannot load replay buffer {run}/replay.npz"),
     pytest.param("corrupt-replay", True, "cannot load replay buffer {run}/replay.npz", marks=pytest.mark.slow),
     ("corrupt-queue", False, "cannot load query queue {run}/queue.pkl"),
-    ("corrupt-newest-checkpoint", False, "checkpoint {run}/20 is corrupt or incomplete"),
+    ("corrupt-every-checkpoint", False, "checkpoint {run}/20 is corrupt or incomplete"),
 ])
 def test_train_run_directory_errors_are_clear(tmp_path, trained_run, state, ray, message):
     """Run directories `sog train` cannot use (sync and Ray): one line, exit 2, before any actor
