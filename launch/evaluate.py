@@ -36,6 +36,7 @@ returns a JSON-able dict; user errors raise `launch.console.UserError`.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import time
 from pathlib import Path
@@ -114,6 +115,27 @@ def _run_config(run_dir: Path):
     except ConfigError as e:
         raise UserError(f"{e} (the run's config.yaml: its search settings are the evaluation's; "
                         "fix it, or move it away to use the defaults)") from None
+
+
+def run_search_settings(path: Path) -> tuple[SearchSettings, str]:
+    """The search settings of the run at `path` (a run directory or one of its numbered checkpoint
+    directories): its config.yaml's `search:` section, else the defaults; and where they came from
+    (for `settings_line`)."""
+    run_dir = path.parent if path.name.isdigit() and not (path / "config.yaml").is_file() else path
+    config = _run_config(run_dir)
+    return (config.search if config is not None else SearchSettings()), _settings_source(run_dir, config)
+
+
+def _settings_source(run_dir: Path, config) -> str:
+    return f"the run's {run_dir / 'config.yaml'}" if config is not None else f"defaults: no config.yaml in {run_dir}"
+
+
+def settings_line(settings: SearchSettings, source: str) -> str:
+    """One line naming every setting of a search and where they came from, the update rule first."""
+    rule = "alternating" if settings.alternating else "simultaneous"
+    rest = ", ".join(f"{f.name}={getattr(settings, f.name)}" for f in dataclasses.fields(settings)
+                     if f.name not in ("simulations", "per_phase", "alternating"))
+    return f"SoG({settings.label}) search settings ({source}): {rule} updates, {rest}"
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -241,6 +263,9 @@ def run(args) -> dict:
         except ValueError as e:
             raise UserError(str(e)) from None
         params[p.label] = p
+    source = _settings_source(run_dir, config)
+    for p in params.values():
+        say(settings_line(p, source))
     temperature = config.search.prior_temperature if config is not None else 1.0
     try:
         metas = {step: read_metadata(run_dir / str(step)) for step in selected}
@@ -330,6 +355,8 @@ def run(args) -> dict:
     say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
     return {"run": str(run_dir), "game": game.spec.name, "checkpoints": steps, "selected": selected,
             "searches": list(params), "seeds": seeds,
+            "search_settings": {name: dataclasses.asdict(p) for name, p in params.items()},
+            "search_settings_from": source,
             "oracle_mbb": references, "evaluated": evaluated, "skipped": skipped,
             "csv": str(csv_path), "png": str(png) if good else None, "tensorboard": str(run_dir / "tb"),
             "seconds": time.perf_counter() - t_start}

@@ -258,6 +258,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
     (("solve", "--game", "kuhn_poker(players=3)", "--algorithm", "cfr+"), "3-player games take external, outcome"),
     (("solve", "--game", "kuhn_poker", "--algorithm", "outcome"), "are for games of more than two players"),
     (("solve", "--game", "kuhn_poker(players=3)", "--seconds", "0"), "--seconds must be positive"),
+    (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--alternating", "--simultaneous"),
+     "--alternating and --simultaneous: give one of them"),
 ])
 def test_cli_errors_are_clear(capfd, args, message):
     rc, stdout, stderr = run_sog_here(capfd, *args)
