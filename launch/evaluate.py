@@ -211,11 +211,40 @@ def _references(run_dir: Path, game, params: dict, seeds: int, tolerance: float)
     cache = oracle_reference.load(run_dir, game)
     out = {}
     for name, p in params.items():
+        progress = None
         if oracle_reference.key(game, p, seeds, tolerance) not in cache:
-            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per machine)")
-        out[name] = oracle_reference.reference(game, p, seeds, cache, tolerance)["mean_mbb"]
+            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per machine; "
+                f"each seed kept in {run_dir / oracle_reference.SEEDS_FILE} as it finishes)")
+            progress = _eta_progress(f"SoG({name}) with the exact oracle", seeds, decision_state_count(game))
+        out[name] = oracle_reference.reference(game, p, seeds, cache, tolerance, run_dir, progress)["mean_mbb"]
+        if progress is not None:
+            say()
     oracle_reference.save(run_dir, cache)
     return out
+
+
+def _eta_progress(what: str, seeds: int, per_seed: int):
+    """A `progress(seed, k)` that prints 'WHAT: seed s/n, search k/per_seed, ETA ...' on one
+    stderr line, the estimate from this process's searches so far (seeds reused from an
+    earlier run are skipped and not counted)."""
+    start, first = time.perf_counter(), {}
+
+    def progress(seed: int, k: int) -> None:
+        first.setdefault("seed", seed)
+        done = (seed - first["seed"]) * per_seed + k
+        left = (seeds - seed) * per_seed - k
+        rate = (time.perf_counter() - start) / max(done, 1)
+        say(f"\r{what}: seed {seed + 1}/{seeds}, search {k}/{per_seed}, ETA {_duration(rate * left)}   ", end="")
+    return progress
+
+
+def _duration(seconds: float) -> str:
+    """'42 s', '12 min' or '1 h 05 min'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
 
 
 def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dict], tolerance: float) -> dict:

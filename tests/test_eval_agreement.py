@@ -71,3 +71,43 @@ def test_sog_exploitability_of_a_run_is_sog_evals_figure(alternating_run, tmp_pa
     out = json.loads(captured.out)
     assert out["search_settings"]["alternating"] is False and out["search_settings_from"].endswith("--simultaneous")
     assert "simultaneous updates" in captured.err and out["mean_mbb"] != pytest.approx(row["mean_mbb"])
+
+
+def test_a_stopped_reference_keeps_its_finished_seeds(tmp_path, monkeypatch):
+    """Each seed of an exact-oracle reference is saved as it finishes (RUN_DIR/oracle_seeds.json);
+    a computation stopped in its third seed (Ctrl-C, or SIGTERM, which `sog` turns into it) leaves
+    two, and the next one searches the third alone and gives the uninterrupted figure."""
+    from learners import oracle_reference
+    from sog.search.settings import SearchSettings
+    kuhn, settings = load_game("kuhn_poker"), SearchSettings(simulations=4)
+    whole = oracle_reference.oracle_exploitability(kuhn, settings, 3)
+    searched = []
+    real = oracle_reference.search_policy
+
+    def stop_in_seed_2(game, resolver, seed, progress):
+        searched.append(seed)
+        if seed == 2 and len(searched) == 3:
+            raise KeyboardInterrupt
+        return real(game, resolver, seed, progress)
+    monkeypatch.setattr(oracle_reference, "search_policy", stop_in_seed_2)
+    with pytest.raises(KeyboardInterrupt):
+        oracle_reference.reference(kuhn, settings, 3, {}, run_dir=tmp_path)
+    saved = json.loads((tmp_path / oracle_reference.SEEDS_FILE).read_text())
+    assert sorted(json.loads(k)["seed"] for k in saved) == [0, 1]
+    row = oracle_reference.reference(kuhn, settings, 3, {}, run_dir=tmp_path)
+    assert searched == [0, 1, 2, 2]
+    assert row["mean_mbb"] == pytest.approx(whole["mean_mbb"], rel=1e-12)
+    assert row["max_mbb"] == pytest.approx(whole["max_mbb"], rel=1e-12)
+
+
+def test_sog_eval_shows_the_references_progress_and_estimate(tmp_path, monkeypatch, capsys):
+    from fresh_runs import fresh_run, run_eval
+
+    from launch import console
+    monkeypatch.setenv("SOG_CACHE_DIR", "")
+    monkeypatch.setattr(console, "PROGRESS_SECONDS", 0.0)           # every progress line, not one a while
+    run = fresh_run(tmp_path / "run", "kuhn_poker", steps=(0,))
+    run_eval("--run", run, "--search", "2,1", "--seeds", 2, "--no-policy")
+    err = capsys.readouterr().err
+    assert "SoG(2,1) with the exact oracle: seed 2/2, search " in err and ", ETA " in err
+    assert (run / "oracle_seeds.json").is_file()
