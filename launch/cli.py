@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import signal
 import sys
@@ -99,7 +100,9 @@ def cmd_solve(args) -> dict:
     if args.out:
         save_policy(tabular_from_array(game, avg), args.out)
         result["policy"] = args.out
-    say(f"exploitability {1000 * expl:.3f} mbb/h after {solver.iterations} iterations in {seconds:.2f} s")
+    rule = "alternating" if alternating else "simultaneous"
+    say(f"exploitability {1000 * expl:.3f} mbb/h after {solver.iterations} iterations of {args.algorithm.upper()} "
+        f"with {rule} updates in {seconds:.2f} s")
     return result
 
 
@@ -194,12 +197,31 @@ def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_toleran
         raise UserError(str(e)) from None
 
 
-def _search_settings(text: str, alternating: bool = False, value_cache: str = "auto"):
-    cache = {"on": True, "off": False}.get(value_cache, value_cache)
+def _search_settings(text: str, value_cache: str | None = "auto", base: SearchSettings | None = None):
+    """'S,C' read over `base` (default: the defaults), with `value_cache` "auto" | "on" | "off"
+    (None: `base`'s)."""
+    base = base if base is not None else SearchSettings()
+    cache = {"on": True, "off": False, None: base.value_cache}.get(value_cache, value_cache)
     try:
-        return parse_search(text, SearchSettings(alternating=alternating, value_cache=cache))
+        return parse_search(text, dataclasses.replace(base, value_cache=cache))
     except ValueError as e:
         raise UserError(str(e)) from None
+
+
+def _value_search_base(value: str, args) -> tuple[SearchSettings, str]:
+    """The search settings `sog exploitability --value VALUE` starts from and where they come from:
+    the run's (`evaluate.run_search_settings`: the config.yaml of a run directory VALUE or of the
+    run holding checkpoint VALUE) for a network, else the defaults; `--alternating` /
+    `--simultaneous` override the update rule."""
+    if args.alternating and args.simultaneous:
+        raise UserError("--alternating and --simultaneous: give one of them")
+    base, source = (SearchSettings(), "defaults") if value in ("oracle", "fresh") else \
+        evaluate.run_search_settings(Path(value))
+    rule = True if args.alternating else False if args.simultaneous else None
+    if rule is not None and rule != base.alternating:
+        base, source = dataclasses.replace(base, alternating=rule), \
+            f"{source}, {'--alternating' if rule else '--simultaneous'}"
+    return base, source
 
 
 def _search_agent_exploitability(game, args) -> dict:
@@ -209,7 +231,9 @@ def _search_agent_exploitability(game, args) -> dict:
     if args.seeds < 1:
         raise UserError("--seeds must be at least 1")
     _check_out_folder(args.out)
-    settings = _search_settings(args.search, args.alternating)
+    base, source = _value_search_base(args.value, args)
+    settings = _search_settings(args.search, None, base)
+    say(evaluate.settings_line(settings, source))
     value_fn = _value_function(game, args.value, args.oracle_iterations, args.oracle_tolerance)
     resolver = ContinualResolver(game, value_fn, settings)
     total = decision_state_count(game)
@@ -233,7 +257,7 @@ def _search_agent_exploitability(game, args) -> dict:
                   seeds=args.seeds, searches_per_seed=total, min_mbb=1000 * out["min"],
                   mean_mbb=1000 * out["mean"], max_mbb=1000 * out["max"],
                   per_seed_mbb=[1000 * v for v in out["values"]], seconds=out["seconds"],
-                  workers=args.workers)
+                  workers=args.workers, search_settings=dataclasses.asdict(settings), search_settings_from=source)
     if paths is not None:
         result["policies"] = paths
     if args.value == "oracle":
@@ -357,7 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="oracle: iterate on until the queried subgames' best-response gap is at most "
                         "this (game units; see sog.search.oracle)")
     e.add_argument("--alternating", action="store_true",
-                   help="search: alternating CFR+ updates (default: simultaneous, as the paper)")
+                   help="search: alternating CFR+ updates (default: a run's search.alternating for --value RUN, "
+                        "else simultaneous, as the paper)")
+    e.add_argument("--simultaneous", action="store_true",
+                   help="search: simultaneous CFR+ updates, whatever the run's config says")
     e.add_argument("--workers", type=int, default=1,
                    help="search the subtrees below the first public states that split in this many "
                         "processes (oracle only; the same policy as one process)")

@@ -36,6 +36,7 @@ returns a JSON-able dict; user errors raise `launch.console.UserError`.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import time
 from pathlib import Path
@@ -116,6 +117,27 @@ def _run_config(run_dir: Path):
                         "fix it, or move it away to use the defaults)") from None
 
 
+def run_search_settings(path: Path) -> tuple[SearchSettings, str]:
+    """The search settings of the run at `path` (a run directory or one of its numbered checkpoint
+    directories): its config.yaml's `search:` section, else the defaults; and where they came from
+    (for `settings_line`)."""
+    run_dir = path.parent if path.name.isdigit() and not (path / "config.yaml").is_file() else path
+    config = _run_config(run_dir)
+    return (config.search if config is not None else SearchSettings()), _settings_source(run_dir, config)
+
+
+def _settings_source(run_dir: Path, config) -> str:
+    return f"the run's {run_dir / 'config.yaml'}" if config is not None else f"defaults: no config.yaml in {run_dir}"
+
+
+def settings_line(settings: SearchSettings, source: str) -> str:
+    """One line naming every setting of a search and where they came from, the update rule first."""
+    rule = "alternating" if settings.alternating else "simultaneous"
+    rest = ", ".join(f"{f.name}={getattr(settings, f.name)}" for f in dataclasses.fields(settings)
+                     if f.name not in ("simulations", "per_phase", "alternating"))
+    return f"SoG({settings.label}) search settings ({source}): {rule} updates, {rest}"
+
+
 def read_rows(path: Path) -> list[dict]:
     """eval.csv rows (UserError if it has other columns than the evaluation CSV's)."""
     from learners.metrics import EVAL_FIELDS
@@ -189,11 +211,40 @@ def _references(run_dir: Path, game, params: dict, seeds: int, tolerance: float)
     cache = oracle_reference.load(run_dir, game)
     out = {}
     for name, p in params.items():
+        progress = None
         if oracle_reference.key(game, p, seeds, tolerance) not in cache:
-            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per machine)")
-        out[name] = oracle_reference.reference(game, p, seeds, cache, tolerance)["mean_mbb"]
+            say(f"SoG({name}) with the exact oracle, {seeds} seeds (the reference line; once per machine; "
+                f"each seed kept in {run_dir / oracle_reference.SEEDS_FILE} as it finishes)")
+            progress = _eta_progress(f"SoG({name}) with the exact oracle", seeds, decision_state_count(game))
+        out[name] = oracle_reference.reference(game, p, seeds, cache, tolerance, run_dir, progress)["mean_mbb"]
+        if progress is not None:
+            say()
     oracle_reference.save(run_dir, cache)
     return out
+
+
+def _eta_progress(what: str, seeds: int, per_seed: int):
+    """A `progress(seed, k)` that prints 'WHAT: seed s/n, search k/per_seed, ETA ...' on one
+    stderr line, the estimate from this process's searches so far (seeds reused from an
+    earlier run are skipped and not counted)."""
+    start, first = time.perf_counter(), {}
+
+    def progress(seed: int, k: int) -> None:
+        first.setdefault("seed", seed)
+        done = (seed - first["seed"]) * per_seed + k
+        left = (seeds - seed) * per_seed - k
+        rate = (time.perf_counter() - start) / max(done, 1)
+        say(f"\r{what}: seed {seed + 1}/{seeds}, search {k}/{per_seed}, ETA {_duration(rate * left)}   ", end="")
+    return progress
+
+
+def _duration(seconds: float) -> str:
+    """'42 s', '12 min' or '1 h 05 min'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
 
 
 def _cached_references(run_dir: Path, game, base: SearchSettings, rows: list[dict], tolerance: float) -> dict:
@@ -241,6 +292,9 @@ def run(args) -> dict:
         except ValueError as e:
             raise UserError(str(e)) from None
         params[p.label] = p
+    source = _settings_source(run_dir, config)
+    for p in params.values():
+        say(settings_line(p, source))
     temperature = config.search.prior_temperature if config is not None else 1.0
     metas = {}
     for step in selected:
@@ -340,6 +394,8 @@ def run(args) -> dict:
     say(f"{len(evaluated)} new evaluation(s), {skipped} already in {csv_path}; chart in {png}")
     return {"run": str(run_dir), "game": game.spec.name, "checkpoints": steps, "selected": selected,
             "searches": list(params), "seeds": seeds,
+            "search_settings": {name: dataclasses.asdict(p) for name, p in params.items()},
+            "search_settings_from": source,
             "oracle_mbb": references, "evaluated": evaluated, "skipped": skipped,
             "csv": str(csv_path), "png": str(png) if good else None, "tensorboard": str(run_dir / "tb"),
             "seconds": time.perf_counter() - t_start}

@@ -4,8 +4,12 @@ A trained CVPN can at best match the exact value function, so each evaluated
 setting's curve is drawn against SoG(s, c) with the exact oracle: the same
 search settings and seeds as the evaluation (`sog.eval.search_policy`), the
 oracle as `sog exploitability --agent sog --value oracle` builds it
-(`ORACLE_ITERATIONS` warm-started CFR+ iterations per call, no tolerance), so
-the figure equals that command's for the same settings.
+(`ORACLE_ITERATIONS` warm-started CFR+ iterations per call, no tolerance). Each
+seed searches with a fresh oracle (the warm start does not carry from one seed's
+searches to the next), so a seed's figure is a function of the seed alone: it is
+saved as it finishes and reused by a computation that was stopped (`reference`),
+and with one seed the figure equals that command's for the same settings (with
+more, that command's single oracle carries its warm start across the seeds).
 
 Those values are not exact, and SoG(s, c) does not play the same with exact
 ones. `run.oracle_tolerance` (`sog eval --oracle-tolerance`) T > 0 makes each
@@ -67,16 +71,18 @@ import time
 from pathlib import Path
 
 import sog
-from sog.eval.search_policy import search_exploitability
+from sog.eval.search_policy import search_policy
 from sog.files import atomic_write
 from sog.games import load_game
 from sog.games.api import Game
 from sog.process import lower_priority
+from sog.search.full_tree import exploitability
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver
 from sog.search.settings import SearchSettings
 
 FILE = "oracle_eval.json"
+SEEDS_FILE = "oracle_seeds.json"          # each seed's figure, saved as it finishes (`reference`)
 SHARED_FILE = "oracle_references.json"    # in the machine's cache folder (`shared_path`)
 ORACLE_ITERATIONS = 50          # `sog exploitability --oracle-iterations`' default
 NICENESS = 19                   # of the `Background` process: it runs on what the run leaves idle
@@ -96,15 +102,37 @@ def key(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0
                        "oracle_iterations": ORACLE_ITERATIONS, **oracle}, sort_keys=True)
 
 
-def oracle_exploitability(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0) -> dict:
+def seed_key(game: Game, settings: SearchSettings, seed: int, tolerance: float = 0.0) -> str:
+    """The cache key of one seed's figure (`key` with the seed in place of the seed count)."""
+    k = json.loads(key(game, settings, 1, tolerance))
+    del k["seeds"]
+    return json.dumps({**k, "seed": int(seed)}, sort_keys=True)
+
+
+def oracle_exploitability(game: Game, settings: SearchSettings, seeds: int, tolerance: float = 0.0,
+                          done: dict | None = None, on_seed=None, progress=None) -> dict:
     """{min_mbb, mean_mbb, max_mbb, seconds, code} of SoG(s, c) with the exact oracle over `seeds`
     seeds (each call iterating on until its gap is at most `tolerance` when > 0); code: the
-    `code_digest` of the library that computed it."""
-    oracle = ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000,
-                                tolerance=tolerance or None)
-    out = search_exploitability(game, ContinualResolver(game, oracle, settings), seeds)
-    return {"min_mbb": 1000 * out["min"], "mean_mbb": 1000 * out["mean"], "max_mbb": 1000 * out["max"],
-            "seconds": out["seconds"], "code": code_digest()}
+    `code_digest` of the library that computed it. Each seed searches with a fresh oracle, so a
+    seed's figure is a function of the seed alone: `done` ({seed: {mbb, seconds}}) holds seeds
+    computed before (reused), `on_seed(seed, row)` is called as each new one finishes (to save it),
+    `progress(seed, k)` after the k-th search of a seed (`sog.eval.search_policy`)."""
+    rows = dict(done or {})
+    for seed in range(seeds):
+        if seed in rows:
+            continue
+        t0 = time.perf_counter()
+        oracle = ExactValueFunction(game, iterations=ORACLE_ITERATIONS, max_iterations=10_000,
+                                    tolerance=tolerance or None)
+        cb = None if progress is None else functools.partial(progress, seed)
+        policy = search_policy(game, ContinualResolver(game, oracle, settings), seed, cb)
+        rows[seed] = {"mbb": 1000 * exploitability(game, policy), "seconds": time.perf_counter() - t0,
+                      "code": code_digest()}
+        if on_seed is not None:
+            on_seed(seed, rows[seed])
+    values = [rows[seed]["mbb"] for seed in range(seeds)]
+    return {"min_mbb": min(values), "mean_mbb": sum(values) / seeds, "max_mbb": max(values),
+            "seconds": sum(rows[seed]["seconds"] for seed in range(seeds)), "code": code_digest()}
 
 
 def load(run_dir: str | Path, game: Game | None = None) -> dict:
@@ -174,12 +202,26 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def reference(game: Game, settings: SearchSettings, seeds: int, references: dict, tolerance: float = 0.0) -> dict:
+def reference(game: Game, settings: SearchSettings, seeds: int, references: dict, tolerance: float = 0.0,
+              run_dir: str | Path | None = None, progress=None) -> dict:
     """The reference row of (settings, seeds, tolerance): from `references` ({key: row}, updated
-    in place) or computed now."""
+    in place) or computed now; with `run_dir`, each seed's figure is saved to RUN_DIR/`SEEDS_FILE`
+    as it finishes and the seeds found there (of this version of the code) are reused, so a
+    stopped computation keeps what it finished. `progress(seed, k)`: see `oracle_exploitability`."""
     k = key(game, settings, seeds, tolerance)
-    if k not in references:
-        references[k] = oracle_exploitability(game, settings, seeds, tolerance)
+    if k in references:
+        return references[k]
+    path = None if run_dir is None else Path(run_dir) / SEEDS_FILE
+    saved = {} if path is None else _read(path)
+    done = {seed: row for seed in range(seeds)
+            if _current(row := saved.get(seed_key(game, settings, seed, tolerance)))}
+
+    def on_seed(seed, row):
+        saved[seed_key(game, settings, seed, tolerance)] = row
+        text = json.dumps(saved, indent=1, sort_keys=True)
+        atomic_write(path, lambda f: f.write(text.encode()))
+    references[k] = oracle_exploitability(game, settings, seeds, tolerance, done,
+                                          None if path is None else on_seed, progress)
     return references[k]
 
 

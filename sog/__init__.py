@@ -4,7 +4,7 @@ The names a script needs, from the layers below (games < policy < search < agent
 
     import sog
     game = sog.load_game("leduc_poker")
-    policy = sog.equilibrium_policy(game, iterations=1000)          # full-game CFR+
+    policy = sog.equilibrium_policy(game, iterations=1000)          # CFR+, alternating updates
     print(1000 * sog.exploitability(game, policy), "mbb/h")
     oracle = sog.ExactValueFunction(game, iterations=10)              # exact leaf values
     agent = sog.SoGAgent(game, oracle, sog.SearchSettings(simulations=100, per_phase=1))

@@ -262,6 +262,8 @@ def test_search_agent_policy_files_per_seed(tmp_path):
      "--read-timeout must be a positive number of seconds, got 0.0"),
     (("acpc", "--host", "127.0.0.1", "--port", "5000", "--agent", "call", "--timeout", "nan"),
      "--timeout must be a positive number of seconds, got nan"),
+    (("exploitability", "--game", "kuhn_poker", "--agent", "sog", "--alternating", "--simultaneous"),
+     "--alternating and --simultaneous: give one of them"),
 ])
 def test_cli_errors_are_clear(capfd, args, message):
     rc, stdout, stderr = run_sog_here(capfd, *args)

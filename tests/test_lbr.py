@@ -19,7 +19,7 @@ def test_lbr_beats_uniform_random_by_a_lot(leduc, kuhn):
 
 
 def test_lbr_does_not_beat_a_near_equilibrium_leduc_policy(leduc):
-    eq = TabularAgent(leduc, equilibrium_policy(leduc, 2000))
+    eq = TabularAgent(leduc, equilibrium_policy(leduc, 2000, alternating=False))   # 3.96 mbb/h
     m = lbr_match(leduc, eq, 1000, seed=1)
     assert m["ci95_mbb"][1] < 30 and m["mbb_per_hand"] < 0, m        # fold/call LBR loses
     m = lbr_match(leduc, eq, 1000, seed=1, bets=["raise"])

@@ -130,12 +130,15 @@ def exploitability(game: Game, policy: TabularPolicy | np.ndarray) -> float:
     return float(best_response_values(game, policy).sum() / 2)
 
 
-def equilibrium_policy(game: Game, iterations: int = 1000, algorithm: str = "cfr+") -> TabularPolicy:
-    """The average policy of `iterations` of CFR+ (or cfr / dcfr) with simultaneous updates on
-    the full public tree (computed once per game object and setting): the `cfr` agent and
-    AIVAT's equilibrium values. `sog solve` runs alternating updates by default."""
+def equilibrium_policy(game: Game, iterations: int = 1000, algorithm: str = "cfr+",
+                       alternating: bool = True) -> TabularPolicy:
+    """The average policy of `iterations` of CFR+ (or cfr / dcfr) on the full public tree, with
+    alternating updates (player 0, then player 1 against it) unless `alternating` is False
+    (simultaneous updates): `sog solve --iterations N`'s policy, which runs the same updates by
+    default (computed once per game object and setting). The `cfr` agent and AIVAT's
+    equilibrium values."""
     def build() -> TabularPolicy:
-        solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm))
+        solver = CFRSolver(full_tree(game).ct, config=CFRConfig(algorithm, alternating=alternating))
         solver.iterate(int(iterations))
         return tabular_from_array(game, solver.average_policy())
-    return game.memo(("equilibrium_policy", int(iterations), algorithm), build)
+    return game.memo(("equilibrium_policy", int(iterations), algorithm, bool(alternating)), build)
