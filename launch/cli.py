@@ -14,53 +14,28 @@ import sys
 import time
 from pathlib import Path
 
-from launch import (
-    acpc,
-    baselines,
-    bench,
-    bench_gpu,
-    bench_holdem,
-    bench_mccfr,
-    bench_modicum,
-    bench_multiplayer,
-    bench_network,
-    bench_rules,
-    bench_selfplay,
-    blueprint,
-    buckets,
-    diagnose,
-    doctor,
-    evaluate,
-    gtp,
-    multiplayer,
-    tournament,
-    uci,
-)
-from launch.blueprint_agent import register_blueprint_agent
 from launch.console import UserError, say
-from launch.games import named_game
-from launch.values import fresh_cvpn, make_value_function, register_sog_agent
-from sog import threads
-from sog.agents.api import AgentError
-from sog.agents.spec import make_agent
-from sog.config import ConfigError, load_config
-from sog.eval.exact_agents import AgentPolicyError, agent_policy, head_to_head
-from sog.eval.search_policy import decision_state_count, search_exploitability
-from sog.policy import PolicyError
-from sog.policy.files import load_policy, save_policy
-from sog.search.cfr import CFRConfig, CFRSolver
-from sog.search.full_tree import (
-    best_response_values,
-    exploitability,
-    full_tree,
-    policy_array,
-    policy_value,
-    refuse_too_large,
-    tabular_from_array,
-)
-from sog.search.resolve import ContinualResolver
-from sog.search.settings import SearchSettings, parse_search
-from sog.search.tree import TreeTooLarge
+
+# every command, in `sog --help`'s order, with its one-line help: `sog --help` lists them without
+# importing the commands' modules (the commands of other modules give the same line to their parser)
+COMMANDS = {
+    "solve": "solve a small game exactly with CFR on its public tree",
+    "exploitability": "exact exploitability of a policy or an agent",
+    "bench": "benchmarks against reference implementations",
+    "baselines": "exact exploitability of baselines at a fixed budget",
+    "bench-mccfr": "our MCCFR samplers vs OpenSpiel's at equal wall time",
+    "eval": "evaluate a run's checkpoints: eval.csv, eval.png",
+    "diagnose": "a checkpoint's value/policy errors vs exact values",
+    "doctor": "JAX and CUDA devices, Ray resources, roles' devices",
+    "tournament": "round robin / gauntlet between agents: Elo, AIVAT",
+    "lbr": "local best response win rate against an agent (poker)",
+    "uci": "host an agent in a chess GUI (UCI on stdin/stdout)",
+    "gtp": "host an agent on a Go server or GUI (GTP)",
+    "acpc": "play an agent at an ACPC poker dealer",
+    "buckets": "hold'em hand buckets per round, cached on disk",
+    "blueprint": "MCCFR blueprint of a small hold'em game (resumable)",
+    "train": "self-play training of a CVPN (Ray, or --sync)",
+}
 
 
 def emit(result: dict) -> None:
@@ -68,6 +43,18 @@ def emit(result: dict) -> None:
 
 
 def cmd_solve(args) -> dict:
+    from launch import multiplayer
+    from launch.games import named_game
+    from sog import threads
+    from sog.policy.files import save_policy
+    from sog.search.cfr import CFRConfig, CFRSolver
+    from sog.search.full_tree import (
+        exploitability,
+        full_tree,
+        policy_value,
+        tabular_from_array,
+    )
+
     if multiplayer.is_multiplayer(args.game):
         return multiplayer.solve(args)
     if args.algorithm in multiplayer.ALGORITHMS or args.seconds is not None or args.seed is not None:
@@ -124,6 +111,10 @@ def _seed_paths(path: str, seeds: int) -> list[str]:
 
 
 def cmd_exploitability(args) -> dict:
+    from launch.games import named_game
+    from sog.policy import PolicyError
+    from sog.policy.files import load_policy
+    from sog.search.full_tree import policy_value
 
     game = named_game(args.game)
     if args.agent == "sog":
@@ -148,6 +139,8 @@ def cmd_exploitability(args) -> dict:
 def _exploitability(game, policy, key: str = "") -> dict:
     """{key + exploitability, exploitability_mbb, best_response_values}: a policy's (tabular or
     `agent_policy` array) exact best-response values and their mean, NashConv / 2."""
+    from sog.search.full_tree import best_response_values
+
     br = best_response_values(game, policy)
     return {f"{key}exploitability": float(br.sum() / 2), f"{key}exploitability_mbb": 500 * float(br.sum()),
             f"{key}best_response_values": br.tolist()}
@@ -158,6 +151,14 @@ def _agent_exploitability(game, args) -> dict:
     (`sog.eval.exact_agents`: its strategy for every hand, hand by hand where a search samples deals), and
     with --versus the other's and the exact head to head. UserError for a game too large, a bad spec or
     file, an agent with no strategy."""
+    from sog.agents.api import AgentError
+    from sog.agents.spec import make_agent
+    from sog.eval.exact_agents import AgentPolicyError, agent_policy, head_to_head
+    from sog.policy import PolicyError
+    from sog.policy.files import load_policy
+    from sog.search.full_tree import policy_array, refuse_too_large
+    from sog.search.tree import TreeTooLarge
+
     if (args.agent is None) == (args.policy is None):
         raise UserError("--versus measures --agent SPEC or --policy FILE against it: give one of them")
     if args.out is not None:
@@ -191,15 +192,19 @@ def _agent_exploitability(game, args) -> dict:
 
 
 def _value_function(game, spec: str, oracle_iterations: int = 50, oracle_tolerance: float | None = None):
+    from launch.values import make_value_function
+
     try:
         return make_value_function(spec, game, oracle_iterations, oracle_tolerance)
     except (ValueError, FileNotFoundError) as e:
         raise UserError(str(e)) from None
 
 
-def _search_settings(text: str, value_cache: str | None = "auto", base: SearchSettings | None = None):
-    """'S,C' read over `base` (default: the defaults), with `value_cache` "auto" | "on" | "off"
-    (None: `base`'s)."""
+def _search_settings(text: str, value_cache: str | None = "auto", base=None):
+    """'S,C' read over `base` (a `SearchSettings`; default: the defaults), with `value_cache` "auto" |
+    "on" | "off" (None: `base`'s)."""
+    from sog.search.settings import SearchSettings, parse_search
+
     base = base if base is not None else SearchSettings()
     cache = {"on": True, "off": False, None: base.value_cache}.get(value_cache, value_cache)
     try:
@@ -208,11 +213,14 @@ def _search_settings(text: str, value_cache: str | None = "auto", base: SearchSe
         raise UserError(str(e)) from None
 
 
-def _value_search_base(value: str, args) -> tuple[SearchSettings, str]:
+def _value_search_base(value: str, args) -> tuple:
     """The search settings `sog exploitability --value VALUE` starts from and where they come from:
-    the run's (`evaluate.run_search_settings`: the config.yaml of a run directory VALUE or of the
+    (a `SearchSettings`, a label) the run's (`evaluate.run_search_settings`: the config.yaml of a run directory VALUE or of the
     run holding checkpoint VALUE) for a network, else the defaults; `--alternating` /
     `--simultaneous` override the update rule."""
+    from launch import evaluate
+    from sog.search.settings import SearchSettings
+
     if args.alternating and args.simultaneous:
         raise UserError("--alternating and --simultaneous: give one of them")
     base, source = (SearchSettings(), "defaults") if value in ("oracle", "fresh") else \
@@ -225,6 +233,10 @@ def _value_search_base(value: str, args) -> tuple[SearchSettings, str]:
 
 
 def _search_agent_exploitability(game, args) -> dict:
+    from launch import evaluate
+    from sog.eval.search_policy import decision_state_count, search_exploitability
+    from sog.policy.files import save_policy
+    from sog.search.resolve import ContinualResolver
 
     if args.agent != "sog":
         raise UserError(f"unknown search agent {args.agent!r}; the only one is 'sog'")
@@ -271,6 +283,9 @@ def _search_agent_exploitability(game, args) -> dict:
 def _exactly_solvable(game) -> bool:
     """Whether the exact tools (oracle, best response) can take `game` (`refuse_too_large`):
     not chess or Go, whose trees are far beyond exact solving."""
+    from sog.search.full_tree import refuse_too_large
+    from sog.search.tree import TreeTooLarge
+
     try:
         refuse_too_large(game)
     except TreeTooLarge:
@@ -279,6 +294,20 @@ def _exactly_solvable(game) -> bool:
 
 
 def cmd_bench(args) -> dict:
+    from launch import (
+        bench,
+        bench_gpu,
+        bench_holdem,
+        bench_modicum,
+        bench_multiplayer,
+        bench_network,
+        bench_rules,
+        bench_selfplay,
+    )
+    from launch.games import named_game
+    from launch.values import fresh_cvpn
+    from sog.config import load_config
+
     if args.what == "gpu":
         return bench_gpu.run_command(args)
     if args.what == "selfplay":
@@ -316,15 +345,17 @@ def cmd_bench(args) -> dict:
 
 
 def cmd_train(args) -> dict:
-    # the training modules import JAX and Ray (seconds): only for `sog train`
-    from launch.train import train
-    from launch.training_run import TrainError
-    from learners.checkpoint import CheckpointError
+    from sog.config import ConfigError, load_config
 
     try:
         config = load_config(args.config, args.set or [])
     except ConfigError as e:
         raise UserError(str(e)) from None
+    # the training modules import JAX and Ray (seconds): once the config is known to be good
+    from launch.train import train
+    from launch.training_run import TrainError
+    from learners.checkpoint import CheckpointError
+
     run_dir = args.run_dir or str(Path("runs") / Path(args.config).name.removesuffix(".yaml"))
     try:
         summary = train(config, run_dir, sync=args.sync, log=say)
@@ -336,10 +367,30 @@ def cmd_train(args) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sog", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    """Every command's parser (each command's module imported)."""
+    from launch import (
+        acpc,
+        baselines,
+        bench,
+        bench_gpu,
+        bench_holdem,
+        bench_mccfr,
+        bench_modicum,
+        bench_multiplayer,
+        bench_selfplay,
+        blueprint,
+        buckets,
+        diagnose,
+        doctor,
+        evaluate,
+        gtp,
+        tournament,
+        uci,
+    )
 
-    s = sub.add_parser("solve", help="solve a small game exactly with CFR on its public tree")
+    p, sub = _top_parser()
+
+    s = sub.add_parser("solve", help=COMMANDS["solve"])
     s.add_argument("--game", required=True,
                    help="the game, by sog's or OpenSpiel's name with parameters (kuhn_poker, leduc_poker, "
                         "'kuhn_poker(players=3)', 'universal_poker(...)')")
@@ -359,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads of the passes over large poker trees (sog.threads: the same results; default 1)")
     s.set_defaults(func=cmd_solve)
 
-    e = sub.add_parser("exploitability", help="exact exploitability of a policy or an agent")
+    e = sub.add_parser("exploitability", help=COMMANDS["exploitability"])
     e.add_argument("--game", required=True,
                    help="a two-player game small enough for an exact best response (kuhn_poker, "
                         "leduc_poker, liars_dice, a small holdem(...), scotland_yard, tic_tac_toe)")
@@ -396,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "an existing file is replaced (atomically), each as its seed finishes")
     e.set_defaults(func=cmd_exploitability)
 
-    b = sub.add_parser("bench", help="benchmarks against reference implementations")
+    b = sub.add_parser("bench", help=COMMANDS["bench"])
     b.add_argument("what", choices=["cfr", "search", "holdem", "selfplay", "rules", "network", "multiplayer",
                                     "modicum", "gpu"],
                    help="cfr: time to --target-mbb against OpenSpiel's and LiteEFG's CFR+; search: GT-CFR searches/s; "
@@ -441,14 +492,51 @@ def build_parser() -> argparse.ArgumentParser:
     buckets.add_parser(sub)
     blueprint.add_parser(sub)
 
-    t = sub.add_parser("train", help="self-play training of a CVPN (Ray, or --sync)")
+    add_train_parser(sub)
+    return p
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The `sog` parser with no command yet, and its commands' subparsers action."""
+    p = argparse.ArgumentParser(prog="sog", description=__doc__.split("\n\n")[0])
+    return p, p.add_subparsers(dest="command", required=True)
+
+
+def add_train_parser(sub) -> None:
+    """`sog train`'s parser, in the subparsers action `sub`."""
+    t = sub.add_parser("train", help=COMMANDS["train"])
     t.add_argument("--config", required=True, help="a config file or a shipped config name (e.g. leduc)")
     t.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a config value, e.g. --set run.minutes=10 (repeatable)")
     t.add_argument("--run-dir", help="run directory (default runs/<config name>); an existing one is resumed")
     t.add_argument("--sync", action="store_true", help="one process, no Ray (debugging, fast tests)")
     t.set_defaults(func=cmd_train)
+
+
+def help_parser() -> argparse.ArgumentParser:
+    """A `sog` parser whose commands have their help line and no arguments: what `main` parses
+    `sog`, `sog -h` and `sog --help` with (the same text as `build_parser`'s, in a fraction of the
+    time: no command's module is imported)."""
+    p, sub = _top_parser()
+    for name, text in COMMANDS.items():
+        sub.add_parser(name, help=text)
     return p
+
+
+def train_parser() -> argparse.ArgumentParser:
+    """A `sog` parser that knows only `sog train`: what `main` parses a train command with, so that
+    its argument and config errors (and its --help) come before any other command's imports."""
+    p, sub = _top_parser()
+    add_train_parser(sub)
+    return p
+
+
+def _user_error(e: Exception) -> bool:
+    """Whether `e` is the user's error, reported in one line: a `UserError`, or a game whose tree
+    is too large for an exact command (`sog.search.tree.TreeTooLarge`: checked only when a command
+    imported that module, so a command that never needs it does not load the search)."""
+    tree = sys.modules.get("sog.search.tree")
+    return isinstance(e, UserError) or (tree is not None and isinstance(e, tree.TreeTooLarge))
 
 
 def _interrupt(signum, frame):
@@ -469,9 +557,18 @@ def main(argv=None) -> int:
     worker processes, a training run saves its checkpoint and buffers) and it exits with 130."""
     if argv is None:
         signal.signal(signal.SIGTERM, _interrupt)
-    register_sog_agent()
-    register_blueprint_agent()
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv in ([], ["-h"], ["--help"]):
+        help_parser().parse_args(argv)                 # the help, or the usage error: it exits
+    if argv[:1] == ["train"]:
+        args = train_parser().parse_args(argv)
+    else:
+        from launch.blueprint_agent import register_blueprint_agent
+        from launch.values import register_sog_agent
+
+        register_sog_agent()
+        register_blueprint_agent()
+        args = build_parser().parse_args(argv)
     stdout = sys.stdout
     try:
         # stdout is the result's alone: anything else printed to it while the command runs
@@ -482,7 +579,9 @@ def main(argv=None) -> int:
                 return 0
             result = args.func(args)
         emit(result)
-    except (UserError, TreeTooLarge) as e:
+    except Exception as e:
+        if not _user_error(e):
+            raise
         say(f"sog {args.command}: error: {e}")
         return 2
     except KeyboardInterrupt as e:

@@ -80,6 +80,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import time
 
@@ -164,6 +165,40 @@ def compact_inference(totals: dict) -> dict:
     if "servers" in totals:
         out["servers"] = [compact_inference(s) for s in totals["servers"]]
     return out
+
+
+class Republisher:
+    """When the newest weights go again to an actor that serves an older version, and when that
+    is worth a line: a restarted actor (it starts from the run's initial weights) gets them at
+    once; one that lags gets them `REPUBLISH_AFTER` seconds after the last publish or re-send to
+    it, at most once per that many seconds. A line is logged on a change of state only (a
+    restart, or an actor falling behind; not each poll while it stays behind), and none for an
+    actor that has reported no version yet (version < 0: it is starting, not behind)."""
+
+    def __init__(self):
+        self.behind: set[str] = set()              # actors logged as behind, until they catch up
+        self.sent_at: dict[str, float] = {}        # actor -> time.monotonic() of its last re-send
+
+    def check(self, name: str, version: int, newest: int, restarted: bool, published_at: float,
+              now: float) -> tuple[bool, str | None]:
+        """(whether to send `name` the newest weights now, the line to log or None); `version` is
+        what it serves, `newest` the run's version, `published_at` and `now` monotonic seconds."""
+        if version >= newest:
+            self.behind.discard(name)
+            return False, None
+        last = max(published_at, self.sent_at.get(name, -math.inf))
+        if not restarted and now - last <= REPUBLISH_AFTER:
+            return False, None
+        self.sent_at[name] = now
+        line = None
+        if restarted:
+            line = f"{name} restarted at version {version} < {newest}: publishing again"
+        elif version >= 0 and name not in self.behind:
+            line = (f"{name} behind at version {version} < {newest}: publishing again "
+                    f"(every {REPUBLISH_AFTER:g} s while it stays behind)")
+        if version >= 0:
+            self.behind.add(name)
+        return True, line
 
 
 class OwnNetworks:
@@ -294,6 +329,7 @@ class RayRun(TrainingRun):
         self._tracks = [ServerTrack() for _ in self.servers]     # per inference server
         self._own = OwnNetworks() if not self.servers else None  # the producers' own networks' calls
         self._published_at = time.monotonic()
+        self._republisher = Republisher()
         self._versions: dict[tuple[str, int], int] = {}
         self._memory: dict[str, float] = {}
         self._compiles: dict[tuple[str, int], int] = {}   # producer -> its process's XLA compilations
@@ -466,11 +502,13 @@ class RayRun(TrainingRun):
     def _send_newest(self, name: str, actor, version: int, restarted: bool) -> None:
         """Send the newest weights to `actor` (an inference server, or a producer with its own
         network) that serves `version` when it is behind and restarted (it starts from the run's
-        initial weights) or still lags `REPUBLISH_AFTER` seconds after the last publish."""
-        late = time.monotonic() - self._published_at > REPUBLISH_AFTER
-        if version < self.weights_version and (restarted or late):
-            self.log_line(f"{name} {'restarted' if restarted else 'behind'} at version "
-                          f"{version} < {self.weights_version}: publishing again")
+        initial weights) or still lags `REPUBLISH_AFTER` seconds after the last publish (`Republisher`:
+        when, and which changes of state get a line)."""
+        send, line = self._republisher.check(name, version, self.weights_version, restarted,
+                                             self._published_at, time.monotonic())
+        if line is not None:
+            self.log_line(line)
+        if send:
             actor.set_weights.remote(self.weights_ref, self.weights_version)
 
     def publish(self, version: int, params) -> None:

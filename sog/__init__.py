@@ -11,24 +11,26 @@ The names a script needs, from the layers below (games < policy < search < agent
     resolver = sog.ContinualResolver(game, oracle, sog.SearchSettings(simulations=10))
     print(sog.search_exploitability(game, resolver, seeds=1)["mean"])
 
-Everything else is importable from its module (`sog.search.cfr`, `sog.eval.lbr`, ...).
+Everything else is importable from its module (`sog.search.cfr`, `sog.eval.lbr`, ...). The names
+above are imported on first use, so that `import sog.config` (every command line) does not load
+the search, agents and numba.
 """
-from sog.agents.api import Agent, AgentError
-from sog.agents.registry import make_agent
-from sog.agents.sog_agent import SoGAgent
-from sog.eval.match import play_game, play_match
-from sog.eval.search_policy import search_exploitability, search_policy
-from sog.games import GAMES, load_game
-from sog.games.api import Game, GameSpec
-from sog.policy import PolicyError, TabularPolicy, load_policy, save_policy
-from sog.search.cfr import CFRConfig, CFRSolver
-from sog.search.full_tree import (best_response_values, equilibrium_policy, exploitability,
-                                  full_tree, policy_value)
-from sog.search.gtcfr import GTCFR
-from sog.search.oracle import ExactValueFunction
-from sog.search.resolve import ContinualResolver
-from sog.search.settings import SearchSettings
-from sog.search.tree import PublicTree
+import importlib
+
+# name -> the module it comes from
+_EXPORTS = {
+    "Agent": "sog.agents.api", "AgentError": "sog.agents.api", "make_agent": "sog.agents.registry",
+    "SoGAgent": "sog.agents.sog_agent", "play_game": "sog.eval.match", "play_match": "sog.eval.match",
+    "search_exploitability": "sog.eval.search_policy", "search_policy": "sog.eval.search_policy",
+    "GAMES": "sog.games", "load_game": "sog.games", "Game": "sog.games.api", "GameSpec": "sog.games.api",
+    "PolicyError": "sog.policy", "TabularPolicy": "sog.policy", "load_policy": "sog.policy",
+    "save_policy": "sog.policy", "CFRConfig": "sog.search.cfr", "CFRSolver": "sog.search.cfr",
+    "best_response_values": "sog.search.full_tree", "equilibrium_policy": "sog.search.full_tree",
+    "exploitability": "sog.search.full_tree", "full_tree": "sog.search.full_tree",
+    "policy_value": "sog.search.full_tree", "GTCFR": "sog.search.gtcfr",
+    "ExactValueFunction": "sog.search.oracle", "ContinualResolver": "sog.search.resolve",
+    "SearchSettings": "sog.search.settings", "PublicTree": "sog.search.tree",
+}
 
 __all__ = [
     "GAMES", "GTCFR", "Agent", "AgentError", "CFRConfig", "CFRSolver", "ContinualResolver",
@@ -37,3 +39,16 @@ __all__ = [
     "load_game", "load_policy", "make_agent", "play_game", "play_match", "policy_value",
     "save_policy", "search_exploitability", "search_policy",
 ]
+
+
+def __getattr__(name: str):
+    """`sog.NAME` of `__all__`, imported from its module on first use."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'sog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -41,7 +41,6 @@ import yaml
 
 from sog.files import atomic_write, load_yaml
 from sog.games import load_game
-from sog.search.full_tree import full_tree_limit
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search
 
 
@@ -558,6 +557,9 @@ def _validate(cfg: Config, where) -> None:
     check(0 <= run.eval_grace <= 600, "run.eval_grace", "seconds in [0, 600]")
     check(run.max_steps >= 0, "run.max_steps", "an int >= 0 (0 = unlimited)")
     check(run.eval_every >= 0, "run.eval_every", "an int >= 0 (0 = never)")
+    # the search and numba: imported only past the checks above
+    from sog.search.full_tree import full_tree_limit
+
     size, limit = game.public_tree_size(), full_tree_limit(game)
     if run.eval_every and size is not None and size > limit:
         raise ConfigError(f"run.eval_every in {where('run.eval_every')}: evaluations need the full public "
