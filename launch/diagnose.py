@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from launch.console import UserError, say
-from launch.evaluate import _run_config, run_checkpoint_steps
+from launch.evaluate import run_config, run_checkpoint_steps
 from sog.config import parse_eval_search
 from sog.eval.search_policy import search_exploitability
 from sog.games import UnknownGameError, load_game
@@ -82,7 +82,7 @@ def run(args) -> dict:
     path = run_dir / REPLAY_FILE
     if not path.is_file():
         raise UserError(f"no replay buffer at {path} (a run saves it at its checkpoints)")
-    config = _run_config(run_dir)
+    config = run_config(run_dir)
     replay = ReplayBuffer(example_schema(game), config.replay.capacity if config else DEFAULT_CAPACITY)
     try:
         replay.load(path)

@@ -102,7 +102,7 @@ def run_checkpoint_steps(run_dir: Path) -> list[int]:
     return steps
 
 
-def _run_config(run_dir: Path):
+def run_config(run_dir: Path):
     """The run's Config from RUN_DIR/config.yaml, or None when there is none. A config.yaml that
     does not load is a UserError (exit 2): evaluating with default search settings instead would
     give figures of another search than the run's (e.g. default simultaneous updates where
@@ -122,7 +122,7 @@ def run_search_settings(path: Path) -> tuple[SearchSettings, str]:
     directories): its config.yaml's `search:` section, else the defaults; and where they came from
     (for `settings_line`)."""
     run_dir = path.parent if path.name.isdigit() and not (path / "config.yaml").is_file() else path
-    config = _run_config(run_dir)
+    config = run_config(run_dir)
     return (config.search if config is not None else SearchSettings()), _settings_source(run_dir, config)
 
 
@@ -277,7 +277,7 @@ def run(args) -> dict:
             raise UserError(f"no checkpoint of step {', '.join(map(str, absent))} in {run_dir} "
                             f"(steps: {', '.join(map(str, steps))})")
         selected = sorted(set(args.step))
-    config = _run_config(run_dir)
+    config = run_config(run_dir)
     searches = args.search
     if searches is None:
         searches = config.run.eval_search.split(";") if config is not None else ["10,1"]
