@@ -40,7 +40,7 @@ class Produced:
 
     @classmethod
     def build(cls, game: Game, rng: np.random.Generator, pubs: list, ranges: list, values: list,
-              policies: list, policy_masks: list, queries: list, stats: dict) -> "Produced":
+              policies: list, policy_masks: list, queries: list, stats: dict) -> Produced:
         """Encode B examples; `values`/`policies` entries may be None (no such target) and
         value entries NaN (no target for that slot)."""
         B = len(pubs)

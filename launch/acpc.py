@@ -20,8 +20,8 @@ import time
 
 from launch.console import UserError, say
 from launch.games import named_holdem
-from sog.agents.external.acpc import ACPCError, ACPCSession
 from sog.agents.api import AgentError, AgentFailure
+from sog.agents.external.acpc import ACPCError, ACPCSession
 from sog.agents.registry import make_agent
 from sog.games.world import IllegalActionError
 

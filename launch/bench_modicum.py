@@ -25,11 +25,11 @@ import numpy as np
 
 from launch.console import UserError, say
 from sog.agents.api import AgentError
-from sog.agents.holdem.table.range_search import showdown_matrix
-from sog.agents.registry import make_agent
 from sog.agents.holdem.table.agents import canonical
 from sog.agents.holdem.table.endgame import board_at
+from sog.agents.holdem.table.range_search import showdown_matrix
 from sog.agents.holdem.table.search import search_root
+from sog.agents.registry import make_agent
 from sog.games.api import DECISION
 
 DEFAULT_OPTIONS = "search.ranges=4096"

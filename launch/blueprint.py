@@ -122,10 +122,10 @@ from launch.console import UserError, say
 from launch.games import named_holdem
 from sog.agents.holdem.blueprint.abstraction import CardAbstraction
 from sog.agents.holdem.blueprint.files import load_checkpoint, read_checkpoint, save_blueprint, save_checkpoint
-from sog.agents.holdem.blueprint.settings import RECALL, BlueprintError, Settings, describe_abstraction, fingerprint
-from sog.agents.holdem.blueprint.world_mccfr import BlueprintMCCFR
 from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR, SampledBlueprintMCCFR
 from sog.agents.holdem.blueprint.sampled_uct import SampledUCT, UCTSettings
+from sog.agents.holdem.blueprint.settings import RECALL, BlueprintError, Settings, describe_abstraction, fingerprint
+from sog.agents.holdem.blueprint.world_mccfr import BlueprintMCCFR
 from sog.files import atomic_write
 from sog.games import parse_game_string
 from sog.games.holdem import Holdem
@@ -501,7 +501,7 @@ def bench(cfg: BlueprintConfig, seconds: float, checkpoints: int = 4, log=say) -
     """Our blueprint solver against OpenSpiel's C++ external sampling on the same game."""
     import pyspiel
 
-    from launch.bench_mccfr import OurSolver, OpenSpielSolver, race
+    from launch.bench_mccfr import OpenSpielSolver, OurSolver, race
 
     game = cfg.game
     name = game.openspiel_name()

@@ -85,8 +85,8 @@ def _stamp(file: Path) -> tuple | None:
 def _solving_agent(kind: str, game, arg: str | None, params: dict):
     """The `endgame:` (`modicum:`) agent of blueprint config `arg` with the table agent's `params`,
     and `off_tree` (AgentError naming a bad one)."""
-    from launch.blueprint import table_holdem, parse_config
-    from launch.table import table_search_settings, make_table_agent
+    from launch.blueprint import parse_config, table_holdem
+    from launch.table import make_table_agent, table_search_settings
     from sog.eval.table.tournament import Table
 
     if arg is None:

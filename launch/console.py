@@ -7,9 +7,10 @@ as one line, `sog COMMAND: error: MESSAGE`, with exit status 2.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
 import sys
 import time
+
+from sog.errors import SogError
 
 PROGRESS_SECONDS = 30.0    # a progress line written to a file or pipe: at most one per this many seconds
 _last_progress = [-float("inf")]

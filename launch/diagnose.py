@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from launch.console import UserError, say
-from launch.evaluate import run_config, run_checkpoint_steps
+from launch.evaluate import run_checkpoint_steps, run_config
 from sog.config import parse_eval_search
 from sog.eval.search_policy import search_exploitability
 from sog.games import UnknownGameError, load_game

@@ -35,11 +35,10 @@ from typing import TextIO
 
 from launch.console import UserError
 from launch.hosted import HostedAgent, answer
-from sog.errors import SogError
-from sog.games import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.external.gtp import parse_command, response
-from sog.games import load_game
+from sog.errors import SogError
+from sog.games import board_moves, load_game
 
 NAME = "sog"
 SIZES = (9, 13, 19)

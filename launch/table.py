@@ -80,6 +80,7 @@ from launch.console import UserError, say
 from launch.table_batches import BatchStore, agent_digest
 from sog.agents.api import AgentError
 from sog.agents.spec import parse_spec
+from sog.eval.table.rollout_values import ROLLOUTS, rollout_values
 from sog.eval.table.tournament import (
     BATCH_DEALS,
     ESTIMATORS,
@@ -91,7 +92,6 @@ from sog.eval.table.tournament import (
     estimates,
     play_match,
 )
-from sog.eval.table.rollout_values import ROLLOUTS, rollout_values
 from sog.files import atomic_write, load_yaml
 from sog.multiplayer.api import MAX_PLAYERS, MIN_PLAYERS
 
@@ -141,8 +141,8 @@ def _int(raw, key, where, lo, default=None):
 
 def parse_config(path: str) -> TableConfig:
     """The validated config of a table tournament file (`UserError` naming any problem)."""
-    from launch.blueprint import table_holdem
     from launch.blueprint import parse_config as blueprint_config
+    from launch.blueprint import table_holdem
     from sog.games.holdem.action_abstraction import ActionAbstractionError, BetSizes
 
     try:
@@ -288,10 +288,10 @@ def table_search_settings(name: str, kind: str, params: dict):
     """The `SearchSettings` (`EndgameSettings`, `ModicumSettings`) of a search (endgame, modicum) spec's
     options (UserError naming a bad one); a modicum spec's options are the other two's, prefixed
     `search.` and `endgame.`, and `too_large` (blueprint or search)."""
-    from sog.agents.spec import take_params
     from sog.agents.holdem.table.endgame import RESOLVE, EndgameSettings
     from sog.agents.holdem.table.modicum import TOO_LARGE, ModicumSettings
     from sog.agents.holdem.table.search import SearchSettings
+    from sog.agents.spec import take_params
 
     types = {"float": float, float: float, "bool": bool, "str": RESOLVE}   # (an endgame's one text option: resolve)
     parts = {"search": SearchSettings, "endgame": EndgameSettings}
@@ -313,7 +313,7 @@ def table_search_settings(name: str, kind: str, params: dict):
 def _blueprint(name: str, arg: str, file, table: Table):
     """The `BlueprintAgent` of blueprint config `arg` (its file `file`, else run.out/blueprint.npz),
     checked against the table (UserError)."""
-    from launch.blueprint import load_buckets, game_label, table_holdem
+    from launch.blueprint import game_label, load_buckets, table_holdem
     from launch.blueprint import parse_config as blueprint_config
     from sog.eval.table.tournament import BlueprintAgent
     from sog.games.holdem.deal_buckets import DealBucketError, DealBuckets
@@ -446,8 +446,8 @@ def run_lbr(args) -> dict:
     every deal; with `--versus`, against both agents on the same deals, and the paired difference.
     Returns the JSON-able report; bad input (a config of more players, an agent of another game
     or configuration, a missing blueprint file) is a UserError before any hand."""
-    from launch.blueprint import table_holdem
     from launch.blueprint import parse_config as blueprint_config
+    from launch.blueprint import table_holdem
     from sog.eval.lbr import LBRError
     from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
 

@@ -80,8 +80,8 @@ from launch.roles import ROLES, TIME_STATS, WAIT_STATS, Role
 from learners import oracle_reference
 from learners.learner import Learner
 from learners.metrics import Metrics, read_eval_csv
-from sog.errors import SogError
 from sog.config import Config, dump_config, parse_eval_search
+from sog.errors import SogError
 from sog.games import load_game
 from sog.process import rss_mb
 from sog.seeding import derive_seed

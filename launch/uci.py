@@ -57,9 +57,8 @@ import chess
 
 from launch.console import UserError
 from launch.hosted import HostedAgent, answer
-from sog.games import board_moves
 from sog.agents.api import AgentError, AgentFailure
-from sog.games import UnknownGameError, load_game
+from sog.games import UnknownGameError, board_moves, load_game
 from sog.games.chess import Chess
 from sog.limits import SEARCH_LIMITS
 

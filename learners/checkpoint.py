@@ -60,8 +60,8 @@ from learners.train_state import TrainState, init_train_state, with_ema
 from networks.cvpn import init_params
 from networks.registry import BUILDERS
 from networks.value_function import NetworkValueFunction
-from sog.errors import SogError
 from sog.config import LearnerConfig, NetworkConfig
+from sog.errors import SogError
 from sog.games import network_family_of
 from sog.games.api import Game
 

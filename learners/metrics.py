@@ -53,8 +53,8 @@ import numpy as np
 
 from learners import oracle_reference
 from learners.diagnostics import QueryRecorder, diagnose
-from sog.errors import SogError
 from sog.config import parse_eval_search
+from sog.errors import SogError
 from sog.eval.search_policy import search_exploitability
 from sog.games import load_game
 from sog.process import lower_priority

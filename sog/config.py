@@ -27,8 +27,6 @@ PyYAML, `sog.games` and `sog.search.settings`.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import math
 import os
@@ -39,6 +37,7 @@ from pathlib import Path
 
 import yaml
 
+from sog.errors import SogError
 from sog.files import atomic_write, load_yaml
 from sog.games import load_game
 from sog.search.settings import InvalidSetting, SearchSettings, parse_search

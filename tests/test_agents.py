@@ -17,14 +17,14 @@ from sog.agents.policy_agents import (
     UCTAgent,
 )
 from sog.agents.registry import make_agent, parse_spec, register, take_params
-from sog.search.full_tree import full_tree, tabular_from_array
 from sog.eval.match import play_game, play_match, policy_pair_value
-from sog.policy import TabularPolicy
-from sog.policy.files import save_policy
 from sog.games import load_game
 from sog.games.api import CHANCE, DECISION
 from sog.games.world import IllegalActionError
+from sog.policy import TabularPolicy
+from sog.policy.files import save_policy
 from sog.search.cfr import CFRSolver
+from sog.search.full_tree import full_tree, tabular_from_array
 
 GAMES = ["kuhn_poker", "leduc_poker", "liars_dice", "scotland_yard", "tic_tac_toe"]
 

@@ -19,9 +19,9 @@ from sog.eval.aivat import (
     strategy_table,
 )
 from sog.eval.match import play_game, policy_pair_value
-from sog.policy import TabularPolicy
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION
+from sog.policy import TabularPolicy
 
 
 def perturbed(game, policy, mix=0.5, seed=0):
@@ -162,8 +162,8 @@ def _fresh_vf(game):
 
 
 def test_network_policy_is_the_prior_at_the_ranges_it_induces(kuhn, leduc):
-    from sog.search.full_tree import full_tree
     from sog.search.cfr import evaluate_policy
+    from sog.search.full_tree import full_tree
     for game in (kuhn, leduc):
         vf = _fresh_vf(game)
         policy = network_policy(game, vf)

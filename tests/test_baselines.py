@@ -11,8 +11,8 @@ from sog.agents.sampling.common import decision_infostates
 from sog.agents.sampling.ismcts import ISMCTS, ismcts_policy
 from sog.agents.sampling.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
 from sog.agents.sampling.uct import UCT, SmoothUCT
-from sog.search.full_tree import exploitability
 from sog.games import load_game
+from sog.search.full_tree import exploitability
 
 MCCFR = [OutcomeSamplingMCCFR, ExternalSamplingMCCFR, PluribusMCCFR]
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from fork_check import no_fork_after_jax
 
-from launch.bench_selfplay import SPLIT, inference_shares, log_report, bench_selfplay
+from launch.bench_selfplay import SPLIT, bench_selfplay, inference_shares, log_report
 from launch.cli import main as cli_main
 from sog.config import load_config
 

@@ -2,17 +2,22 @@
 import functools
 
 import numpy as np
+import pyspiel
 import pytest
 
-from sog.search.full_tree import (best_response_values, exploitability, full_tree, policy_value,
-                                     tabular_from_array)
 from sog.games import load_game
 from sog.games.api import CHANCE
-from sog.search.cfr import (CFRConfig, CFRSolver, evaluate_policy, leaf_values, propagate_values, regret_matching,
-                            regret_matching_entries)
+from sog.search.cfr import (
+    CFRConfig,
+    CFRSolver,
+    evaluate_policy,
+    leaf_values,
+    propagate_values,
+    regret_matching,
+    regret_matching_entries,
+)
+from sog.search.full_tree import best_response_values, exploitability, full_tree, policy_value, tabular_from_array
 from sog.search.tree import FullSubtrees, PublicTree, compile_tree
-
-import pyspiel
 
 # OpenSpiel's default Liar's Dice (six sides) takes it ~10 s a policy (its Python policy table
 # and best response): the default run checks the four-sided game, the slow tier both
@@ -36,6 +41,7 @@ def random_policy(game, seed):
 
 def openspiel_exploitability(game, sigma):
     from open_spiel.python import policy as os_policy
+
     from sog.policy.files import to_openspiel
     tabular = to_openspiel(tabular_from_array(game, sigma))
     os_game = pyspiel.load_game(game.openspiel_name())
@@ -53,6 +59,7 @@ def test_exploitability_of_random_policies_equals_openspiel(name, seed):
 @pytest.mark.parametrize("name", OPENSPIEL_GAMES)
 def test_policy_value_equals_openspiel_expected_returns(name):
     from open_spiel.python import policy as os_policy
+
     from sog.policy.files import to_openspiel
     game = load_game(name)
     sigma = random_policy(game, 3)

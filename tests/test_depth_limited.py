@@ -1,13 +1,12 @@
 """Depth-limited CFR with the exact oracle at the frontier (CFR-D style averaging)."""
 import pytest
 
-from sog.search.full_tree import exploitability
-from sog.policy import TabularPolicy
 from sog.games import load_game
 from sog.games.api import CHANCE
-from sog.search.full_tree import full_tree
+from sog.policy import TabularPolicy
 from sog.search.cfr import CFRConfig, CFRSolver, evaluate_policy
 from sog.search.depth_limited_cfr import DepthLimitedCFR
+from sog.search.full_tree import exploitability, full_tree
 from sog.search.oracle import ExactValueFunction
 
 

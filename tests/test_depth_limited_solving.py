@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 
 from sog.agents import depth_limited as D
-from sog.eval import depth_limited_k as K
-from sog.search import multivalued as M
 from sog.agents.api import AgentError
 from sog.agents.registry import make_agent
+from sog.eval import depth_limited_k as K
+from sog.eval.match import play_match
+from sog.games.api import CHANCE
+from sog.search import multivalued as M
 from sog.search.full_tree import (
     best_response_values,
     exploitability,
     full_tree,
     policy_value,
 )
-from sog.eval.match import play_match
-from sog.games.api import CHANCE
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 from engine_programs import needs_gnugo, needs_stockfish, program
 
-from sog.games import board_moves
 from sog.agents.api import AgentError, AgentFailure
 from sog.agents.external.gtp import GTPClient, GTPError, parse_command, response
 from sog.agents.registry import make_agent
 from sog.eval.match import play_game, play_match
 from sog.eval.tournament import parse_config, run_tournament
-from sog.games import load_game
+from sog.games import board_moves, load_game
 
 
 # ---------------------------------------------------------------- move names

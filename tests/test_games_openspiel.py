@@ -21,17 +21,15 @@ import collections
 import dataclasses
 import math
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-import pytest
-
 import pyspiel
+import pytest
 
 from sog.games import load_game  # noqa: E402
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game  # noqa: E402
-from sog.games.world import (World, apply_action, chance_outcomes, kind,  # noqa: E402
-                             legal_actions, returns)
+from sog.games.world import World, apply_action, chance_outcomes, kind, legal_actions, returns  # noqa: E402
 
 
 @dataclasses.dataclass

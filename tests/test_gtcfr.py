@@ -5,14 +5,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sog.search.full_tree import best_response_values, exploitability, full_tree, tabular_from_array
-from sog.policy import TabularPolicy
+from sog.agents.sog_agent import SoGAgent
 from sog.eval.search_policy import decision_state_count, search_exploitability, search_policy
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.games.world import IllegalActionError
-from sog.agents.sog_agent import SoGAgent
+from sog.policy import TabularPolicy
 from sog.search.cfr import CFRConfig, CFRSolver, evaluate_entries, evaluate_policy
+from sog.search.full_tree import best_response_values, exploitability, full_tree, tabular_from_array
 from sog.search.gtcfr import GTCFR, Gadget, Queries, smoothed_beliefs
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver, SearchJob

@@ -8,9 +8,8 @@ import pathlib
 import pickle
 
 import numpy as np
-import pytest
-
 import pyspiel
+import pytest
 from open_spiel.python import policy as os_policy
 
 from sog.games import UnknownGameError, load_game

@@ -14,13 +14,13 @@ from launch.blueprint_agent import register_blueprint_agent
 from launch.cli import main
 from sog.agents.api import AgentError
 from sog.agents.holdem.blueprint.files import read_blueprint, save_blueprint
+from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR
 from sog.agents.holdem.blueprint.settings import BlueprintError, Settings
 from sog.agents.holdem.seats.blueprint import HoldemBlueprintAgent, check_compatible, key_rows
 from sog.agents.registry import make_agent
-from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR
 from sog.games import load_game
-from sog.games.holdem import betting as B
 from sog.games.api import DECISION
+from sog.games.holdem import betting as B
 from sog.games.holdem.action_abstraction import BetSizes, abstract_actions
 from sog.games.holdem.buckets import BucketConfig, build
 from sog.games.holdem.deal_buckets import DealBuckets

@@ -21,10 +21,10 @@ from launch.cli import main
 from sog.agents.api import AgentError
 from sog.agents.holdem.seats.endgame import HoldemEndgameAgent, off_tree
 from sog.agents.holdem.seats.modicum import HoldemModicumAgent
-from sog.agents.registry import make_agent
 from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, round_start
 from sog.agents.holdem.table.modicum import RANGES, ModicumAgent, ModicumSettings
 from sog.agents.holdem.table.search import SearchAgent, SearchSettings, search_root
+from sog.agents.registry import make_agent
 from sog.games import load_game
 from sog.games.api import DECISION
 from sog.search.full_tree import full_tree

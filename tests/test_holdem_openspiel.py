@@ -23,9 +23,8 @@ import itertools
 import re
 
 import numpy as np
-import pytest
-
 import pyspiel
+import pytest
 from open_spiel.python import policy as os_policy
 
 from sog.games import load_game

@@ -4,11 +4,11 @@ compile does vectorise."""
 import numba
 import numpy as np
 import pytest
+from test_terminal_values import HOLDEM_TWO_CARDS, range_cases, terminals
 
 from sog import lanes
 from sog.games import load_game, poker
 from sog.lanes import slp_njit
-from test_terminal_values import HOLDEM_TWO_CARDS, range_cases, terminals
 
 PLAIN = {kernel: numba.njit(nogil=True)(kernel.py_func) for kernel in (poker._fold_values, poker._showdown_values)}
 

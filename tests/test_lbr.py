@@ -7,8 +7,8 @@ from sog.agents.api import Agent
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.eval.aivat import equilibrium_policy
 from sog.eval.lbr import LBRError, LocalBestResponse, lbr_match, play_lbr_game
-from sog.policy import TabularPolicy
 from sog.games import load_game
+from sog.policy import TabularPolicy
 
 
 def test_lbr_beats_uniform_random_by_a_lot(leduc, kuhn):

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from orbax.checkpoint._src.path import atomicity
 
-from networks.batch import make_batch
 from learners.checkpoint import (
     CheckpointError,
     CheckpointStore,
@@ -33,6 +32,7 @@ from learners.train_state import (
     make_train_step,
     served_params,
 )
+from networks.batch import make_batch
 from networks.cvpn import make_model
 from networks.mlp import build_mlp
 from networks.registry import BUILDERS

@@ -10,9 +10,9 @@ import pytest
 
 from launch.bench_multiplayer import bench_multiplayer
 from launch.cli import main
+from sog.games.holdem.action_abstraction import BetSizes
 from sog.multiplayer import CHANCE, TERMINAL, Holdem, PlayersError, UnknownGameError, load_game
 from sog.multiplayer.best_response import Evaluator
-from sog.games.holdem.action_abstraction import BetSizes
 from sog.multiplayer.holdem import BET, CALL
 from sog.multiplayer.mccfr import ExternalSamplingMCCFR
 from sog.multiplayer.policy import completed

@@ -7,10 +7,10 @@ import pytest
 
 from networks.cvpn import init_params, make_model
 from networks.encoding import (
-    normalise_into,
     encode,
     encode_query,
     game_values,
+    normalise_into,
     normalise_ranges,
     opponent_reach,
     to_game_units,

@@ -13,6 +13,7 @@ import test_holdem_modicum
 from test_holdem_blueprint_agent import GAME
 from test_table_endgame import exploitability
 
+from sog.agents.holdem.table.agents import TableError
 from sog.agents.holdem.table.range_search import (
     PairLeaves,
     ShowdownLeaves,
@@ -20,9 +21,8 @@ from sog.agents.holdem.table.range_search import (
     showdown_matrix,
     showdown_runouts,
 )
-from sog.agents.registry import make_agent
-from sog.agents.holdem.table.agents import TableError
 from sog.agents.holdem.table.search import SearchAgent, SearchSettings
+from sog.agents.registry import make_agent
 from sog.eval.table.tournament import Table
 from sog.games import load_game
 from sog.games.api import DECISION

@@ -14,9 +14,9 @@ from launch.cli import main
 from sog.agents.holdem.blueprint import sampled_kernels as K
 from sog.agents.holdem.blueprint.abstraction import CardAbstraction
 from sog.agents.holdem.blueprint.files import load_checkpoint, save_checkpoint
+from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR
 from sog.agents.holdem.blueprint.settings import Settings
 from sog.agents.holdem.blueprint.world_mccfr import BlueprintMCCFR
-from sog.agents.holdem.blueprint.sampled_mccfr import SampledBlueprintMCCFR
 from sog.games import load_game
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.games.holdem import betting as B

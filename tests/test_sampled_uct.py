@@ -16,7 +16,7 @@ from launch.cli import main
 from sog.agents.holdem.blueprint.abstraction import CardAbstraction
 from sog.agents.holdem.blueprint.files import load_checkpoint, read_checkpoint, save_checkpoint
 from sog.agents.holdem.blueprint.sampled_uct import SampledUCT, UCTSettings
-from sog.agents.sampling.uct import MCTSEngine, InfoStats
+from sog.agents.sampling.uct import InfoStats, MCTSEngine
 from sog.games.api import CHANCE, TERMINAL
 from sog.games.holdem import betting as B
 from sog.games.holdem.betting_tree import BettingTree

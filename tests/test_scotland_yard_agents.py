@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from sog.agents.api import AgentError
-from sog.agents.registry import make_agent
 from sog.agents.bots.scotland_yard import detective_distances
+from sog.agents.registry import make_agent
 from sog.eval.match import play_match
 from sog.games import load_game
 from sog.games.scotland_yard import SYState

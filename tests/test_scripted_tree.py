@@ -12,8 +12,8 @@ from test_holdem_blueprint_agent import GAME, SIZES, trained  # noqa: F401  (the
 
 from launch.blueprint import table_holdem
 from sog.agents.holdem.blueprint.translation import translate_history
-from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
 from sog.agents.holdem.table.agents import BlueprintAgent
+from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree, abstract_counterparts
 from sog.eval.table.tournament import Table
 from sog.games import load_game
 from sog.games.api import DECISION

@@ -4,10 +4,10 @@ import pytest
 
 from networks.cvpn import init_params
 from networks.value_function import NetworkValueFunction
+from sog.agents.sog_agent import SoGAgent
 from sog.config import NetworkConfig
 from sog.eval.match import play_game
 from sog.games import load_game
-from sog.agents.sog_agent import SoGAgent
 from sog.search.settings import SearchSettings
 
 GAMES = ["kuhn_poker", "leduc_poker", "liars_dice", "scotland_yard", "tic_tac_toe"]

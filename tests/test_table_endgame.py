@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_table_lbr import GAME, _config, _lbr, check_ranges, exact, random_blueprint
+from test_table_lbr import deals as deals  # noqa: F401 - the enumerated deals fixture
 
 from launch.cli import main
 from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, round_start
 from sog.agents.holdem.table.subgame import TableSubgame, TableSubgameError
-from sog.eval.table.tournament import Table, terminal_chips
 from sog.eval.table.lbr import TableLBR
+from sog.eval.table.tournament import Table, terminal_chips
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
-from test_table_lbr import GAME, _config, _lbr, check_ranges, exact, random_blueprint
-from test_table_lbr import deals as deals     # noqa: F401 - the enumerated deals fixture
 
 
 @pytest.fixture(scope="module")

@@ -189,8 +189,8 @@ def test_intervals():
 def test_blueprint_agent_reads_a_blueprint_file(tmp_path, small):
     """The agent's distribution at (decision, the seat's code) is the blueprint file's row."""
     from sog.agents.holdem.blueprint.files import save_blueprint
-    from sog.agents.holdem.blueprint.settings import Settings
     from sog.agents.holdem.blueprint.sampled_mccfr import MultiplayerBlueprintMCCFR
+    from sog.agents.holdem.blueprint.settings import Settings
     from sog.games.holdem.buckets import BucketConfig, build
     from sog.games.holdem.deal_buckets import DealBuckets
 

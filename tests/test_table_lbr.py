@@ -13,6 +13,7 @@ import pytest
 
 from launch.cli import main
 from sog.eval.lbr import LBRError
+from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
 from sog.eval.table.tournament import (
     BlueprintAgent,
     CallAgent,
@@ -20,7 +21,6 @@ from sog.eval.table.tournament import (
     UniformAgent,
     terminal_chips,
 )
-from sog.eval.table.lbr import TableLBR, table_lbr_match, table_lbr_paired
 from sog.games.api import CHANCE, DECISION, TERMINAL
 from sog.multiplayer import load_game
 

@@ -9,18 +9,18 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_table_endgame import exploitability
+from test_table_lbr import GAME, _config, _lbr, check_ranges, random_blueprint
+from test_table_lbr import deals as deals  # noqa: F401 - the enumerated deals fixture
 
 from sog.agents.holdem.table.agents import TableError
 from sog.agents.holdem.table.endgame import EndgameAgent, EndgameSettings, board_at
 from sog.agents.holdem.table.modicum import ModicumAgent, ModicumSettings
 from sog.agents.holdem.table.search import SearchAgent, SearchSettings
-from sog.eval.table.tournament import Table
 from sog.eval.table.lbr import TableLBR, range_kind, table_lbr_match
+from sog.eval.table.tournament import Table
 from sog.games.api import DECISION
 from sog.multiplayer import load_game
-from test_table_endgame import exploitability
-from test_table_lbr import GAME, _config, _lbr, check_ranges, random_blueprint
-from test_table_lbr import deals as deals     # noqa: F401 - the enumerated deals fixture
 
 SEARCH = SearchSettings(iterations=30, deals=64, first_round=0)
 ENDGAME = EndgameSettings(100, 1)

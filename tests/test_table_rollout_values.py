@@ -12,8 +12,8 @@ import pytest
 import test_table_eval
 from test_table_eval import Hashed, _enumerate
 
-from sog.eval.table.tournament import CallAgent, UniformAgent, estimates, play_match
 from sog.eval.table.rollout_values import rollout_values
+from sog.eval.table.tournament import CallAgent, UniformAgent, estimates, play_match
 from sog.games.api import CHANCE
 
 tiny, small = test_table_eval.tiny, test_table_eval.small        # the fixtures

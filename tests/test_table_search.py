@@ -10,10 +10,10 @@ import itertools
 import numpy as np
 import pytest
 
-from sog.agents.holdem.table.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
-from sog.agents.holdem.table.subgame_tree import SubgameTree, subgame_deals
 from sog.agents.holdem.table.agents import canonical
 from sog.agents.holdem.table.search import SearchAgent, SearchSettings, search_root
+from sog.agents.holdem.table.subgame_cfr import PICKS, SubgameCFR, leaf_utilities, profiles
+from sog.agents.holdem.table.subgame_tree import SubgameTree, subgame_deals
 from sog.eval.table.tournament import CallAgent, Table, TableError, play_match
 from sog.games.api import CHANCE
 from sog.multiplayer import load_game

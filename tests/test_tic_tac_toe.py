@@ -6,6 +6,7 @@ import importlib.util
 import pathlib
 
 import numpy as np
+import pyspiel
 import pytest
 
 from sog.eval.minimax import minimax_value, minimax_values
@@ -20,8 +21,6 @@ from sog.games.world import (
     legal_actions,
     returns,
 )
-
-import pyspiel
 
 OPENSPIEL_HISTORIES = 549_946    # nodes of OpenSpiel's tic-tac-toe game tree
 DISTINCT_POSITIONS = 5_478       # distinct boards reachable in play (terminals included)
@@ -168,8 +167,8 @@ def test_generic_api_checks(game):
 @pytest.mark.slow
 def test_cfr_plus_solves_tic_tac_toe():
     """Full-tree CFR+ (549,946 public states; ~25 s to build the tree) reaches ~0 exploitability."""
-    from sog.search.full_tree import exploitability, full_tree, policy_value
     from sog.search.cfr import CFRSolver
+    from sog.search.full_tree import exploitability, full_tree, policy_value
 
     game = load_game("tic_tac_toe")
     solver = CFRSolver(full_tree(game).ct)

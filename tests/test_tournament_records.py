@@ -9,11 +9,11 @@ import chess
 import chess.pgn
 import pytest
 
-from sog.games.board_moves import chess_uci_moves, go_vertex
 from sog.eval.game_records import GTP_COLUMNS, chess_pgn, go_sgf
 from sog.eval.openings import opening_actions, parse_line
 from sog.eval.tournament import TournamentError, parse_config, run_tournament, schedule
 from sog.games import load_game
+from sog.games.board_moves import chess_uci_moves, go_vertex
 
 CHESS = {"game": "chess", "agents": {"r1": "random", "r2": "random"}, "games_per_pair": 4, "seed": 5,
          "openings": ["e2e4 e7e5", "d2d4"], "random_opening_moves": 2, "workers": 1}

@@ -23,9 +23,8 @@ from engine_programs import needs_gnugo, needs_stockfish, program
 
 from launch.gtp import GTPServer
 from launch.uci import UCIServer
-from sog.games import board_moves
 from sog.agents.external.gtp import GTPClient, GTPError
-from sog.games import load_game
+from sog.games import board_moves, load_game
 from sog.games.api import DECISION
 from sog.games.go import Go
 

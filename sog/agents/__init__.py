@@ -8,8 +8,15 @@ the table agents and their seats in a two-player game).
 """
 from sog.agents.api import Agent, AgentError, AgentFailure
 from sog.agents.depth_limited import DepthLimitedAgent
-from sog.agents.policy_agents import (BaseAgent, ISMCTSAgent, MCCFRAgent, RandomAgent, SmoothUCTAgent,
-                                      TabularAgent, UCTAgent)
+from sog.agents.policy_agents import (
+                                      BaseAgent,
+                                      ISMCTSAgent,
+                                      MCCFRAgent,
+                                      RandomAgent,
+                                      SmoothUCTAgent,
+                                      TabularAgent,
+                                      UCTAgent,
+)
 from sog.agents.registry import make_agent
 from sog.agents.sog_agent import SoGAgent
 from sog.agents.spec import parse_spec, register, take_params

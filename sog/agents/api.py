@@ -23,14 +23,13 @@ used again: it reopens what it needs.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import abc
 from collections.abc import Hashable, Sequence
 from typing import Self
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.api import Game
 
 

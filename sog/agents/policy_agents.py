@@ -28,9 +28,8 @@ seeds; the same seeds give the same actions.
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-
 import abc
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -39,9 +38,9 @@ from sog.agents.sampling.common import sample_index
 from sog.agents.sampling.ismcts import ISMCTS, POLICY_KINDS
 from sog.agents.sampling.mccfr import ExternalSamplingMCCFR, OutcomeSamplingMCCFR, PluribusMCCFR
 from sog.agents.sampling.uct import paper_defaults
-from sog.policy import TabularPolicy
 from sog.games.api import CHANCE, DECISION, Game
 from sog.games.world import IllegalActionError
+from sog.policy import TabularPolicy
 
 __all__ = [
     "MCCFR_VARIANTS",

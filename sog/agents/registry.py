@@ -28,12 +28,11 @@ sees the built-in kinds.
 """
 from __future__ import annotations
 
-from sog.agents import depth_limited
-from sog.agents.external import engines
-from sog.agents.bots import poker as poker_bots
-from sog.agents import policy_agents
-from sog.agents.bots import scotland_yard as scotland_yard_heuristics
+from sog.agents import depth_limited, policy_agents
 from sog.agents.api import AgentError
+from sog.agents.bots import poker as poker_bots
+from sog.agents.bots import scotland_yard as scotland_yard_heuristics
+from sog.agents.external import engines
 from sog.agents.spec import AGENTS, make_agent, parse_spec, register, take_params
 from sog.policy import PolicyError, load_policy
 from sog.search.full_tree import equilibrium_policy

@@ -11,7 +11,7 @@ from seeds derived from `reset`'s seed, so a seed fixes the actions.
 """
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 

@@ -54,8 +54,6 @@ reduction factor (variance of the plain returns / variance of AIVAT).
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import contextlib
 import dataclasses
 import math
@@ -66,6 +64,7 @@ import numpy as np
 from sog.agents.api import Agent, AgentError
 from sog.agents.policy_agents import RandomAgent, TabularAgent
 from sog.agents.sog_agent import SoGAgent
+from sog.errors import SogError
 from sog.eval.match import play_game
 from sog.games import world as W
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game

@@ -31,13 +31,13 @@ at all (no chain of games) raise `EloError`.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+
+from sog.errors import SogError
 
 __all__ = ["ELO_SCALE", "EloError", "EloResult", "expected_score", "fit_elo", "pair_counts"]
 

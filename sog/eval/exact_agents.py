@@ -23,11 +23,10 @@ tests/test_holdem_blueprint_agent.py, Modicum cuts its trained blueprint's explo
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import numpy as np
 
 from sog.agents.api import Agent
+from sog.errors import SogError
 from sog.eval.aivat import probe_strategy_table
 from sog.games.api import Game
 from sog.search.full_tree import full_tree, pair_value

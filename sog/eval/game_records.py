@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import chess
 import chess.pgn
 
-from sog.games.board_moves import chess_start_fen, chess_uci_moves, go_vertex
 from sog.files import atomic_write
+from sog.games.board_moves import chess_start_fen, chess_uci_moves, go_vertex
 from sog.games.chess import Chess
 from sog.games.go import Go
 

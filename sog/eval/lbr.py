@@ -35,8 +35,6 @@ full scale (HUNL) has the fold / call LBR vectorised over the hands,
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import math
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -44,6 +42,7 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from sog.agents.api import Agent
+from sog.errors import SogError
 from sog.eval.aivat import (
     WorldValues,
     policy_world_values,

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from sog.search.full_tree import exploitability, full_tree
-from sog.policy import TabularPolicy
 from sog.games.api import DECISION, TERMINAL, Game
+from sog.policy import TabularPolicy
+from sog.search.full_tree import exploitability, full_tree
 from sog.search.resolve import ContinualResolver
 from sog.seeding import derive_seed
 

@@ -10,11 +10,10 @@ the same parameters, and OpenSpiel's parameters that a twin does not vary (`play
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import importlib
 import re
 
+from sog.errors import SogError
 from sog.games.api import Game
 
 # name -> "module:Class"; modules are imported on first use.

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sog.games.api import (CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
-                           identity_maps, single_action_map)
+from sog.games.api import CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, identity_maps, single_action_map
 from sog.games.poker import Betting, Poker, PokerTerminal
 
 PASS, BET = 0, 1

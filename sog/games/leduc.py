@@ -51,8 +51,7 @@ import functools
 
 import numpy as np
 
-from sog.games.api import (CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
-                           single_action_map)
+from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, single_action_map
 from sog.games.poker import Betting, Poker, PokerTerminal
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -113,7 +112,7 @@ class _Info:
     last_player: int  # who acted last (OpenSpiel's "Player" field at terminals)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _info(pub) -> _Info:
     r1, board, r2 = pub
     rd1 = _replay_round((ANTE, ANTE), RAISE_SIZES[0], r1)

@@ -46,8 +46,7 @@ import math
 
 import numpy as np
 
-from sog.games.api import (CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec,
-                           identity_maps, single_action_map)
+from sog.games.api import CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, identity_maps, single_action_map
 
 BIDDING_RULES = ("reset-face", "reset-quantity")
 MAX_HANDS = 5_000     # slots per player: terminals hold dense [N, N] payoff matrices

@@ -20,14 +20,14 @@ black ticket, which Mr X may also use on any other edge.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import json
 import os
 from pathlib import Path
 
 import numpy as np
+
+from sog.errors import SogError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 TRANSPORTS = ("taxi", "bus", "underground", "ferry")

@@ -7,13 +7,12 @@ station). Self-play, expansion sampling and the sampling baselines work here.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
-from typing import Hashable
+from collections.abc import Hashable
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.api import CHANCE, DECISION, TERMINAL, Game
 
 

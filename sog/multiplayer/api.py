@@ -26,11 +26,11 @@ Bad construction arguments (players outside 2..6) raise `PlayersError`, a
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import abc
 
 import numpy as np
+
+from sog.errors import SogError
 
 CHANCE = -1
 TERMINAL = -4

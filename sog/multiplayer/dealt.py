@@ -29,10 +29,9 @@ OpenSpiel tabular policy.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import numpy as np
 
+from sog.errors import SogError
 from sog.multiplayer.api import CHANCE, TERMINAL, Game
 from sog.multiplayer.kuhn import KuhnPoker
 from sog.multiplayer.leduc import LeducPoker

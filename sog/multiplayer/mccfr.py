@@ -43,12 +43,11 @@ blocks), so a run is reproducible bit for bit.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import abc
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.multiplayer.api import CHANCE, TERMINAL, Game
 from sog.multiplayer.policy import Policy, rows_to_policy
 from sog.multiplayer.tree import WorldTree

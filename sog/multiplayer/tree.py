@@ -23,10 +23,9 @@ best-response computation).
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import itertools
 
+from sog.errors import SogError
 from sog.multiplayer.api import CHANCE, TERMINAL, Game, State
 
 

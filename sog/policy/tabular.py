@@ -8,12 +8,11 @@ actor slot), so a tabular policy is exactly a policy over information states.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
-from typing import Hashable
+from collections.abc import Hashable
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.api import Game
 
 

@@ -5,8 +5,7 @@ exploitability by exact best response.
     from sog.search import GTCFR, SearchSettings, ExactValueFunction, equilibrium_policy, exploitability
 """
 from sog.search.cfr import CFRConfig, CFRSolver
-from sog.search.full_tree import (best_response_values, equilibrium_policy, exploitability, full_tree,
-                                  policy_value)
+from sog.search.full_tree import best_response_values, equilibrium_policy, exploitability, full_tree, policy_value
 from sog.search.gtcfr import GTCFR
 from sog.search.oracle import ExactValueFunction
 from sog.search.resolve import ContinualResolver

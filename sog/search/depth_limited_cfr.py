@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sog.policy import TabularPolicy
 from sog.games.api import Game
+from sog.policy import TabularPolicy
 from sog.search.cfr import CFRConfig, CFRSolver, full_policy, propagate_ranges, regret_matching
 from sog.search.oracle import ExactValueFunction
 from sog.search.tree import CompiledTree, PublicTree, compile_tree

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 

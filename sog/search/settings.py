@@ -15,11 +15,11 @@ This module imports nothing but the standard library.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import math
 import numbers
+
+from sog.errors import SogError
 
 MAX_SIMULATIONS = 100_000          # s: expansion simulations a search (the tree's growth)
 MAX_PHASE_ITERATIONS = 10_000      # ceil(1 / c): CFR iterations a regret update phase (c >= 1e-4)

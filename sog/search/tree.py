@@ -33,15 +33,14 @@ With those, a CFR iteration is a handful of gathers and segment sums per depth
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import functools
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numba
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.api import CHANCE, DECISION, TERMINAL, Child, Game
 
 
@@ -211,7 +210,7 @@ class PublicTree:
         return self.children[node]
 
     def expand_all(self, max_depth: int | None = None, stop=None, start: int = 0,
-                   max_nodes: int | None = None) -> "PublicTree":
+                   max_nodes: int | None = None) -> PublicTree:
         """Breadth-first expansion of every leaf from node `start` on, down to `max_depth`
         (relative to the roots) and not below public states for which `stop(pub)` is true;
         `TreeTooLarge` as soon as the tree has more than `max_nodes` nodes."""
@@ -227,7 +226,7 @@ class PublicTree:
 
     @classmethod
     def full(cls, game: Game, roots: Sequence[Hashable] | None = None,
-             max_nodes: int | None = None) -> "PublicTree":
+             max_nodes: int | None = None) -> PublicTree:
         """The complete public tree below `roots` (the game's root by default), of at most
         `max_nodes` nodes (`TreeTooLarge` beyond)."""
         return cls(game, [game.root()] if roots is None else roots).expand_all(max_nodes=max_nodes)

@@ -49,10 +49,10 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from sog.games import board_moves
 from sog.agents.api import Agent, AgentError, AgentFailure
 from sog.agents.external.gtp import GTPClient, GTPError
 from sog.agents.spec import take_params
+from sog.games import board_moves
 from sog.games.api import Game
 from sog.games.chess import Chess
 from sog.games.go import Go

@@ -15,12 +15,12 @@ of the same format (`launch.gtp`).
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import queue
 import subprocess
 import threading
 from typing import Self
+
+from sog.errors import SogError
 
 _EOF = object()
 

@@ -11,7 +11,7 @@ seconds=None)` contract every baseline shares.
 from __future__ import annotations
 
 import time
-from typing import Hashable, Iterator
+from collections.abc import Hashable, Iterator
 
 import numpy as np
 

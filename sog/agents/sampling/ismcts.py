@@ -44,8 +44,8 @@ import numpy as np
 
 from sog.agents.sampling.common import DECISION, Budget, World, WorldStepper, decision_infostates, sample_index
 from sog.agents.sampling.uct import MCTSEngine
-from sog.policy import TabularPolicy
 from sog.games.api import Game
+from sog.policy import TabularPolicy
 
 __all__ = ["ISMCTS", "SearchResult", "ismcts_policy", "POLICY_KINDS"]
 

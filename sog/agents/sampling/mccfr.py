@@ -65,8 +65,8 @@ import numpy as np
 
 from sog.agents.sampling.common import Budget
 from sog.agents.sampling.world_tree import CHANCE, DECISION, TERMINAL, WorldTree
-from sog.policy import TabularPolicy
 from sog.games.api import Game
+from sog.policy import TabularPolicy
 
 __all__ = ["OutcomeSamplingMCCFR", "ExternalSamplingMCCFR", "PluribusMCCFR", "regret_matching"]
 

@@ -47,8 +47,8 @@ import math
 import numpy as np
 
 from sog.agents.sampling.common import CHANCE, SEARCH_LIMITS, TERMINAL, Budget, World, WorldStepper
-from sog.policy import TabularPolicy
 from sog.games.api import Game
+from sog.policy import TabularPolicy
 
 __all__ = ["MCTSEngine", "UCT", "SmoothUCT", "paper_defaults"]
 

@@ -25,7 +25,7 @@ the outcomes compatible with both slots), so the two cannot disagree.
 """
 from __future__ import annotations
 
-from typing import Hashable
+from collections.abc import Hashable
 
 import numpy as np
 

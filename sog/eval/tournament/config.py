@@ -37,8 +37,6 @@ start with opening j: line j mod len(openings) (none without `openings`), then
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import math
 import os
@@ -47,6 +45,7 @@ from pathlib import Path
 
 from sog.agents.api import AgentError
 from sog.agents.registry import parse_spec
+from sog.errors import SogError
 from sog.eval.openings import parse_line
 from sog.files import load_yaml
 from sog.games import UnknownGameError, load_game

@@ -19,13 +19,12 @@ error here is an `ACPCError` naming the offending text.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import re
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.holdem import betting as B
 from sog.games.holdem.cards import RANK_CHARS, SUIT_CHARS, Deck, rank_cardsets
 from sog.games.holdem.params import SOG_PARAMETERS, Rules

@@ -22,8 +22,6 @@ largest size it maps to that size.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import itertools
 import math
@@ -31,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.holdem import betting as B
 
 PLURIBUS_BET_SIZES = (

@@ -26,10 +26,9 @@ Games whose setup is a chance draw (the `sog` abstraction) have no single bettin
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.api import CHANCE, DECISION
 from sog.games.holdem import betting as B
 from sog.games.holdem.action_abstraction import BetSizes, abstract_actions

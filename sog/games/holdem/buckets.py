@@ -49,8 +49,6 @@ configuration raises `BucketError` (a ValueError the CLI reports in one line).
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import hashlib
 import itertools
@@ -64,6 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.files import atomic_write
 from sog.games.holdem.cards import Deck
 from sog.games.holdem.equity import board_equities

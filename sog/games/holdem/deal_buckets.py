@@ -35,10 +35,9 @@ Codes: `recall="imperfect"`: the current round's bucket; `"perfect"`: the bucket
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.holdem import fast_rank
 from sog.games.holdem.buckets import Buckets
 from sog.games.holdem.cards import Deck, rank_cardsets

@@ -3,14 +3,13 @@ the fingerprint that stamps its checkpoints.
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import dataclasses
 import json
 
 import numpy as np
 
 from sog.agents.sampling.mccfr import DEFAULT_BATCH
+from sog.errors import SogError
 from sog.games.holdem.action_abstraction import (
     BetSizes,
 )

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sog.agents.holdem.blueprint.sampled_kernels import uniform01, terminal_utility
+from sog.agents.holdem.blueprint.sampled_kernels import terminal_utility, uniform01
 from sog.games.api import CHANCE, TERMINAL
 
 TIE = 1e-12

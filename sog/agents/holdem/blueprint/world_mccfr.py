@@ -49,7 +49,7 @@ class BlueprintMCCFR(PluribusMCCFR):
         self.snapshots = 0
         self._grow_tables()
 
-    
+
 
     def _grow_tables(self) -> None:
         """The base tables, then the snapshot sums as long as they."""
@@ -62,7 +62,7 @@ class BlueprintMCCFR(PluribusMCCFR):
             count[:len(self._snap_rows)] = self._snap_rows
             self._snap, self._snap_rows = snap, count
 
-    
+
 
     def _prunable(self, nodes: np.ndarray) -> np.ndarray:
         return self.tree.node_round(nodes) < self.last_round
@@ -94,7 +94,7 @@ class BlueprintMCCFR(PluribusMCCFR):
         self._snap_rows[:rows] += 1
         self.snapshots += 1
 
-    
+
 
     def current_probs(self) -> np.ndarray:
         """float [R, A]: the current regret-matching strategy of every allocated row."""
@@ -123,7 +123,7 @@ class BlueprintMCCFR(PluribusMCCFR):
         """The current regret-matching strategy in the real game, as `policy`."""
         return tabular_from_array(self.game, self.real_policy(self.current_probs()))
 
-    
+
 
     def fingerprint(self) -> dict:
         return fingerprint(self.game.spec.name, self.abstraction.describe(), self.settings)

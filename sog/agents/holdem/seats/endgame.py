@@ -34,9 +34,9 @@ import collections
 import numpy as np
 
 from sog.agents.holdem.seats.blueprint import HoldemBlueprintAgent, normalised
-from sog.agents.holdem.table.scripted_tree import ScriptedTree
 from sog.agents.holdem.table.agents import canonical
 from sog.agents.holdem.table.endgame import ALPHA, EndgameAgent, Solve, floored, solve_subgame
+from sog.agents.holdem.table.scripted_tree import ScriptedTree
 from sog.agents.holdem.table.subgame import TableSubgame
 from sog.games.api import DECISION
 from sog.games.holdem import betting as B

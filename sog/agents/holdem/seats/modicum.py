@@ -64,9 +64,9 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from sog.agents.holdem.seats.endgame import OFF_TREE, HoldemEndgameAgent, off_tree
-from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree
 from sog.agents.holdem.table.agents import bayes_ranges, canonical
 from sog.agents.holdem.table.modicum import ModicumAgent
+from sog.agents.holdem.table.scripted_tree import ScriptedBlueprint, ScriptedTree
 from sog.agents.holdem.table.search import SearchAgent
 from sog.games.api import DECISION
 from sog.games.holdem import betting as B

@@ -24,8 +24,6 @@ each player's continuation):
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import abc
 import copy
 from collections.abc import Callable, Iterable
@@ -34,6 +32,7 @@ import numpy as np
 
 from sog.agents.holdem.blueprint.files import read_blueprint
 from sog.agents.holdem.blueprint.settings import BlueprintError
+from sog.errors import SogError
 from sog.games.api import DECISION
 from sog.multiplayer.holdem import BET, CALL, FOLD
 

@@ -41,10 +41,10 @@ import math
 import numba
 import numpy as np
 
-from sog.agents.holdem.table.subgame_cfr import profile_rollouts
-from sog.agents.holdem.table.subgame_tree import complete_deals
 from sog.agents.holdem.table.agents import CONTINUATIONS, TableError, sample_hands
 from sog.agents.holdem.table.subgame import TableSubgame, TableSubgameError, chain_end
+from sog.agents.holdem.table.subgame_cfr import profile_rollouts
+from sog.agents.holdem.table.subgame_tree import complete_deals
 from sog.games.api import DECISION
 from sog.games.holdem import fast_rank
 from sog.search.multivalued import solve_depth_limited

@@ -66,9 +66,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sog.agents.holdem.table.range_search import range_search
-from sog.agents.holdem.table.subgame_cfr import SubgameCFR, leaf_utilities, profiles
-from sog.agents.holdem.table.subgame_tree import SubgameTree, subgame_deals
 from sog.agents.holdem.table.agents import (
     BlueprintAgent,
     OverBlueprint,
@@ -76,6 +73,9 @@ from sog.agents.holdem.table.agents import (
     canonical,
     path_ranges,
 )
+from sog.agents.holdem.table.range_search import range_search
+from sog.agents.holdem.table.subgame_cfr import SubgameCFR, leaf_utilities, profiles
+from sog.agents.holdem.table.subgame_tree import SubgameTree, subgame_deals
 from sog.games.api import DECISION
 from sog.seeding import derive_seed
 

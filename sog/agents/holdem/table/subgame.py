@@ -24,13 +24,12 @@ split by hand strength (`Deck.strengths`, the ACPC ranking) - the table's own pa
 """
 from __future__ import annotations
 
-from sog.errors import SogError
-
 import itertools
 from math import comb
 
 import numpy as np
 
+from sog.errors import SogError
 from sog.games.api import CHANCE, CHANCE_PLAYER, DECISION, TERMINAL, Child, Game, GameSpec, single_action_map
 from sog.games.poker import Betting, Poker, PokerTerminal
 
