@@ -3,16 +3,22 @@ a value function at its leaves), continual re-solving, the exact oracle value fu
 exploitability by exact best response.
 
     from sog.search import GTCFR, SearchSettings, ExactValueFunction, equilibrium_policy, exploitability
-"""
-from sog.search.cfr import CFRConfig, CFRSolver
-from sog.search.full_tree import best_response_values, equilibrium_policy, exploitability, full_tree, policy_value
-from sog.search.gtcfr import GTCFR
-from sog.search.oracle import ExactValueFunction
-from sog.search.resolve import ContinualResolver
-from sog.search.settings import InvalidSetting, SearchSettings
-from sog.search.tree import PublicTree, TreeTooLarge
-from sog.search.value_function import ValueFunction
 
-__all__ = ["GTCFR", "CFRConfig", "CFRSolver", "ContinualResolver", "ExactValueFunction", "InvalidSetting",
-           "PublicTree", "SearchSettings", "TreeTooLarge", "ValueFunction", "best_response_values",
-           "equilibrium_policy", "exploitability", "full_tree", "policy_value"]
+The names load on first use (`sog.search.settings` alone stays cheap: the solvers compile numba code).
+"""
+import importlib
+
+_EXPORTS = {
+    "CFRConfig": "cfr", "CFRSolver": "cfr", "GTCFR": "gtcfr", "ContinualResolver": "resolve",
+    "ExactValueFunction": "oracle", "InvalidSetting": "settings", "SearchSettings": "settings",
+    "PublicTree": "tree", "TreeTooLarge": "tree", "ValueFunction": "value_function",
+    "best_response_values": "full_tree", "equilibrium_policy": "full_tree", "exploitability": "full_tree",
+    "policy_value": "full_tree",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'sog.search' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"sog.search.{_EXPORTS[name]}"), name)
