@@ -15,7 +15,7 @@ Everything else is importable from its module (`sog.search.cfr`, `sog.eval.lbr`,
 above are imported on first use, so that `import sog.config` (every command line) does not load
 the search, agents and numba.
 """
-import importlib
+from sog.lazy import lazy_exports
 
 # name -> the module it comes from
 _EXPORTS = {
@@ -40,15 +40,4 @@ __all__ = [
     "save_policy", "search_exploitability", "search_policy",
 ]
 
-
-def __getattr__(name: str):
-    """`sog.NAME` of `__all__`, imported from its module on first use."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'sog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

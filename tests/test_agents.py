@@ -7,16 +7,20 @@ import argparse
 import numpy as np
 import pytest
 
-from sog.agents.api import Agent, AgentError
-from sog.agents.policy_agents import (
+from sog.agents import (
+    Agent,
+    AgentError,
     ISMCTSAgent,
     MCCFRAgent,
     RandomAgent,
     SmoothUCTAgent,
     TabularAgent,
     UCTAgent,
+    make_agent,
+    parse_spec,
+    register,
+    take_params,
 )
-from sog.agents.registry import make_agent, parse_spec, register, take_params
 from sog.eval.match import play_game, play_match, policy_pair_value
 from sog.games import load_game
 from sog.games.api import CHANCE, DECISION

@@ -3,24 +3,19 @@
 The agent API (`Agent`, its errors), the spec language and registry (`make_agent("uct?simulations=200",
 game)`, `register(kind, factory)` for a kind of your own) and the built-in agents. The families live
 in subpackages: `sampling` (world-state MCCFR, UCT, IS-MCTS), `bots` (scripted poker and Scotland Yard
-players), `external` (UCI / GTP engines, move names, the ACPC seat), `holdem` (the hold'em blueprint,
-the table agents and their seats in a two-player game).
+players), `external` (UCI / GTP engines, the ACPC seat), `holdem` (the hold'em blueprint, the table
+agents and their seats in a two-player game). The names load on first use.
 """
-from sog.agents.api import Agent, AgentError, AgentFailure
-from sog.agents.depth_limited import DepthLimitedAgent
-from sog.agents.policy_agents import (
-                                      BaseAgent,
-                                      ISMCTSAgent,
-                                      MCCFRAgent,
-                                      RandomAgent,
-                                      SmoothUCTAgent,
-                                      TabularAgent,
-                                      UCTAgent,
-)
-from sog.agents.registry import make_agent
-from sog.agents.sog_agent import SoGAgent
-from sog.agents.spec import parse_spec, register, take_params
+from sog.lazy import lazy_exports
 
-__all__ = ["Agent", "AgentError", "AgentFailure", "BaseAgent", "DepthLimitedAgent", "ISMCTSAgent",
-           "MCCFRAgent", "RandomAgent", "SmoothUCTAgent", "SoGAgent", "TabularAgent", "UCTAgent",
-           "make_agent", "parse_spec", "register", "take_params"]
+_POLICY = "sog.agents.policy_agents"
+_EXPORTS = {
+    "Agent": "sog.agents.api", "AgentError": "sog.agents.api", "AgentFailure": "sog.agents.api",
+    "DepthLimitedAgent": "sog.agents.depth_limited", "SoGAgent": "sog.agents.sog_agent",
+    "BaseAgent": _POLICY, "ISMCTSAgent": _POLICY, "MCCFRAgent": _POLICY, "RandomAgent": _POLICY,
+    "SmoothUCTAgent": _POLICY, "TabularAgent": _POLICY, "UCTAgent": _POLICY,
+    "make_agent": "sog.agents.registry", "parse_spec": "sog.agents.spec", "register": "sog.agents.spec",
+    "take_params": "sog.agents.spec",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

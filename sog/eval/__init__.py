@@ -3,13 +3,17 @@ Elo, and tournaments (two-player; `table` for n-player hold'em; `holdem` for the
 estimators).
 
     from sog.eval import play_match, search_exploitability, fit_elo
-"""
-from sog.eval.aivat import aivat_match
-from sog.eval.elo import EloResult, fit_elo
-from sog.eval.exact_agents import agent_policy, head_to_head
-from sog.eval.lbr import LocalBestResponse, lbr_match
-from sog.eval.match import play_game, play_match
-from sog.eval.search_policy import search_exploitability, search_policy
 
-__all__ = ["EloResult", "LocalBestResponse", "agent_policy", "aivat_match", "fit_elo", "head_to_head",
-           "lbr_match", "play_game", "play_match", "search_exploitability", "search_policy"]
+The names load on first use.
+"""
+from sog.lazy import lazy_exports
+
+_EXPORTS = {
+    "aivat_match": "sog.eval.aivat", "EloResult": "sog.eval.elo", "fit_elo": "sog.eval.elo",
+    "agent_policy": "sog.eval.exact_agents", "head_to_head": "sog.eval.exact_agents",
+    "LocalBestResponse": "sog.eval.lbr", "lbr_match": "sog.eval.lbr", "play_game": "sog.eval.match",
+    "play_match": "sog.eval.match", "search_exploitability": "sog.eval.search_policy",
+    "search_policy": "sog.eval.search_policy",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,19 +6,15 @@ exploitability by exact best response.
 
 The names load on first use (`sog.search.settings` alone stays cheap: the solvers compile numba code).
 """
-import importlib
+from sog.lazy import lazy_exports
 
 _EXPORTS = {
-    "CFRConfig": "cfr", "CFRSolver": "cfr", "GTCFR": "gtcfr", "ContinualResolver": "resolve",
-    "ExactValueFunction": "oracle", "InvalidSetting": "settings", "SearchSettings": "settings",
-    "PublicTree": "tree", "TreeTooLarge": "tree", "ValueFunction": "value_function",
-    "best_response_values": "full_tree", "equilibrium_policy": "full_tree", "exploitability": "full_tree",
-    "policy_value": "full_tree",
+    "CFRConfig": "sog.search.cfr", "CFRSolver": "sog.search.cfr", "GTCFR": "sog.search.gtcfr",
+    "ContinualResolver": "sog.search.resolve", "ExactValueFunction": "sog.search.oracle",
+    "InvalidSetting": "sog.search.settings", "SearchSettings": "sog.search.settings",
+    "PublicTree": "sog.search.tree", "TreeTooLarge": "sog.search.tree", "ValueFunction": "sog.search.value_function",
+    "best_response_values": "sog.search.full_tree", "equilibrium_policy": "sog.search.full_tree",
+    "exploitability": "sog.search.full_tree", "policy_value": "sog.search.full_tree",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'sog.search' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"sog.search.{_EXPORTS[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
