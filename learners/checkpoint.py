@@ -199,13 +199,25 @@ def _megabytes(n: int) -> str:
     return f"{n / 1e6:.2f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
 
 
+def _listed(run_dir: Path, read):
+    """read(manager) over a fresh listing of `run_dir`'s steps, listed again when a step is removed
+    while orbax lists them (a run keeping only its newest turns them over), `NEWEST_TRIES` times at
+    most (then CheckpointGone)."""
+    for _ in range(NEWEST_TRIES):
+        try:
+            with _manager(run_dir) as manager:
+                return read(manager)
+        except FileNotFoundError:
+            continue
+    raise CheckpointGone(f"the checkpoints of {run_dir} were removed while they were being listed")
+
+
 def latest_step(run_dir: str | Path) -> int | None:
     """The newest complete checkpoint step in `run_dir`, or None (also when it does not exist)."""
     run_dir = Path(run_dir).absolute()
     if not run_dir.is_dir():
         return None
-    with _manager(run_dir) as manager:
-        return manager.latest_step()
+    return _listed(run_dir, lambda manager: manager.latest_step())
 
 
 def steps(run_dir: str | Path) -> list[int]:
@@ -213,8 +225,7 @@ def steps(run_dir: str | Path) -> list[int]:
     run_dir = Path(run_dir).absolute()
     if not run_dir.is_dir():
         return []
-    with _manager(run_dir) as manager:
-        return sorted(manager.all_steps(), reverse=True)
+    return _listed(run_dir, lambda manager: sorted(manager.all_steps(), reverse=True))
 
 
 def set_aside(run_dir: str | Path, step: int) -> Path:
